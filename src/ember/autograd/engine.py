@@ -1,0 +1,282 @@
+"""The backward engine: walks the graph from the outputs to the leaves without recursion.
+
+Each node runs once, after every node that feeds it a gradient has run (dependency
+counting), so gradients from all paths are summed before they flow on. Saved values are
+freed as each node finishes unless ``retain_graph``. Backward runs under ``no_grad``
+unless ``create_graph``, so by default it records nothing.
+"""
+from __future__ import annotations
+
+from . import grad_mode
+from .. import backend
+from .anomaly import is_anomaly_enabled
+from .function import AccumulateGrad, accumulator_of
+
+_state = grad_mode._state
+
+
+def _roots(tensors, grad_tensors, who: str):
+    from ..tensor import Tensor
+
+    roots, grads = [], []
+    for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{who}: expected Tensors as outputs, got {type(t).__name__}")
+        if not t._requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn")
+        if g is None:
+            if t._data.size != 1:
+                raise RuntimeError(
+                    "grad can be implicitly created only for scalar outputs (this output has "
+                    f"shape {list(t.shape)}; pass a gradient of that shape, e.g. "
+                    "y.backward(ember.ones_like(y)))")
+            g = Tensor._make(_ones_like(t), t._device, False)
+        elif not isinstance(g, Tensor):
+            from ..creation import tensor as make
+
+            g = make(g, dtype=t.dtype, device=t._device)
+        else:
+            if g.shape != t.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
+                    f"output[{i}] has a shape of {t.shape}.")
+            if g._device != t._device:
+                raise RuntimeError(
+                    f"invalid gradient at index {i} - expected device {t._device} but got "
+                    f"{g._device}")
+            if g.dtype is not t.dtype:
+                g = g.to(t.dtype)
+        node = t.grad_fn if t.grad_fn is not None else accumulator_of(t)
+        roots.append((node, t._output_nr))
+        grads.append(g)
+    return roots, grads
+
+
+def _ones_like(t):
+    return backend.xp_for_device(t._device).ones(t._data.shape, t._data.dtype)
+
+
+def _dependencies(root_nodes):
+    """How many edges point at each node reachable from the roots."""
+    deps = {}
+    seen = set(root_nodes)
+    stack = list(seen)
+    while stack:
+        node = stack.pop()
+        for edge in node._edges:
+            if edge is None:
+                continue
+            child = edge[0]
+            deps[child] = deps.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return deps
+
+
+def _needed(root_nodes, deps, targets):
+    """The nodes from which some target node can be reached (only those need to run)."""
+    order = []
+    remaining = dict(deps)
+    ready = [n for n in set(root_nodes) if remaining.get(n, 0) == 0]
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for edge in node._edges:
+            if edge is None:
+                continue
+            child = edge[0]
+            remaining[child] -= 1
+            if remaining[child] == 0:
+                ready.append(child)
+    needed = set()
+    for node in reversed(order):
+        if node in targets or any(e is not None and e[0] in needed for e in node._edges):
+            needed.add(node)
+    return needed
+
+
+def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
+                 accumulate=True, allow_unused=False, who="backward"):
+    """The engine. With ``accumulate`` it fills leaves' ``.grad`` (``backward``); without,
+    it returns the gradients of ``inputs`` (``autograd.grad``)."""
+    from ..tensor import Tensor
+
+    roots, root_grads = _roots(tensors, grad_tensors, who)
+    if retain_graph is None:
+        retain_graph = create_graph
+    root_nodes = [n for n, _ in roots]
+    deps = _dependencies(root_nodes)
+
+    # What to capture: (node, output_nr) -> position in inputs.
+    capture = {}
+    targets = None
+    if inputs is not None:
+        targets = set()
+        for i, t in enumerate(inputs):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"{who}: inputs must be Tensors, got {type(t).__name__}")
+            if not t._requires_grad:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            node = t.grad_fn if t.grad_fn is not None else accumulator_of(t)
+            capture.setdefault((node, t._output_nr), []).append(i)
+            targets.add(node)
+        needed = _needed(root_nodes, deps, targets)
+    else:
+        needed = None
+    captured = [None] * (len(inputs) if inputs is not None else 0)
+
+    buffers = {}
+    for (node, nr), g in zip(roots, root_grads):
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * node._num_outputs
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+    ready = [n for n in dict.fromkeys(root_nodes) if deps.get(n, 0) == 0]
+    stored = {id(g) for g in root_grads}  # tensors already handed out: copy before storing
+    anomaly = is_anomaly_enabled()
+
+    previous = _state.enabled
+    _state.enabled = create_graph
+    try:
+        while ready:
+            node = ready.pop()
+            grads = buffers.pop(node, None)
+            run = grads is not None and (needed is None or node in needed)
+            if run:
+                hooks = node.__dict__.get("_tensor_hooks") if type(node) is not AccumulateGrad \
+                    else None
+                if hooks:
+                    grads = _run_tensor_hooks(hooks, grads)
+                if capture:
+                    for nr, g in enumerate(grads):
+                        for i in capture.get((node, nr), ()):
+                            captured[i] = g
+                if type(node) is AccumulateGrad:
+                    if accumulate and (targets is None or node in targets):
+                        _accumulate(node.variable, grads[0], create_graph, stored)
+                    continue
+                if inputs is not None and not accumulate and node in targets and \
+                        not any(e is not None and e[0] in needed for e in node._edges):
+                    continue  # the gradient we wanted is captured; nothing below matters
+                results = _call(node, grads, anomaly)
+                if not retain_graph:
+                    node._release()
+            for i, edge in enumerate(node._edges):
+                if edge is None:
+                    continue
+                child, nr = edge
+                if run:
+                    g = results[i]
+                    if g is not None:
+                        buf = buffers.get(child)
+                        if buf is None:
+                            buf = buffers[child] = [None] * child._num_outputs
+                        buf[nr] = g if buf[nr] is None else buf[nr] + g
+                count = deps[child] - 1
+                deps[child] = count
+                if count == 0:
+                    ready.append(child)
+    finally:
+        _state.enabled = previous
+
+    if inputs is not None and accumulate:
+        for t, g in zip(inputs, captured):  # non-leaf inputs get .grad like retain_grad
+            if t.grad_fn is not None and g is not None:
+                _accumulate(t, g, create_graph, stored)
+    if not accumulate:
+        for i, g in enumerate(captured):
+            if g is None and not allow_unused:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior.")
+        return tuple(captured)
+    return None
+
+
+def _run_tensor_hooks(hooks, grads):
+    grads = list(grads)
+    for nr, hook_list in hooks.items():
+        for hook in list(hook_list):
+            if grads[nr] is None:
+                continue
+            out = hook(grads[nr])
+            if out is not None:
+                grads[nr] = out
+    return grads
+
+
+def _call(node, grads, anomaly):
+    pre = node.__dict__.get("_pre_hooks")
+    if pre:
+        for hook in pre:
+            out = hook(tuple(grads))
+            if out is not None:
+                grads = list(out)
+    if anomaly:
+        from .anomaly import run_checked
+
+        results = run_checked(node, grads)
+    else:
+        results = node._run_backward(grads)
+    if node._custom:
+        results = _validate(node, results)
+    post = node.__dict__.get("_post_hooks")
+    if post:
+        for hook in post:
+            out = hook(tuple(results), tuple(grads))
+            if out is not None:
+                results = tuple(out)
+    return results
+
+
+def _validate(node, results):
+    """User Functions: check each returned gradient against its input's shape and dtype."""
+    from ..tensor import Tensor
+
+    checked = list(results)
+    for i, (g, edge) in enumerate(zip(results, node._edges)):
+        if g is None or edge is None:
+            continue
+        if not isinstance(g, Tensor):
+            raise TypeError(f"function {node.name()} returned a gradient of type "
+                            f"{type(g).__name__} at index {i}; expected a Tensor or None")
+        meta = node._input_meta[i]
+        if g.shape != meta[0]:
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                f"{list(g.shape)} but expected shape compatible with {list(meta[0])}")
+        if g.dtype is not meta[1]:
+            checked[i] = g.to(meta[1])
+    return tuple(checked)
+
+
+def _accumulate(variable, grad, create_graph, stored):
+    hooks = variable._hooks
+    if hooks:
+        for hook in list(hooks):
+            out = hook(grad)
+            if out is not None:
+                grad = out
+    if grad.dtype is not variable.dtype:
+        grad = grad.to(variable.dtype)
+    if grad._data.shape != variable._data.shape:
+        raise RuntimeError(
+            f"the gradient for a tensor of shape {list(variable.shape)} came out with shape "
+            f"{list(grad.shape)}")
+    current = variable._grad
+    if current is None:
+        if not create_graph:
+            if id(grad) in stored or grad._base is not None:
+                grad = grad.detach().clone() if grad._requires_grad else grad.clone()
+            else:
+                grad = grad.detach() if grad._requires_grad else grad
+        variable._grad = grad
+        stored.add(id(grad))
+    elif create_graph or current._requires_grad:
+        variable._grad = current + grad
+    else:
+        current._data += grad._data
+        current._version_counter.value += 1
+

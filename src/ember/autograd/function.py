@@ -1,0 +1,444 @@
+"""Graph nodes. Every op is a ``Function`` subclass whose instance is both the ``ctx`` its
+forward and backward share and the ``grad_fn`` node of its outputs.
+
+Two kinds of forward exist, one node type:
+- ember's own ops (``Op``) compute on raw arrays (NumPy or CuPy, via ``ctx.xp``) and
+  ``save_for_backward`` those arrays; ``apply`` maps each saved array back to the input
+  or output tensor it came from, so backward sees tensors still linked into the graph
+  and gradients of gradients work.
+- user Functions (``ember.autograd.Function``) get and return Tensors, as in PyTorch.
+
+Backward is always written with ember Tensor ops. The engine runs it under ``no_grad``
+unless ``create_graph=True``, so the common path records nothing.
+"""
+from __future__ import annotations
+
+import weakref
+
+from .. import backend
+from ..backend import CPU
+from . import anomaly as _anomaly
+from . import grad_mode
+
+_state = grad_mode._state
+
+SECOND_BACKWARD = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``; ``remove()`` takes the hook out again."""
+
+    def __init__(self, hooks: list, hook):
+        self._hooks = weakref.ref(hooks) if not isinstance(hooks, list) else hooks
+        self._hook = hook
+
+    def remove(self) -> None:
+        try:
+            self._hooks.remove(self._hook)
+        except ValueError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.remove()
+
+
+class _SavedOutput:
+    """An output saved by its own node. Holding the tensor would make a cycle (tensor ->
+    grad_fn -> tensor), so keep its parts and rebuild a tensor linked to the node on use."""
+
+    __slots__ = ("data", "version_counter", "version", "output_nr", "requires_grad")
+
+    def __init__(self, tensor):
+        self.data = tensor._data
+        self.version_counter = tensor._version_counter
+        self.version = tensor._version_counter.value
+        self.output_nr = tensor._output_nr
+        self.requires_grad = tensor._requires_grad
+
+
+class Node:
+    """What the engine needs of a graph node: edges, a backward, hooks, a name."""
+
+    _edges: tuple = ()
+    _num_outputs = 1
+    _custom = False
+
+    @property
+    def next_functions(self) -> tuple:
+        """((node, output_nr) or (None, 0)) for each tensor input, as in PyTorch."""
+        return tuple(edge if edge is not None else (None, 0) for edge in self._tensor_edges())
+
+    def _tensor_edges(self):
+        return self._edges
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def register_hook(self, hook):
+        """``hook(grad_inputs, grad_outputs)`` runs after this node's backward; it may
+        return replacement grad_inputs."""
+        hooks = self.__dict__.setdefault("_post_hooks", [])
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    def register_prehook(self, hook):
+        """``hook(grad_outputs)`` runs before this node's backward; it may return
+        replacement grad_outputs."""
+        hooks = self.__dict__.setdefault("_pre_hooks", [])
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    def _register_tensor_hook(self, output_nr: int, hook):
+        hooks = self.__dict__.setdefault("_tensor_hooks", {}).setdefault(output_nr, [])
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf tensor: adds the incoming gradient into ``variable.grad``."""
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def _release(self) -> None:
+        pass
+
+
+def accumulator_of(tensor) -> AccumulateGrad:
+    """A leaf's AccumulateGrad node, made once and kept while the graph holds it."""
+    ref = tensor._accumulator
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(tensor)
+        tensor._accumulator = weakref.ref(node)
+    return node
+
+
+def edge_of(tensor):
+    """Where a gradient for ``tensor`` flows: (node, output_nr), or None."""
+    if tensor.grad_fn is not None:
+        return (tensor.grad_fn, tensor._output_nr)
+    if tensor._requires_grad:
+        return (accumulator_of(tensor), 0)
+    return None
+
+
+class FunctionCtx(Node):
+    """The ``ctx`` API: saving tensors, needs_input_grad, non-differentiable outputs."""
+
+    _saved = ()
+    _to_save = ()
+    _freed = False
+    _materialize_grads = True
+    _non_differentiable = ()
+    _dirty = ()
+
+    def save_for_backward(self, *values) -> None:
+        """Keep tensors (or, in ember's own ops, arrays) for backward."""
+        self._to_save = values
+
+    def mark_non_differentiable(self, *values) -> None:
+        """These outputs get no gradient (indices, masks); ``requires_grad`` is False."""
+        self._non_differentiable = tuple(id(v) for v in values)
+
+    def mark_dirty(self, *tensors) -> None:
+        """Declare inputs the forward changed in place (user Functions)."""
+        self._dirty = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """With False, backward receives None (not zeros) for outputs without a gradient."""
+        self._materialize_grads = bool(value)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        if self._freed:
+            raise RuntimeError(SECOND_BACKWARD)
+        return tuple(_unpack(self, item) for item in self._saved)
+
+    saved_variables = saved_tensors
+
+    def _release(self) -> None:
+        self._saved = ()
+        self._freed = True
+
+
+def _unpack(node, item):
+    from ..tensor import Tensor
+
+    if item is None:
+        return None
+    if isinstance(item, _SavedOutput):
+        if item.version_counter.value != item.version:
+            _raise_modified(node, item.data.shape, item.data.dtype, item.output_nr,
+                            item.version_counter.value, item.version)
+        tensor = Tensor._make(item.data, node._device, item.requires_grad)
+        tensor._version_counter = item.version_counter
+        if item.requires_grad:
+            tensor.grad_fn = node
+            tensor._output_nr = item.output_nr
+        return tensor
+    tensor, version = item
+    if tensor._version_counter.value != version:
+        _raise_modified(node, tensor.shape, tensor.dtype, None,
+                        tensor._version_counter.value, version, tensor)
+    return tensor
+
+
+def _raise_modified(node, shape, dtype, output_nr, now, expected, tensor=None):
+    where = f"output {output_nr} of {node.name()}" if output_nr is not None else (
+        f"output {tensor._output_nr} of {tensor.grad_fn.name()}" if tensor is not None
+        and tensor.grad_fn is not None else "a leaf tensor")
+    raise RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{getattr(dtype, 'name', dtype)} {list(shape)}], which is {where}, "
+        f"is at version {now}; expected version {expected} instead. Hint: the backward of "
+        f"{node.name()} needs the value from before the in-place change; use an out-of-place "
+        "op (x = x.add(1) rather than x.add_(1)) or .clone() the tensor first."
+    )
+
+
+def _check_devices(op_name: str, tensors) -> object:
+    """The common device of an op's tensors; 0-d CPU tensors may join a CUDA op."""
+    device = None
+    for t in tensors:
+        d = t._device
+        if d is device or (d is CPU and t._data.ndim == 0 and device is not None):
+            continue
+        if device is None or (device is CPU and d is not CPU and _only_scalars(tensors, d)):
+            device = d
+            continue
+        if d == device:
+            continue
+        raise RuntimeError(
+            "Expected all tensors to be on the same device, but found at least two devices, "
+            f"{device} and {d}! (in {op_name}; move them with .to(device) first)"
+        )
+    return device
+
+
+def _only_scalars(tensors, gpu_device) -> bool:
+    # CPU so far came only from 0-d tensors, which may follow a CUDA tensor.
+    return all(t._device is not CPU or t._data.ndim == 0 for t in tensors)
+
+
+class Function(FunctionCtx):
+    """Base of every op. Subclasses define ``forward(ctx, ...)`` and ``backward(ctx, ...)``
+    as static methods and are called through ``apply``.
+
+    ``backward`` gets one gradient per output and returns one gradient (or None) per
+    positional argument of ``forward``.
+    """
+
+    # ember's own ops compute on arrays; user Functions (ember.autograd.Function) on Tensors.
+    _array_forward = True
+    # Outputs that are views of input 0 share its memory and version counter.
+    is_view = False
+    # The PyTorch node name, e.g. 'AddBackward0'; defaults to '<Class>Backward0'.
+    node_name = None
+    # False for ops whose outputs never carry gradients (comparisons, floor_divide).
+    differentiable = True
+    # The public name, for error messages ('add'); set by the registry.
+    op_name = None
+    # A view op whose result is always a view even when NumPy reports no base.
+    always_view = False
+    # Set in forward when outputs land on another device (``to``).
+    out_device = None
+
+    def name(self) -> str:
+        return self.node_name or type(self).__name__ + "Backward0"
+
+    def _tensor_edges(self):
+        return [self._edges[i] for i in self._tensor_positions]
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        from ..tensor import Tensor
+
+        tensors = []
+        positions = []
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor):
+                tensors.append(a)
+                positions.append(i)
+        if not tensors:
+            raise TypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
+        device = tensors[0]._device
+        if len(tensors) > 1:
+            device = _check_devices(cls.op_name or cls.__name__, tensors)
+        ctx = cls.__new__(cls)
+        ctx._device = device
+        ctx.xp = backend.xp_for_device(device)
+        requires_grad = cls.differentiable and _state.enabled and any(
+            t._requires_grad for t in tensors)
+        ctx.needs_input_grad = tuple(
+            isinstance(a, Tensor) and a._requires_grad and requires_grad for a in args)
+        ctx._tensor_positions = positions
+        if _anomaly._flag.enabled:
+            _anomaly.record_stack(ctx)
+        if not cls._array_forward:
+            return _apply_tensor_forward(cls, ctx, args, kwargs, tensors, requires_grad)
+        arrays = [_on(a, device) if isinstance(a, Tensor) else a for a in args]
+        if device.type == "cuda" and device.index != backend.cuda.current_device():
+            with backend.cuda.device_guard(device.index):
+                result = cls.forward(ctx, *arrays, **kwargs)
+        else:
+            result = cls.forward(ctx, *arrays, **kwargs)
+        return _wrap_outputs(cls, ctx, args, arrays, result, tensors, requires_grad)
+
+    def _run_backward(self, grads):
+        """Called by the engine with one gradient per output."""
+        if self._materialize_grads and any(g is None for g in grads):
+            grads = _materialize(self, grads)
+        result = type(self).backward(self, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        if len(result) != len(self._edges):
+            if len(result) > len(self._edges) and all(r is None for r in result[len(self._edges):]):
+                result = result[: len(self._edges)]
+            else:
+                raise RuntimeError(
+                    f"function {self.name()} returned an incorrect number of gradients "
+                    f"(expected {len(self._edges)}, got {len(result)})")
+        return result
+
+
+def _on(tensor, device):
+    if tensor._device is device:
+        return tensor._data
+    return backend.move(tensor._data, tensor._device, device)
+
+
+def _materialize(node, grads):
+    from ..tensor import Tensor
+
+    out = list(grads)
+    for i, g in enumerate(out):
+        if g is None:
+            shape, dt = node._output_meta[i]
+            out[i] = Tensor._make(node.xp.zeros(shape, dt.numpy), node._device, False)
+    return out
+
+
+def _wrap_outputs(cls, ctx, args, arrays, result, tensors, requires_grad):
+    from ..tensor import Tensor
+
+    device = ctx.out_device or ctx._device
+    xp = ctx.xp if ctx.out_device is None else backend.xp_for_device(device)
+    multiple = isinstance(result, tuple)
+    outputs = result if multiple else (result,)
+    non_diff = ctx._non_differentiable
+    wrapped = []
+    for nr, array in enumerate(outputs):
+        if type(array) is not xp.ndarray:
+            array = xp.asarray(array)
+        differentiable = requires_grad and array.dtype.kind == "f" and id(array) not in non_diff
+        t = Tensor._make(array, device, differentiable)
+        if differentiable:
+            t.grad_fn = ctx
+            t._output_nr = nr
+        wrapped.append(t)
+    if cls.is_view:
+        _link_view(cls, args, wrapped[0] if not multiple else wrapped, tensors[0])
+    if requires_grad:
+        ctx._edges = tuple(
+            edge_of(a) if isinstance(a, Tensor) and a._requires_grad else None for a in args)
+        ctx._num_outputs = len(outputs)
+        ctx._output_meta = [(t._data.shape, t.dtype) for t in wrapped]
+        if ctx._to_save:
+            ctx._saved = _resolve_saved(ctx._to_save, arrays, args, outputs, wrapped)
+    ctx._to_save = ()
+    return tuple(wrapped) if multiple else wrapped[0]
+
+
+def _resolve_saved(values, arrays, args, outputs, wrapped):
+    from ..tensor import Tensor
+
+    saved = []
+    for v in values:
+        if v is None:
+            saved.append(None)
+            continue
+        for a, arg in zip(arrays, args):
+            if v is a and isinstance(arg, Tensor):
+                saved.append((arg, arg._version_counter.value))
+                break
+        else:
+            for out, t in zip(outputs, wrapped):
+                if v is out:
+                    saved.append(_SavedOutput(t))
+                    break
+            else:  # an array made inside forward (a mask, indices): a constant
+                const = v if isinstance(v, Tensor) else Tensor._make(v, wrapped[0]._device, False)
+                saved.append((const, const._version_counter.value))
+    return saved
+
+
+def _link_view(cls, args, outputs, base_input):
+    """Views share the base's memory and version counter, and remember how to redo the view
+    from the base (for in-place changes through the view)."""
+    base = base_input._base if base_input._base is not None else base_input
+    chain = base_input._view_chain if base_input._base is not None else ()
+    for i, t in enumerate(outputs if isinstance(outputs, list) else [outputs]):
+        if t._data.base is None and not cls.always_view:
+            continue  # NumPy had to copy (e.g. reshape of a non-contiguous array)
+        t._base = base
+        t._version_counter = base._version_counter
+        t._view_chain = chain + ((cls, args[1:], i if isinstance(outputs, list) else None),)
+
+
+def _apply_tensor_forward(cls, ctx, args, kwargs, tensors, requires_grad):
+    """User Functions: forward gets Tensors under no_grad and returns Tensors."""
+    from ..tensor import Tensor
+
+    with grad_mode.no_grad():
+        result = cls.forward(ctx, *args, **kwargs)
+    multiple = isinstance(result, tuple)
+    outputs = result if multiple else (result,)
+    non_diff = ctx._non_differentiable
+    dirty = {id(t) for t in ctx._dirty}
+    input_ids = {id(t) for t in tensors}
+    wrapped = []
+    for nr, out in enumerate(outputs):
+        if not isinstance(out, Tensor):
+            wrapped.append(out)
+            continue
+        if id(out) in input_ids and id(out) not in dirty:
+            out = out.detach()  # returning an input as-is: a new tensor, as PyTorch does (view)
+        elif id(out) in dirty:
+            out._version_counter.value += 1
+        differentiable = requires_grad and out.dtype.is_floating_point and id(out) not in non_diff
+        out._requires_grad = differentiable
+        if differentiable:
+            out.grad_fn = ctx
+            out._output_nr = nr
+        wrapped.append(out)
+    if requires_grad:
+        ctx._edges = tuple(
+            edge_of(a) if isinstance(a, Tensor) and a._requires_grad else None for a in args)
+        ctx._input_meta = [(a.shape, a.dtype) if isinstance(a, Tensor) else None for a in args]
+        ctx._num_outputs = len(outputs)
+        ctx._output_meta = [(o._data.shape, o.dtype) if isinstance(o, Tensor) else ((), None)
+                            for o in wrapped]
+        saved = []
+        for v in ctx._to_save:
+            if v is None:
+                saved.append(None)
+            elif any(v is o for o in wrapped) and v.grad_fn is ctx:
+                saved.append(_SavedOutput(v))
+            else:
+                saved.append((v, v._version_counter.value))
+        ctx._saved = saved
+    ctx._to_save = ()
+    return tuple(wrapped) if multiple else wrapped[0]

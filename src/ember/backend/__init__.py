@@ -1,0 +1,72 @@
+"""The only place that knows about devices: which array module serves a device, and moving
+arrays between devices. Ops ask for ``xp`` and never test for CuPy themselves."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import cpu, cuda
+from .device import CPU, device
+
+__all__ = ["device", "CPU", "xp_of", "xp_for_device", "move", "parse_device", "scatter_add"]
+
+
+def parse_device(value) -> device:
+    """A concrete device: 'cuda' becomes 'cuda:<current>', checked to exist."""
+    d = value if isinstance(value, device) else device(value)
+    if d.type == "cpu":
+        return CPU
+    if not cuda.is_available():
+        cuda.cupy()  # raises with the reason
+    index = cuda.current_device() if d.index is None else d.index
+    if index >= cuda.device_count():
+        raise RuntimeError(
+            f"CUDA error: invalid device ordinal: cuda:{index} requested but only "
+            f"{cuda.device_count()} CUDA device(s) exist"
+        )
+    return _cuda_devices.setdefault(index, device("cuda", index))
+
+
+_cuda_devices: dict[int, device] = {}
+
+
+def xp_for_device(d: device):
+    return np if d.type == "cpu" else cuda.cupy()
+
+
+def xp_of(array):
+    """NumPy for NumPy arrays, CuPy for CuPy arrays."""
+    return np if isinstance(array, (np.ndarray, np.generic)) else cuda.cupy()
+
+
+def device_of_array(array) -> device:
+    if isinstance(array, np.ndarray):
+        return CPU
+    return parse_device(device("cuda", cuda.array_device_index(array)))
+
+
+def move(array, src: device, dst: device, copy: bool = False):
+    """The array on ``dst`` (the same object when it is already there and copy is False)."""
+    if src == dst:
+        return array.copy() if copy else array
+    if dst.type == "cpu":
+        return cuda.to_host(array)
+    if src.type == "cpu":
+        return cuda.from_host(array, dst.index)
+    cp = cuda.cupy()
+    with cp.cuda.Device(dst.index):
+        return cp.array(array, copy=True)
+
+
+def scatter_add(target, index, values) -> None:
+    """``target[index] += values``, accumulating repeated indices, on the array's device."""
+    if isinstance(target, np.ndarray):
+        cpu.scatter_add(target, index, values)
+    else:
+        cuda.scatter_add(target, index, values)
+
+
+def view_reshape(array, shape):
+    """Reshape sharing memory, or ValueError when that needs a copy."""
+    if isinstance(array, np.ndarray):
+        return cpu.view_reshape(array, shape)
+    return cuda.view_reshape(array, shape)

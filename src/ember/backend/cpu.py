@@ -1,0 +1,24 @@
+"""The CPU backend: NumPy. Device-specific helpers that NumPy and CuPy spell differently."""
+from __future__ import annotations
+
+import numpy as np
+
+xp = np
+
+
+def scatter_add(target, index, values) -> None:
+    """``target[index] += values`` with repeated indices accumulated (unbuffered)."""
+    np.add.at(target, index, values)
+
+
+def to_host(array):
+    return array
+
+
+def from_host(array, index=None):
+    return array
+
+
+def view_reshape(array, shape):
+    """Reshape without copying; ValueError when the strides don't allow it."""
+    return np.reshape(array, shape, copy=False)

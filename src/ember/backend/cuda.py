@@ -1,0 +1,132 @@
+"""The CUDA backend: the only module that imports CuPy, and only when a GPU is asked for.
+
+``is_available()`` is cheap and never raises: without the CuPy package or the CUDA driver
+library it answers False without importing CuPy.
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes.util
+import importlib.util
+import os
+
+_cupy = None
+_available: bool | None = None
+_reason = ""
+
+
+def _driver_present() -> bool:
+    if ctypes.util.find_library("cuda"):
+        return True
+    for path in ("/dev/nvidiactl", "/dev/nvidia0", "/usr/lib/wsl/lib/libcuda.so"):
+        if os.path.exists(path):
+            return True
+    return False
+
+
+def is_available() -> bool:
+    """True when CuPy is installed and sees at least one working GPU."""
+    global _available, _reason
+    if _available is None:
+        _available = False
+        if importlib.util.find_spec("cupy") is None:
+            _reason = "CuPy is not installed: pip install 'ember[cuda12]' or 'ember[cuda13]'"
+        elif not _driver_present():
+            _reason = "no NVIDIA driver was found on this machine"
+        else:
+            try:
+                _available = _load().cuda.runtime.getDeviceCount() > 0
+                if not _available:
+                    _reason = "CuPy found no CUDA device"
+            except Exception as error:  # any CUDA failure means "not available"
+                _reason = f"CuPy could not use the GPU: {error}"
+    return _available
+
+
+def cupy():
+    """The cupy module, or a RuntimeError that says why CUDA can't be used."""
+    if not is_available():
+        raise RuntimeError(f"CUDA is not available: {_reason}")
+    return _cupy
+
+
+def _load():
+    global _cupy
+    if _cupy is None:
+        import cupy
+
+        _cupy = cupy
+    return _cupy
+
+
+def device_count() -> int:
+    return _cupy.cuda.runtime.getDeviceCount() if is_available() else 0
+
+
+def current_device() -> int:
+    return cupy().cuda.runtime.getDevice()
+
+
+def set_device(index: int) -> None:
+    cupy().cuda.runtime.setDevice(index)
+
+
+def synchronize(index: int | None = None) -> None:
+    cp = cupy()
+    if index is None:
+        cp.cuda.get_current_stream().synchronize()
+    else:
+        with cp.cuda.Device(index):
+            cp.cuda.get_current_stream().synchronize()
+
+
+def get_device_name(index: int | None = None) -> str:
+    cp = cupy()
+    properties = cp.cuda.runtime.getDeviceProperties(current_device() if index is None else index)
+    name = properties["name"]
+    return name.decode() if isinstance(name, bytes) else name
+
+
+def device_guard(index: int):
+    """Make ``index`` the current GPU inside a with-block (no-op when it already is)."""
+    cp = cupy()
+    if cp.cuda.runtime.getDevice() == index:
+        return contextlib.nullcontext()
+    return cp.cuda.Device(index)
+
+
+def to_host(array):
+    return _cupy.asnumpy(array)
+
+
+def from_host(array, index: int):
+    cp = cupy()
+    with cp.cuda.Device(index):
+        return cp.asarray(array)
+
+
+def scatter_add(target, index, values) -> None:
+    """``target[index] += values`` with repeated indices accumulated."""
+    _cupy.add.at(target, index, values)
+
+
+def array_device_index(array) -> int:
+    return array.device.id
+
+
+def memory_allocated() -> int:
+    return cupy().get_default_memory_pool().used_bytes()
+
+
+def empty_cache() -> None:
+    cupy().get_default_memory_pool().free_all_blocks()
+
+
+def view_reshape(array, shape):
+    """Reshape without copying; ValueError when the strides don't allow it."""
+    view = array.view()
+    try:
+        view.shape = shape
+    except AttributeError as error:
+        raise ValueError(str(error)) from None
+    return view

@@ -1,0 +1,388 @@
+"""Making tensors: from data (tensor, as_tensor, from_numpy, from_dlpack), filled
+(zeros, ones, full, empty, eye, arange, linspace), random (rand, randn, randint,
+randperm, normal), and the *_like forms. Every one takes ``dtype=``, ``device=`` and
+``requires_grad=``."""
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from . import backend, dtypes
+from .random import generator_for
+from .tensor import Tensor
+
+__all__ = ["tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones", "full",
+           "empty", "eye", "arange", "linspace", "logspace", "rand", "randn", "randint",
+           "randperm", "normal", "zeros_like", "ones_like", "full_like", "empty_like",
+           "rand_like", "randn_like", "randint_like", "is_tensor", "numel", "scalar_tensor"]
+
+
+def _device(device):
+    return backend.CPU if device is None else backend.parse_device(device)
+
+
+def _finish(array, device, requires_grad: bool) -> Tensor:
+    """Put a host or device array on ``device`` and wrap it."""
+    if device.type == "cuda" and isinstance(array, np.ndarray):
+        array = backend.move(array, backend.CPU, device)
+    t = Tensor._make(array, device, False)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _plain(data):
+    """Nested data with tensors replaced by Python numbers/lists."""
+    if isinstance(data, Tensor):
+        return data.tolist()
+    if isinstance(data, (list, tuple)):
+        return [_plain(d) for d in data]
+    return data
+
+
+def _infer_dtype(array: np.ndarray, data) -> dtypes.dtype:
+    kind = array.dtype.kind
+    if kind == "b":
+        return dtypes.bool
+    if kind in "iu":
+        return dtypes.int64 if not isinstance(data, np.ndarray) else dtypes.from_numpy(array.dtype)
+    if kind == "f":
+        if isinstance(data, np.ndarray) or isinstance(data, np.generic):
+            return dtypes.from_numpy(array.dtype)
+        return dtypes.get_default_dtype()
+    if kind == "c":
+        raise TypeError("ember has no complex dtypes")
+    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _to_array(data, what: str) -> np.ndarray:
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"{what}(): new(): invalid data type '{type(data).__name__}'")
+    try:
+        array = np.asarray(data)
+    except ValueError as error:
+        if isinstance(data, (list, tuple)):
+            data = _plain(data)
+            try:
+                array = np.asarray(data)
+            except ValueError:
+                raise ValueError(f"{what}(): nested sequences of unequal length can't make a "
+                                 f"tensor ({error})") from None
+        else:
+            raise
+    except RuntimeError:
+        array = np.asarray(_plain(data))
+    if array.dtype == object:
+        array = np.asarray(_plain(data))
+        if array.dtype == object:
+            raise TypeError(f"{what}(): could not make a tensor from {type(data).__name__} "
+                            "(nested sequences must be numbers of equal lengths)")
+    return array
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (numbers, nested lists, NumPy arrays).
+
+    Python floats become the default dtype (float32), ints int64, bools bool; NumPy arrays
+    keep their dtype.
+
+    >>> ember.tensor([[1, 2], [3, 4]])
+    tensor([[1, 2],
+            [3, 4]])
+    """
+    target = _device(device)
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.clone().detach() or "
+                      "sourceTensor.clone().detach().requires_grad_(True), rather than "
+                      "ember.tensor(sourceTensor).", UserWarning, stacklevel=2)
+        out = data.detach().to(dtype=dtype or data.dtype, device=target, copy=True)
+        return out.requires_grad_(requires_grad) if requires_grad else out
+    if hasattr(data, "__cuda_array_interface__") or (
+            hasattr(data, "__dlpack_device__") and not isinstance(data, np.ndarray)
+            and data.__dlpack_device__()[0] != 1):
+        source = from_dlpack(data)
+        return source.to(dtype=dtype or source.dtype, device=target, copy=True).requires_grad_(
+            requires_grad)
+    array = _to_array(data, "tensor")
+    d = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(array, data)
+    array = np.array(array, dtype=d.numpy, copy=True)
+    return _finish(array, target, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Like ``tensor`` but shares memory with a NumPy array or Tensor when no conversion is
+    needed."""
+    if isinstance(data, Tensor):
+        return data.to(dtype=dtype or data.dtype, device=device or data.device)
+    if isinstance(data, np.ndarray) and (device is None or _device(device).type == "cpu"):
+        d = dtypes.to_dtype(dtype) if dtype is not None else dtypes.from_numpy(data.dtype)
+        array = data if data.dtype == d.numpy else data.astype(d.numpy)
+        return Tensor._make(array, backend.CPU)
+    return tensor(data, dtype=dtype, device=device)
+
+
+asarray = as_tensor
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A CPU tensor sharing memory with a NumPy array."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    dtypes.from_numpy(array.dtype)  # raises for unsupported dtypes
+    if array.dtype.byteorder == ">":
+        raise ValueError("given numpy array has byte order different from the native byte "
+                         "order. Conversion between byte orders is currently not supported.")
+    if array.dtype.kind == "u" and array.dtype != np.uint8:
+        array = array.astype(dtypes.from_numpy(array.dtype).numpy)
+    return Tensor._make(array, backend.CPU)
+
+
+def from_dlpack(ext) -> Tensor:
+    """A tensor sharing memory with any DLPack producer (NumPy, CuPy, PyTorch, JAX...)."""
+    if isinstance(ext, Tensor):
+        return ext
+    kind, index = ext.__dlpack_device__()
+    if int(kind) == 1:  # kDLCPU
+        return Tensor._make(np.from_dlpack(ext), backend.CPU)
+    if int(kind) == 2:  # kDLCUDA
+        cp = backend.cuda.cupy()
+        return Tensor._make(cp.from_dlpack(ext), backend.parse_device(f"cuda:{index}"))
+    raise RuntimeError(f"from_dlpack: unsupported DLPack device type {kind}")
+
+
+def _shape(size, what: str) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    try:
+        shape = tuple(int(s) for s in size)
+    except TypeError:
+        raise TypeError(f"{what}(): size must be a sequence of ints, got {size!r}") from None
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(f"{what}(): Trying to create tensor with negative dimension {s}: "
+                               f"{list(shape)}")
+    return shape
+
+
+def _dtype_or_default(dtype) -> dtypes.dtype:
+    return dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
+
+
+def _filled(kind: str, size, dtype, device, requires_grad, what: str) -> Tensor:
+    shape = _shape(size, what)
+    d = _dtype_or_default(dtype)
+    target = _device(device)
+    xp = backend.xp_for_device(target)
+    array = getattr(xp, kind)(shape, d.numpy)
+    return _finish(array, target, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+    """A tensor of zeros, e.g. ``zeros(2, 3)`` or ``zeros((2, 3))``."""
+    return _filled("zeros", size, dtype, device, requires_grad, "zeros")
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+    """A tensor of ones."""
+    return _filled("ones", size, dtype, device, requires_grad, "ones")
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+    """An uninitialized tensor (its values are whatever the memory held)."""
+    return _filled("empty", size, dtype, device, requires_grad, "empty")
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor filled with ``fill_value``; the dtype follows the value (bool, int64 or the
+    default float) unless given."""
+    shape = _shape((size,) if isinstance(size, int) else tuple(size), "full")
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    d = dtypes.to_dtype(dtype) if dtype is not None else dtypes.scalar_dtype(fill_value)
+    target = _device(device)
+    array = backend.xp_for_device(target).full(shape, fill_value, d.numpy)
+    return _finish(array, target, requires_grad)
+
+
+def scalar_tensor(value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return full((), value, dtype=dtype or dtypes.get_default_dtype(), device=device,
+                requires_grad=requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """The identity matrix (n x m)."""
+    target = _device(device)
+    array = backend.xp_for_device(target).eye(n, n if m is None else m,
+                                              dtype=_dtype_or_default(dtype).numpy)
+    return _finish(array, target, requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Values from ``start`` up to (not including) ``end`` by ``step``. Integer arguments
+    give int64, any float argument the default float dtype.
+
+    >>> ember.arange(1, 4, dtype=ember.float32)
+    tensor([1., 2., 3.])
+    """
+    if end is None:
+        start, end = 0, start
+    values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    start, end, step = values
+    if step == 0:
+        raise RuntimeError("arange(): step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"arange(): upper bound and larger bound inconsistent with step sign "
+                           f"(start={start}, end={end}, step={step})")
+    integral = all(isinstance(v, numbers.Integral) for v in values)
+    d = dtypes.to_dtype(dtype) if dtype is not None else (
+        dtypes.int64 if integral else dtypes.get_default_dtype())
+    count = math.ceil((end - start) / step)
+    target = _device(device)
+    xp = backend.xp_for_device(target)
+    if integral:
+        array = xp.arange(start, start + count * step, step, dtype=np.int64)[:count]
+        array = array.astype(d.numpy, copy=False)
+    else:
+        # start + i * step in double, then cast: the values PyTorch computes
+        array = (start + xp.arange(count, dtype=np.float64) * step).astype(d.numpy)
+    return _finish(array, target, requires_grad)
+
+
+def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    if steps < 0:
+        raise RuntimeError("linspace(): number of steps must be non-negative")
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+    d = _dtype_or_default(dtype)
+    target = _device(device)
+    xp = backend.xp_for_device(target)
+    if steps == 1:
+        values = xp.full((1,), start, dtype=np.float64)
+    else:
+        # PyTorch fills the first half from start and the second from end, symmetric
+        i = xp.arange(steps, dtype=np.float64)
+        step = (end - start) / (steps - 1)
+        values = xp.where(i < steps // 2, start + i * step, end - (steps - 1 - i) * step)
+    array = values.astype(d.numpy) if d.is_floating_point else xp.trunc(values).astype(d.numpy)
+    return _finish(array, target, requires_grad)
+
+
+def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
+             requires_grad=False) -> Tensor:
+    """``base ** linspace(start, end, steps)``."""
+    exponents = linspace(start, end, steps, dtype=dtypes.float64, device=device)
+    return (base ** exponents).to(_dtype_or_default(dtype)).requires_grad_(requires_grad)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Uniform samples from [0, 1)."""
+    shape = _shape(size, "rand")
+    d = _dtype_or_default(dtype)
+    target = _device(device)
+    array = generator_for(target, generator).random(shape, dtype=np.float64).astype(d.numpy)
+    return _finish(array, target, requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Standard normal samples."""
+    shape = _shape(size, "randn")
+    d = _dtype_or_default(dtype)
+    target = _device(device)
+    array = generator_for(target, generator).standard_normal(shape, dtype=np.float64)
+    return _finish(array.astype(d.numpy), target, requires_grad)
+
+
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad=False) -> Tensor:
+    """Integers uniformly from [low, high); ``randint(high, size)`` starts at 0."""
+    if size is None:
+        if high is None or not isinstance(high, (tuple, list)):
+            raise TypeError("randint() missing required argument 'size'")
+        low, high, size = 0, low, high
+    elif high is None:
+        low, high = 0, low
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
+    shape = _shape((size,) if isinstance(size, int) else tuple(size), "randint")
+    d = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
+    target = _device(device)
+    array = generator_for(target, generator).integers(low, high, shape, dtype=np.int64)
+    return _finish(array.astype(d.numpy, copy=False), target, requires_grad)
+
+
+def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A random permutation of 0..n-1."""
+    target = _device(device)
+    array = generator_for(target, generator).permutation(n).astype(
+        (dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)).numpy)
+    return _finish(array, target, requires_grad)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+           requires_grad=False) -> Tensor:
+    """Normal samples with the given mean and std (numbers, or tensors to broadcast)."""
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        ref = mean if isinstance(mean, Tensor) else std
+        noise = randn(*ref.shape if size is None else size, generator=generator,
+                      dtype=ref.dtype, device=ref.device)
+        return noise * std + mean
+    shape = () if size is None else size
+    return randn(*((shape,) if isinstance(shape, int) else shape), generator=generator,
+                 dtype=dtype, device=device, requires_grad=False).mul_(std).add_(mean) \
+        .requires_grad_(requires_grad)
+
+
+def _like(function, input: Tensor, dtype, device, requires_grad, *args, **kwargs):
+    return function(*args, input.shape, dtype=dtype or input.dtype,
+                    device=device or input.device, requires_grad=requires_grad, **kwargs)
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    """Zeros with ``input``'s shape, dtype and device."""
+    return _like(zeros, input, dtype, device, requires_grad)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    """Ones with ``input``'s shape, dtype and device."""
+    return _like(ones, input, dtype, device, requires_grad)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _like(empty, input, dtype, device, requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
+              memory_format=None):
+    """``fill_value`` with ``input``'s shape, dtype and device."""
+    return full(input.shape, fill_value, dtype=dtype or input.dtype,
+                device=device or input.device, requires_grad=requires_grad)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _like(rand, input, dtype, device, requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _like(randn, input, dtype, device, requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False,
+                 memory_format=None):
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
+                   device=device or input.device, requires_grad=requires_grad)
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()

@@ -1,0 +1,175 @@
+"""ember's dtypes and PyTorch's type-promotion rules.
+
+A dtype wraps a NumPy dtype (CuPy uses the same ones). Promotion follows PyTorch, not
+NumPy: an integer meeting a float gives that float (NumPy would widen to float64), and
+Python scalars are "weak": they only raise the category (bool < int < float), never the
+width, so ``float16_tensor + 2.5`` stays float16 and ``int_tensor * 2.5`` is float32.
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+__all__ = [
+    "dtype", "float16", "float32", "float64", "half", "float", "double",
+    "int8", "int16", "int32", "int64", "short", "int", "long", "uint8", "bool",
+    "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast",
+]
+
+
+class dtype:
+    """A tensor element type, e.g. ``ember.float32``."""
+
+    __slots__ = ("name", "numpy", "is_floating_point", "is_signed", "itemsize", "_category")
+
+    def __init__(self, name: str, numpy_dtype, category: int):
+        self.name = name
+        self.numpy = np.dtype(numpy_dtype)
+        self.is_floating_point = category == 2
+        self.is_signed = self.numpy.kind in "if"
+        self.itemsize = self.numpy.itemsize
+        self._category = category  # 0 bool, 1 integer, 2 floating point
+
+    @property
+    def is_complex(self) -> bool:
+        return False
+
+    def to_real(self) -> "dtype":
+        return self
+
+    def __repr__(self) -> str:
+        return "ember." + self.name
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+
+def _by_name(name: str) -> dtype:
+    return _NAMES[name]
+
+
+float16 = half = dtype("float16", np.float16, 2)
+float32 = float = dtype("float32", np.float32, 2)
+float64 = double = dtype("float64", np.float64, 2)
+int8 = dtype("int8", np.int8, 1)
+int16 = short = dtype("int16", np.int16, 1)
+int32 = int = dtype("int32", np.int32, 1)
+int64 = long = dtype("int64", np.int64, 1)
+uint8 = dtype("uint8", np.uint8, 1)
+bool = dtype("bool", np.bool_, 0)
+
+ALL = (bool, uint8, int8, int16, int32, int64, float16, float32, float64)
+_NAMES = {d.name: d for d in ALL}
+_FROM_NUMPY = {d.numpy: d for d in ALL}
+_default_float = float32
+
+
+def from_numpy(np_dtype) -> dtype:
+    """The ember dtype of a NumPy dtype; a clear TypeError for ones ember lacks."""
+    try:
+        return _FROM_NUMPY[np_dtype]
+    except KeyError:
+        pass
+    np_dtype = np.dtype(np_dtype)
+    found = _FROM_NUMPY.get(np_dtype)
+    if found is not None:
+        return found
+    if np_dtype.kind == "u":  # uint16/32/64 widen to the next signed type that holds them
+        return {2: int32, 4: int64, 8: int64}[np_dtype.itemsize]
+    raise TypeError(
+        f"can't convert NumPy arrays of dtype {np_dtype}; ember supports "
+        + ", ".join(d.name for d in ALL)
+    )
+
+
+def to_dtype(value) -> dtype:
+    """Accept an ember dtype, a NumPy dtype, a name or a Python type."""
+    if isinstance(value, dtype):
+        return value
+    if value is builtins.float:
+        return _default_float
+    if value is builtins.int:
+        return int64
+    if value is builtins.bool:
+        return bool
+    if isinstance(value, str):
+        found = _NAMES.get(value.replace("torch.", "").replace("ember.", ""))
+        if found is not None:
+            return found
+    try:
+        return from_numpy(np.dtype(value))
+    except TypeError as error:
+        raise TypeError(f"{value!r} is not an ember dtype") from error
+
+
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of new floating-point tensors (float32 unless changed)."""
+    return _default_float
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Set the dtype of new floating-point tensors; only float32 and float64 make sense."""
+    global _default_float
+    d = to_dtype(d)
+    if d not in (float32, float64, float16):
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default_float = d
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """The smallest dtype both ``a`` and ``b`` cast to safely, by PyTorch's table."""
+    if a is b:
+        return a
+    if a._category != b._category:
+        high, low = (a, b) if a._category > b._category else (b, a)
+        if high._category == 2 or low._category == 0:
+            return high  # int + float -> that float; bool + x -> x
+    return _FROM_NUMPY[np.promote_types(a.numpy, b.numpy)]
+
+
+def scalar_dtype(value) -> dtype:
+    """The dtype a Python scalar takes when it stands alone."""
+    if isinstance(value, builtins.bool):
+        return bool
+    if isinstance(value, builtins.int):
+        return int64
+    return _default_float
+
+
+def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
+    # PyTorch's combine_categories: a lower-priority operand only matters if its category
+    # is above the higher-priority operand's.
+    if higher is None:
+        return lower
+    if lower is None or higher._category == 2:
+        return higher
+    if higher._category == 0 or lower._category == 2:
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type(*operands) -> dtype:
+    """The dtype of an op over tensors and Python scalars, as PyTorch computes it.
+
+    Priority: tensors with dimensions, then 0-d tensors, then Python scalars.
+    """
+    dim_result = zero_result = scalar_result = None
+    for op in operands:
+        d = getattr(op, "dtype", None)
+        if isinstance(d, dtype):
+            if op.ndim:
+                dim_result = d if dim_result is None else promote_types(dim_result, d)
+            else:
+                zero_result = d if zero_result is None else promote_types(zero_result, d)
+        elif op is not None:
+            s = scalar_dtype(op)
+            scalar_result = s if scalar_result is None else promote_types(scalar_result, s)
+    return _combine(dim_result, _combine(zero_result, scalar_result))
+
+
+def can_cast(from_: dtype, to: dtype) -> builtins.bool:
+    """PyTorch's same-kind rule: no float to int, no number to bool."""
+    return from_._category <= to._category

@@ -1,0 +1,142 @@
+"""Small helpers shared by the op families: operand promotion, gradient reduction to an
+input's shape, dimension arguments."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import dtypes
+from ..tensor import Tensor
+
+_SCALARS = (numbers.Number, np.generic)
+
+
+def type_name(x) -> str:
+    return f"Tensor({x.dtype.name})" if isinstance(x, Tensor) else type(x).__name__
+
+
+def ensure_tensor(x, op: str, arg: str = "input") -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{arg}' must be a Tensor, not {type(x).__name__}")
+    return x
+
+
+def scalar_value(x, op: str, arg: str):
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, (bool, int, float)):
+        return x
+    raise TypeError(f"{op}(): argument '{arg}' must be a Tensor or a number, not "
+                    f"{type(x).__name__}")
+
+
+def binary_operands(a, b, op: str):
+    """Cast two operands to PyTorch's result dtype. Python scalars stay Python scalars
+    (NumPy treats them as weak too); tensors are converted with a tracked cast."""
+    a_is, b_is = isinstance(a, Tensor), isinstance(b, Tensor)
+    if a_is and b_is:
+        if a._data.dtype == b._data.dtype:
+            return a, b
+        result = dtypes.result_type(a, b)
+        return _cast(a, result), _cast(b, result)
+    if a_is:
+        b = scalar_value(b, op, "other")
+        result = dtypes.result_type(a, b)
+        return _cast(a, result), _scalar_as(b, result)
+    if b_is:
+        a = scalar_value(a, op, "input")
+        result = dtypes.result_type(a, b)
+        return _scalar_as(a, result), _cast(b, result)
+    raise TypeError(f"{op}(): expected at least one Tensor, got {type(a).__name__} and "
+                    f"{type(b).__name__}")
+
+
+def _cast(t: Tensor, d) -> Tensor:
+    return t if t._data.dtype == d.numpy else t.to(d)
+
+
+def _scalar_as(value, d):
+    # A float scalar meeting an int result (can't happen) or a bool meeting numbers: keep
+    # it as a Python number of the result's kind so NumPy's weak rules give d.
+    if d._category == 2:
+        return float(value)
+    if d._category == 1:
+        return int(value)
+    return value
+
+
+def float_operand(x: Tensor, op: str) -> Tensor:
+    """Unary math on integers gives the default float dtype, as in PyTorch."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(x).__name__}")
+    if x._data.dtype.kind != "f":
+        return x.to(dtypes.get_default_dtype())
+    return x
+
+
+def shape_of(x) -> tuple:
+    return x.shape if isinstance(x, (np.ndarray, Tensor)) else np.shape(x)
+
+
+def sum_to_shape(grad: Tensor, shape: tuple) -> Tensor:
+    """Undo broadcasting: sum ``grad`` over the dimensions that broadcasting added or
+    stretched, so it matches ``shape``."""
+    gshape = grad._data.shape
+    if gshape == tuple(shape):
+        return grad
+    lead = len(gshape) - len(shape)
+    dims = tuple(range(lead)) + tuple(
+        i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
+    out = grad.sum(dim=dims, keepdim=True) if dims else grad
+    if lead or out._data.shape != tuple(shape):
+        out = out.reshape(tuple(shape))
+    return out
+
+
+def wrap_dim(dim, ndim: int, op: str) -> int:
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        raise TypeError(f"{op}(): dim must be an int, not {type(dim).__name__}")
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"{op}(): Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {dim})")
+    return int(dim) % n
+
+
+def wrap_dims(dim, ndim: int, op: str) -> tuple:
+    """A sorted tuple of non-negative dims; None (or ()) means all."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (list, tuple)):
+        dims = tuple(wrap_dim(d, ndim, op) for d in dim)
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"{op}(): dim {list(dim)} appears multiple times in the list "
+                               "of dims")
+        return tuple(sorted(dims)) if dims else tuple(range(ndim))
+    return (wrap_dim(dim, ndim, op),)
+
+
+def parse_shape(shape, op: str) -> tuple:
+    """Accept f(2, 3) and f((2, 3)) and f([2, 3]) and f(ember.Size)."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    try:
+        return tuple(int(s) for s in shape)
+    except TypeError as error:
+        raise TypeError(f"{op}(): size must be a sequence of ints, got {shape!r}") from error
+
+
+def broadcast_error(op: str, *shapes) -> RuntimeError:
+    """PyTorch's message for shapes that don't broadcast, naming the op."""
+    shapes = [tuple(s) for s in shapes]
+    ndim = max(len(s) for s in shapes)
+    padded = [(1,) * (ndim - len(s)) + s for s in shapes]
+    for i in range(ndim):
+        sizes = {p[i] for p in padded if p[i] != 1}
+        if len(sizes) > 1:
+            a, b = [p[i] for p in padded if p[i] != 1][:2]
+            return RuntimeError(
+                f"{op}(): The size of tensor a ({a}) must match the size of tensor b ({b}) at "
+                f"non-singleton dimension {i} (shapes {[list(s) for s in shapes]})")
+    return RuntimeError(f"{op}(): shapes {[list(s) for s in shapes]} don't broadcast")

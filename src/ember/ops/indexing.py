@@ -1,0 +1,428 @@
+"""Indexing and copying: ``x[index]``, ``x[index] = value``, narrow, select, clone,
+contiguous, ``to`` (dtype/device casts), fill_, copy_, and the bookkeeping that makes
+in-place changes through a view update the base's graph (CopySlices)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import backend, dtypes
+from ..autograd.function import Function
+from ..autograd import grad_mode
+from ..tensor import Tensor
+from ._util import ensure_tensor, sum_to_shape, wrap_dim
+from .registry import Sample, register_op
+
+_INDEX_TYPES = "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables " \
+               "are valid indices"
+
+
+def convert_index(index, tensor: Tensor):
+    """A NumPy/CuPy index from a PyTorch-style one, and whether it is basic (a view)."""
+    items = index if isinstance(index, tuple) else (index,)
+    converted = []
+    basic = True
+    xp = backend.xp_for_device(tensor._device)
+    for item in items:
+        if item is None or item is Ellipsis:
+            converted.append(item)
+        elif isinstance(item, bool):
+            converted.append(item)
+            basic = False
+        elif isinstance(item, (int, np.integer)):
+            converted.append(int(item))
+        elif isinstance(item, slice):
+            start, stop, step = (_slice_part(p) for p in (item.start, item.stop, item.step))
+            if step is not None and step <= 0:
+                raise ValueError("step must be greater than zero")
+            converted.append(slice(start, stop, step))
+        elif isinstance(item, Tensor):
+            kind = item._data.dtype.kind
+            if kind not in "biu":
+                raise IndexError("tensors used as indices must be long, int, byte or bool "
+                                 f"tensors (got {item.dtype.name})")
+            if item._data.ndim == 0 and kind != "b":
+                converted.append(int(item.item()))
+                continue
+            array = item._data if item._device == tensor._device else \
+                backend.move(item._data, item._device, tensor._device)
+            converted.append(array.astype(bool) if item._data.dtype == np.uint8 else array)
+            basic = False
+        elif isinstance(item, (list, np.ndarray)) or type(item).__module__.startswith("cupy"):
+            array = xp.asarray(_plain(item))
+            if array.dtype.kind not in "biu" and array.size:
+                raise IndexError(f"{_INDEX_TYPES} (got a list of {array.dtype})")
+            converted.append(array.astype(np.int64) if array.size == 0 else array)
+            basic = False
+        else:
+            raise IndexError(f"{_INDEX_TYPES} (got {type(item).__name__})")
+    if basic and Ellipsis not in converted:
+        converted.append(Ellipsis)  # keeps x[0, 1] a 0-d view, not a NumPy scalar
+    return tuple(converted), basic
+
+
+def _slice_part(part):
+    if part is None or isinstance(part, int):
+        return part
+    if isinstance(part, (np.integer, Tensor)):
+        return int(part)
+    raise TypeError(f"slice indices must be integers or None, got {type(part).__name__}")
+
+
+def _plain(item):
+    if isinstance(item, list):
+        return [_plain(i) for i in item]
+    if isinstance(item, Tensor):
+        return item.tolist()
+    return item
+
+
+def _check_bounds(index, shape):
+    # NumPy's IndexError says 'axis'; say it the PyTorch way with the size.
+    dim = 0
+    for item in index:
+        if item is None:
+            continue
+        if item is Ellipsis:
+            break
+        if isinstance(item, int):
+            if dim >= len(shape):
+                raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+            if not -shape[dim] <= item < shape[dim]:
+                raise IndexError(f"index {item} is out of bounds for dimension {dim} with size "
+                                 f"{shape[dim]}")
+        dim += 1
+
+
+class BasicIndex(Function):
+    """Ints, slices, None and ...: the result is a view."""
+
+    node_name = "SliceBackward0"
+    is_view = True
+    always_view = True
+
+    @staticmethod
+    def forward(ctx, x, index):
+        ctx.input_shape, ctx.index = x.shape, index
+        if any(isinstance(i, int) for i in index):
+            ctx.node_name = "SelectBackward0"
+        return x[index]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexScatter.apply(grad, ctx.input_shape, ctx.index, False), None
+
+
+class AdvancedIndex(Function):
+    """Integer arrays and boolean masks: the result is a copy."""
+
+    node_name = "IndexBackward0"
+
+    @staticmethod
+    def forward(ctx, x, index):
+        ctx.input_shape, ctx.index = x.shape, index
+        return x[index]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexScatter.apply(grad, ctx.input_shape, ctx.index, True), None
+
+
+class IndexScatter(Function):
+    """The backward of indexing: a zero tensor of the input's shape with ``grad`` placed
+    at the index (summed where an advanced index repeats)."""
+
+    node_name = "IndexPutBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, shape, index, accumulate):
+        ctx.index, ctx.accumulate = index, accumulate
+        out = ctx.xp.zeros(shape, grad.dtype)
+        if accumulate:
+            backend.scatter_add(out, index, grad)
+        else:
+            out[index] = grad
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        op = AdvancedIndex if ctx.accumulate else BasicIndex
+        return op.apply(grad, ctx.index), None, None, None
+
+
+def _getitem_samples(make):
+    return [Sample((make((4, 5)), 1), name="int"),
+            Sample((make((4, 5)), (slice(1, None, 2), slice(None, 3))), name="slices with step"),
+            Sample((make((3, 4)), (None, Ellipsis, 0)), name="None and ..."),
+            Sample((make((4, 5)), (1, -1)), name="element"),
+            Sample((make((5, 3)), [0, 2, 2]), name="int list with repeats"),
+            Sample((make((4, 3)), (slice(None), [2, 0])), name="mixed")]
+
+
+@register_op("_getitem", internal=True)
+def _getitem(input, index):
+    ensure_tensor(input, "__getitem__")
+    converted, basic = convert_index(index, input)
+    if basic:
+        _check_bounds(converted, input._data.shape)
+        return BasicIndex.apply(input, converted)
+    try:
+        return AdvancedIndex.apply(input, converted)
+    except IndexError as error:
+        raise IndexError(str(error).replace("axis", "dimension")) from None
+
+
+@register_op("getitem", samples=_getitem_samples, torch=lambda torch, x, i: x[i])
+def getitem(input, index):
+    """``input[index]``: ints, slices (with steps), None, ..., integer tensors or lists,
+    boolean masks. Basic indexing returns a view."""
+    return _getitem(input, index)
+
+
+class IndexPut(Function):
+    """``out = x.clone(); out[index] = value`` (the out-of-place form of setitem)."""
+
+    node_name = "IndexPutBackward0"
+
+    @staticmethod
+    def forward(ctx, x, value, index, basic):
+        ctx.index, ctx.basic = index, basic
+        ctx.value_shape = np.shape(value)
+        out = x.copy()
+        out[index] = value
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        need_x, need_value = ctx.needs_input_grad[:2]
+        grad_x = IndexPut.apply(grad, 0, ctx.index, ctx.basic) if need_x else None
+        grad_value = None
+        if need_value:
+            picked = (BasicIndex if ctx.basic else AdvancedIndex).apply(grad, ctx.index)
+            grad_value = sum_to_shape(picked, ctx.value_shape)
+        return grad_x, grad_value, None, None
+
+
+def _value_for(input: Tensor, value, op: str):
+    if isinstance(value, Tensor):
+        if value._device != input._device and not (value._data.ndim == 0):
+            raise RuntimeError(f"{op}: value is on {value.device} but the tensor is on "
+                               f"{input.device}")
+        return value.to(input.dtype, input.device) if (
+            value.dtype is not input.dtype or value._device != input._device) else value
+    if isinstance(value, (bool, int, float, np.generic)):
+        return value
+    from ..creation import tensor
+
+    return tensor(value, dtype=input.dtype, device=input.device)
+
+
+@register_op("_index_put", internal=True)
+def _index_put(input, index, value):
+    converted, basic = convert_index(index, input)
+    if basic:
+        _check_bounds(converted, input._data.shape)
+    value = _value_for(input, value, "index_put")
+    try:
+        return IndexPut.apply(input, value, converted, basic)
+    except ValueError as error:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(np.shape(value))} "
+                           f"cannot be broadcast to the indexed result ({error})") from None
+
+
+def _setitem(self, index, value):
+    """``self[index] = value``; records the graph only when a gradient could flow."""
+    tracked = grad_mode._state.enabled and (
+        self._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
+    if tracked:
+        from ..tensor import _inplace
+
+        _inplace(self, _index_put, index, value)
+        return
+    converted, basic = convert_index(index, self)
+    if basic:
+        _check_bounds(converted, self._data.shape)
+    value = _value_for(self, value, "__setitem__")
+    self._data[converted] = value._data if isinstance(value, Tensor) else value
+    self._version_counter.value += 1
+
+
+Tensor.__setitem__ = _setitem
+
+
+@register_op(methods=("narrow",),
+             samples=lambda make: [Sample((make((4, 5)), 1, 1, 3)),
+                                   Sample((make((4, 5)), 0, 2, 2))])
+def narrow(input, dim, start, length):
+    """``length`` elements of ``dim`` from ``start`` (a view)."""
+    ensure_tensor(input, "narrow")
+    d = wrap_dim(dim, input._data.ndim, "narrow")
+    size = input._data.shape[d]
+    start = int(start)
+    if start < 0:
+        start += size
+    if not (0 <= start and start + length <= size and length >= 0):
+        raise IndexError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    index = (slice(None),) * d + (slice(start, start + length),)
+    return BasicIndex.apply(input, index + (Ellipsis,))
+
+
+@register_op(methods=("select",),
+             samples=lambda make: [Sample((make((4, 5)), 1, 2)), Sample((make((4, 5)), 0, -1))])
+def select(input, dim, index):
+    """The slice at ``index`` of ``dim``, that dimension removed (a view)."""
+    ensure_tensor(input, "select")
+    d = wrap_dim(dim, input._data.ndim, "select")
+    size = input._data.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension {d}")
+    return BasicIndex.apply(input, (slice(None),) * d + (int(index), Ellipsis))
+
+
+# ----------------------------------------------------------------------------- copies
+class Clone(Function):
+    node_name = "CloneBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+@register_op(methods=("clone",), samples=lambda make: [Sample((make((3, 4)),))])
+def clone(input, *, memory_format=None):
+    """A copy with its own memory, still in the graph."""
+    ensure_tensor(input, "clone")
+    return Clone.apply(input)
+
+
+def _contiguous(self, memory_format=None):
+    return self if self._data.flags.c_contiguous else Clone.apply(self)
+
+
+Tensor.contiguous = _contiguous
+
+
+class ToCopy(Function):
+    node_name = "ToCopyBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dtype, device, source_device):
+        ctx.source = (x.dtype, source_device)
+        if device != source_device:
+            ctx.out_device = device
+            x = backend.move(x, source_device, device)
+        return x.astype(dtype.numpy, copy=True) if x.dtype != dtype.numpy or \
+            device == source_device else x
+
+    @staticmethod
+    def backward(ctx, grad):
+        source_dtype, source_device = ctx.source
+        return grad.to(dtypes.from_numpy(source_dtype), source_device), None, None, None
+
+
+@register_op("_to_copy", internal=True)
+def _to_copy(input, dtype, device):
+    return ToCopy.apply(input, dtype, device, input._device)
+
+
+class Fill(Function):
+    node_name = "FillBackward0"
+
+    @staticmethod
+    def forward(ctx, x, value):
+        return ctx.xp.full_like(x, value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, grad.sum() if ctx.needs_input_grad[1] else None
+
+
+@register_op("_fill", internal=True)
+def _fill(input, value):
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value._data.ndim} dimensions.")
+        value = value.to(input.dtype)
+    return Fill.apply(input, value)
+
+
+class CopyInto(Function):
+    node_name = "CopyBackwards"
+
+    @staticmethod
+    def forward(ctx, x, src):
+        ctx.src_shape = src.shape
+        return ctx.xp.broadcast_to(src, x.shape).astype(x.dtype, copy=True)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, sum_to_shape(grad, ctx.src_shape) if ctx.needs_input_grad[1] else None
+
+
+@register_op("_copy_into", internal=True)
+def _copy_into(input, src):
+    if not isinstance(src, Tensor):
+        from ..creation import tensor
+
+        src = tensor(src, dtype=input.dtype, device=input.device)
+    if src._device != input._device or src.dtype is not input.dtype:
+        src = src.to(input.dtype, input.device)
+    try:
+        np.broadcast_shapes(src._data.shape, input._data.shape)
+    except ValueError:
+        raise RuntimeError(f"copy_(): the source of shape {list(src.shape)} can't be broadcast "
+                           f"to the destination's shape {list(input.shape)}") from None
+    return CopyInto.apply(input, src)
+
+
+# ----------------------------------------------------------------------------- views
+class CopySlices(Function):
+    """The base's new node after an in-place change through one of its views: the
+    gradient inside the view's region flows to the new values, the rest to the old base."""
+
+    node_name = "CopySlices"
+
+    @staticmethod
+    def forward(ctx, base, values, mask):
+        ctx.save_for_backward(mask)
+        return base  # the memory already holds the new values (written through the view)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        grad_values = _replay(grad, ctx.chain) if ctx.needs_input_grad[1] else None
+        return grad * mask, grad_values, None
+
+
+def _replay(tensor: Tensor, chain) -> Tensor:
+    """Apply a view's recorded chain of view ops to ``tensor``."""
+    for op, args, output_index in chain:
+        tensor = op.apply(tensor, *args)
+        if output_index is not None:
+            tensor = tensor[output_index]
+    return tensor
+
+
+@register_op("_rebase_view", internal=True)
+def _rebase_view(view: Tensor, result: Tensor) -> None:
+    base = view._base
+    chain = view._view_chain
+    with grad_mode.no_grad():
+        mask = Tensor._make(backend.xp_for_device(base._device).ones(base._data.shape,
+                                                                     base._data.dtype),
+                            base._device)
+        _replay(mask, chain)._data[...] = 0
+    snapshot = Tensor._make(base._data, base._device, base._requires_grad)
+    snapshot.grad_fn, snapshot._output_nr = base.grad_fn, base._output_nr
+    snapshot._version_counter = base._version_counter
+    new_base = CopySlices.apply(snapshot, result, mask)
+    new_base.grad_fn.chain = chain
+    base.grad_fn, base._output_nr, base._requires_grad = new_base.grad_fn, 0, True
+    regenerated = _replay(base, chain)
+    view.grad_fn, view._output_nr = regenerated.grad_fn, regenerated._output_nr
+    view._requires_grad = True

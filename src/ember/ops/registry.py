@@ -1,0 +1,92 @@
+"""The op registry: every public op registers here once, with its test spec.
+
+``@register_op`` names the public function (``ember.exp``, ``ember.linalg.inv``,
+``ember.nn.functional.relu``), binds its Tensor methods, and records how to test it:
+sample inputs, the PyTorch reference, and whether it is differentiable (twice). The op
+table in tests/ops/test_op_table.py reads ``OPS``; adding an op adds its tests.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..tensor import Tensor, _F
+
+__all__ = ["register_op", "OPS", "OpInfo", "Sample", "NAMESPACES"]
+
+
+@dataclass
+class Sample:
+    """One call of an op for the tests: positional and keyword arguments (Tensors made by
+    the test's ``make`` on the device under test)."""
+
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+    name: str = ""
+
+
+@dataclass
+class OpInfo:
+    name: str                        # public name, e.g. "exp" or "linalg.inv"
+    function: Callable               # the public function
+    namespace: str                   # "ember", "linalg", "nn.functional", "special", "fft"
+    methods: tuple                   # Tensor method names bound to it
+    samples: Callable | None         # samples(make) -> list[Sample]; None: not in the table
+    torch: Any                       # PyTorch reference: dotted name or callable(torch, ...)
+    differentiable: bool             # gradcheck applies
+    gradgrad: bool                   # gradgradcheck applies
+    float32: bool                    # also compare with PyTorch in float32
+    atol: float
+    rtol: float
+    output_process: Callable | None  # maps outputs before comparing (e.g. sort ambiguity)
+    doc: str
+
+
+OPS: dict[str, OpInfo] = {}
+NAMESPACES: dict[str, dict[str, Callable]] = {
+    "ember": {}, "linalg": {}, "nn.functional": {}, "special": {}, "fft": {},
+}
+
+
+def register_op(name: str | None = None, *, namespace: str = "ember", methods=(),
+                samples: Callable | None = None, torch: Any = "same",
+                differentiable: bool = True, gradgrad: bool = True, float32: bool = True,
+                atol: float = 1e-7, rtol: float = 1e-6, output_process=None,
+                also: tuple = (), internal: bool = False):
+    """Register a public op function.
+
+    name: the public name (defaults to the function's); methods: Tensor method names
+    ("exp", "__neg__"...); also: further names in the namespace (aliases); torch: the
+    reference for the oracle test ("same" means ``torch.<namespace>.<name>``, None means
+    no oracle); internal: reachable from the Tensor class only (``_getitem``).
+    """
+
+    def decorate(function: Callable) -> Callable:
+        public = name or function.__name__
+        _F[public if namespace == "ember" else f"{namespace}.{public}"] = function
+        for method in methods:
+            setattr(Tensor, method, function)
+        if internal:
+            return function
+        NAMESPACES[namespace][public] = function
+        for alias in also:
+            NAMESPACES[namespace][alias] = function
+        key = public if namespace == "ember" else f"{namespace}.{public}"
+        if key in OPS:
+            raise RuntimeError(f"op {key} is registered twice")
+        reference = torch
+        if reference == "same":
+            reference = key if namespace != "nn.functional" else f"nn.functional.{public}"
+        OPS[key] = OpInfo(
+            name=key, function=function, namespace=namespace, methods=tuple(methods),
+            samples=samples, torch=reference, differentiable=differentiable,
+            gradgrad=gradgrad and differentiable, float32=float32, atol=atol, rtol=rtol,
+            output_process=output_process, doc=(function.__doc__ or "").strip())
+        return function
+
+    return decorate
+
+
+def bind_method(name: str, function: Callable) -> None:
+    """A Tensor method that is not an op of its own (e.g. in-place forms)."""
+    setattr(Tensor, name, function)

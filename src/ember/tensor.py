@@ -1,0 +1,769 @@
+"""The Tensor: an array (NumPy or CuPy) with a dtype, a device and its place in the graph.
+
+There is no math here: ops live in ``ember.ops`` and reach the Tensor as methods through
+the registry. What lives here is what a tensor *is*: its data, its autograd state
+(requires_grad, grad, grad_fn, version counter, views), conversions and printing.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from . import backend, dtypes
+from .autograd import grad_mode
+from .autograd.function import RemovableHandle, accumulator_of
+from .backend import CPU
+
+_state = grad_mode._state
+_FROM_NUMPY = dtypes._FROM_NUMPY
+
+# The op functions (ember.add, ...) by name, filled in when ember.ops is imported.
+_F = {}
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints as ``ember.Size([2, 3])``."""
+
+    def __repr__(self) -> str:
+        return f"ember.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, item):
+        result = tuple.__getitem__(self, item)
+        return Size(result) if isinstance(item, slice) else result
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+
+class _VersionCounter:
+    """Shared by a tensor and its views; in-place changes bump it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = 0
+
+
+class Tensor:
+    """A multi-dimensional array that can record the ops applied to it.
+
+    >>> x = ember.tensor([1.0, 2.0], requires_grad=True)
+    >>> (x * x).sum().backward()
+    >>> x.grad
+    tensor([2., 4.])
+    """
+
+    __slots__ = ("_data", "_device", "_requires_grad", "grad_fn", "_output_nr", "_grad",
+                 "_version_counter", "_base", "_view_chain", "_accumulator", "_hooks",
+                 "_retains_grad", "__weakref__")
+    __array_priority__ = 1000  # make ndarray <op> Tensor defer to Tensor's reflected ops
+
+    def __init__(self, *args, device=None, dtype=None, requires_grad=False):
+        # ember.Tensor(data) or ember.Tensor(2, 3), as in PyTorch (float32 by default).
+        from .creation import tensor as make, empty
+
+        if len(args) == 1 and not isinstance(args[0], int):
+            source = make(args[0], dtype=dtype or dtypes.get_default_dtype(), device=device)
+        else:
+            source = empty(*args, dtype=dtype, device=device)
+        _init(self, source._data, source._device, bool(requires_grad))
+
+    @staticmethod
+    def _make(data, device, requires_grad=False):
+        """Internal constructor: no checks, no copies."""
+        t = object.__new__(Tensor)
+        t._data = data
+        t._device = device
+        t._requires_grad = requires_grad
+        t.grad_fn = None
+        t._output_nr = 0
+        t._grad = None
+        t._version_counter = _VersionCounter()
+        t._base = None
+        t._view_chain = ()
+        t._accumulator = None
+        t._hooks = None
+        t._retains_grad = False
+        return t
+
+    # ----------------------------------------------------------------- basic properties
+    @property
+    def dtype(self) -> dtypes.dtype:
+        return _FROM_NUMPY[self._data.dtype]
+
+    @property
+    def device(self) -> backend.device:
+        return self._device
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._device.type == "cpu"
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        """The shape, or the length of one dimension."""
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim, "size")]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._data.nbytes)
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def is_complex(self) -> bool:
+        return False
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def stride(self, dim: int | None = None):
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim, "stride")]
+
+    def data_ptr(self) -> int:
+        if isinstance(self._data, np.ndarray):
+            return self._data.__array_interface__["data"][0]
+        return self._data.data.ptr
+
+    def get_device(self) -> int:
+        return -1 if self._device.type == "cpu" else self._device.index
+
+    @property
+    def _version(self) -> int:
+        return self._version_counter.value
+
+    # ----------------------------------------------------------------- autograd state
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Start (or stop) recording ops on this leaf tensor. Returns self."""
+        requires_grad = bool(requires_grad)
+        if self.grad_fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+        if requires_grad and self._data.dtype.kind != "f":
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients "
+                f"(this one is {self.dtype.name}; convert it first, e.g. x.float())")
+        self._requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self._retains_grad:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
+                "Its .grad attribute won't be populated during autograd.backward(). If you "
+                "indeed want the .grad field to be populated for a non-leaf Tensor, use "
+                ".retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by "
+                "mistake, make sure you access the leaf Tensor instead.", UserWarning,
+                stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"assigned grad has data of a different size: {list(value.shape)} "
+                                   f"for a tensor of size {list(self.shape)}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(f"assigned grad has data of type {value.dtype} for a tensor "
+                                   f"of type {self.dtype}")
+            if value.device != self.device:
+                raise RuntimeError(f"assigned grad has data on {value.device} for a tensor on "
+                                   f"{self.device}")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def data(self) -> "Tensor":
+        """The same memory as a tensor outside the graph (prefer ``detach()``)."""
+        out = Tensor._make(self._data, self._device, False)
+        out._version_counter = self._version_counter
+        return out
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Tensor.data must be set to a Tensor, not {type(value).__name__}")
+        self._data = value._data
+        self._device = value._device
+
+    def detach(self) -> "Tensor":
+        """A tensor sharing this one's memory and version counter, outside the graph."""
+        out = Tensor._make(self._data, self._device, False)
+        out._version_counter = self._version_counter
+        return out
+
+    def detach_(self) -> "Tensor":
+        """Cut this tensor from the graph in place; it becomes a leaf."""
+        if self._base is not None and self._base._requires_grad and self.grad_fn is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self._output_nr = 0
+        self._requires_grad = False
+        return self
+
+    def retain_grad(self) -> None:
+        """Fill ``.grad`` of this non-leaf tensor during backward."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        import weakref
+
+        ref = weakref.ref(self)
+
+        def retain(grad):
+            tensor = ref()
+            if tensor is not None:
+                if tensor._grad is None:
+                    tensor._grad = grad.detach().clone() if not _state.enabled else grad.clone()
+                else:
+                    tensor._grad = tensor._grad + grad
+            return None
+
+        retain._ember_retain = True
+        self.grad_fn._register_tensor_hook(self._output_nr, retain)
+        self._retains_grad = True
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def register_hook(self, hook) -> RemovableHandle:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor
+        replaces the gradient. Returns a handle with ``remove()``."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn._register_tensor_hook(self._output_nr, hook)
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return RemovableHandle(self._hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+        """Compute the gradient of this tensor w.r.t. the graph's leaves into their ``.grad``.
+
+        ``gradient`` is required unless the tensor has one element. The graph's saved
+        values are freed afterwards unless ``retain_graph=True``.
+        """
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # ----------------------------------------------------------------- conversions
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The NumPy array behind a CPU tensor (shared memory)."""
+        if force:
+            return backend.cuda.to_host(self._data) if self._device.type == "cuda" else self._data
+        if self._requires_grad:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead.")
+        if self._device.type != "cpu":
+            raise TypeError(
+                f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() to "
+                "copy the tensor to host memory first.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        array = self.numpy()
+        if dtype is not None and array.dtype != dtype:
+            return array.astype(dtype)
+        return array.copy() if copy else array
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.item() if self._device.type == "cpu" else self._host().item()
+
+    def tolist(self):
+        """Nested Python lists of Python numbers."""
+        return self._host().tolist()
+
+    def _host(self) -> np.ndarray:
+        return self._data if self._device.type == "cpu" else backend.cuda.to_host(self._data)
+
+    def to(self, *args, **kwargs) -> "Tensor":
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)``; returns self
+        when nothing changes (unless ``copy=True``). Differentiable."""
+        device, dtype, copy = _parse_to(args, kwargs)
+        target_device = self._device if device is None else backend.parse_device(device)
+        target_dtype = self.dtype if dtype is None else dtypes.to_dtype(dtype)
+        if target_device == self._device and target_dtype is self.dtype and not copy:
+            return self
+        return _F["_to_copy"](self, target_dtype, target_device)
+
+    def cuda(self, device=None, non_blocking: bool = False) -> "Tensor":
+        target = "cuda" if device is None else (
+            f"cuda:{device}" if isinstance(device, int) else device)
+        return self.to(target)
+
+    def cpu(self) -> "Tensor":
+        return self.to(CPU)
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return _legacy_type_name(self)
+        return self.to(dtypes.to_dtype(dtype))
+
+    def float(self) -> "Tensor":
+        return self.to(dtypes.float32)
+
+    def double(self) -> "Tensor":
+        return self.to(dtypes.float64)
+
+    def half(self) -> "Tensor":
+        return self.to(dtypes.float16)
+
+    def int(self) -> "Tensor":
+        return self.to(dtypes.int32)
+
+    def long(self) -> "Tensor":
+        return self.to(dtypes.int64)
+
+    def short(self) -> "Tensor":
+        return self.to(dtypes.int16)
+
+    def char(self) -> "Tensor":
+        return self.to(dtypes.int8)
+
+    def byte(self) -> "Tensor":
+        return self.to(dtypes.uint8)
+
+    def bool(self) -> "Tensor":
+        return self.to(dtypes.bool)
+
+    def type_as(self, other: "Tensor") -> "Tensor":
+        return self.to(other.dtype)
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> "Tensor":
+        from .creation import tensor
+
+        return tensor(data, dtype=dtype or self.dtype, device=device or self._device,
+                      requires_grad=requires_grad)
+
+    def __dlpack__(self, stream=None, **kwargs):
+        if self._requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        if stream is None:
+            return self._data.__dlpack__(**kwargs)
+        return self._data.__dlpack__(stream=stream, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
+
+    # ----------------------------------------------------------------- Python protocol
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous "
+                f"(it has {self._data.size}); use .any() or .all()")
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __repr__(self) -> str:
+        from ._tensor_str import tensor_repr
+
+        return tensor_repr(self)
+
+    __str__ = __repr__
+    __hash__ = object.__hash__
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError(
+            "ember tensors are not pickled (pickle can run code on load); use ember.save / "
+            "ember.load, or send tensor.numpy() between processes")
+
+    def __deepcopy__(self, memo):
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment")
+        out = Tensor._make(self._data.copy(), self._device, self._requires_grad)
+        if self._grad is not None:
+            out._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = out
+        return out
+
+    @property
+    def T(self) -> "Tensor":
+        if self._data.ndim not in (0, 1, 2):
+            warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse "
+                          "their shape is deprecated; use x.mT or x.permute.", UserWarning,
+                          stacklevel=2)
+        return _F["permute"](self, tuple(range(self._data.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> "Tensor":
+        return _F["transpose"](self, -2, -1)
+
+    @property
+    def H(self) -> "Tensor":
+        return self.T
+
+    @property
+    def mH(self) -> "Tensor":
+        return self.mT
+
+    # ----------------------------------------------------------------- operators
+    def __add__(self, other):
+        return _F["add"](self, other)
+
+    def __radd__(self, other):
+        return _F["add"](other, self)
+
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __sub__(self, other):
+        return _F["sub"](self, other)
+
+    def __rsub__(self, other):
+        return _F["sub"](other, self)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __mul__(self, other):
+        return _F["mul"](self, other)
+
+    def __rmul__(self, other):
+        return _F["mul"](other, self)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __truediv__(self, other):
+        return _F["div"](self, other)
+
+    def __rtruediv__(self, other):
+        return _F["div"](other, self)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    def __floordiv__(self, other):
+        return _F["floor_divide"](self, other)
+
+    def __rfloordiv__(self, other):
+        return _F["floor_divide"](other, self)
+
+    def __ifloordiv__(self, other):
+        return _inplace(self, _F["floor_divide"], other)
+
+    def __mod__(self, other):
+        return _F["remainder"](self, other)
+
+    def __rmod__(self, other):
+        return _F["remainder"](other, self)
+
+    def __imod__(self, other):
+        return _inplace(self, _F["remainder"], other)
+
+    def __pow__(self, other):
+        return _F["pow"](self, other)
+
+    def __rpow__(self, other):
+        return _F["pow"](other, self)
+
+    def __ipow__(self, other):
+        return _inplace(self, _F["pow"], other)
+
+    def __matmul__(self, other):
+        return _F["matmul"](self, other)
+
+    def __rmatmul__(self, other):
+        return _F["matmul"](other, self)
+
+    def __neg__(self):
+        return _F["neg"](self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _F["abs"](self)
+
+    def __invert__(self):
+        return _F["bitwise_not"](self)
+
+    def __and__(self, other):
+        return _F["bitwise_and"](self, other)
+
+    __rand__ = __and__
+
+    def __or__(self, other):
+        return _F["bitwise_or"](self, other)
+
+    __ror__ = __or__
+
+    def __xor__(self, other):
+        return _F["bitwise_xor"](self, other)
+
+    __rxor__ = __xor__
+
+    def __iand__(self, other):
+        return _inplace(self, _F["bitwise_and"], other)
+
+    def __ior__(self, other):
+        return _inplace(self, _F["bitwise_or"], other)
+
+    def __ixor__(self, other):
+        return _inplace(self, _F["bitwise_xor"], other)
+
+    def __lshift__(self, other):
+        return _F["bitwise_left_shift"](self, other)
+
+    def __rshift__(self, other):
+        return _F["bitwise_right_shift"](self, other)
+
+    def __eq__(self, other):
+        if other is None:
+            return False
+        return _F["eq"](self, other)
+
+    def __ne__(self, other):
+        if other is None:
+            return True
+        return _F["ne"](self, other)
+
+    def __lt__(self, other):
+        return _F["lt"](self, other)
+
+    def __le__(self, other):
+        return _F["le"](self, other)
+
+    def __gt__(self, other):
+        return _F["gt"](self, other)
+
+    def __ge__(self, other):
+        return _F["ge"](self, other)
+
+    def __getitem__(self, index):
+        return _F["_getitem"](self, index)
+
+    def __setitem__(self, index, value) -> None:
+        _inplace(self, _F["_index_put"], index, value)
+
+    # ----------------------------------------------------------------- in-place ops
+    def add_(self, other, *, alpha=1):
+        return _inplace(self, _F["add"], other, alpha=alpha)
+
+    def sub_(self, other, *, alpha=1):
+        return _inplace(self, _F["sub"], other, alpha=alpha)
+
+    def mul_(self, other):
+        return _inplace(self, _F["mul"], other)
+
+    def div_(self, other, *, rounding_mode=None):
+        return _inplace(self, _F["div"], other, rounding_mode=rounding_mode)
+
+    def pow_(self, exponent):
+        return _inplace(self, _F["pow"], exponent)
+
+    def neg_(self):
+        return _inplace(self, _F["neg"])
+
+    def clamp_(self, min=None, max=None):  # noqa: A002 - PyTorch's names
+        return _inplace(self, _F["clamp"], min, max)
+
+    clip_ = clamp_
+
+    def zero_(self):
+        """Set every element to 0 in place."""
+        return _inplace(self, _F["_fill"], 0)
+
+    def fill_(self, value):
+        """Set every element to ``value`` in place."""
+        return _inplace(self, _F["_fill"], value)
+
+    def copy_(self, src, non_blocking: bool = False):
+        """Copy ``src`` (broadcast, cast, moved to this tensor's device) into this tensor."""
+        return _inplace(self, _F["_copy_into"], src)
+
+
+def _init(t: Tensor, data, device, requires_grad: bool) -> None:
+    fresh = Tensor._make(data, device, False)
+    for name in Tensor.__slots__[:-1]:
+        setattr(t, name, getattr(fresh, name))
+    t.requires_grad_(requires_grad)
+
+
+def _wrap_dim(dim: int, ndim: int, op: str) -> int:
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+            f" in {op}")
+    return dim % n
+
+
+def _parse_to(args, kwargs):
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            device, dtype = a._device, a.dtype
+        elif isinstance(a, dtypes.dtype) or a in (float, int, bool):
+            dtype = a
+        elif isinstance(a, (str, backend.device, int)) and not isinstance(a, bool):
+            device = a
+        elif isinstance(a, bool):
+            continue  # to(device, dtype, non_blocking) positional flag
+        else:
+            raise TypeError(f"to() received an invalid argument {a!r}: expected a device, dtype "
+                            "or tensor")
+    return device, dtype, copy
+
+
+_LEGACY = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+           "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+           "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+
+
+def _legacy_type_name(t: Tensor) -> str:
+    prefix = "ember.cuda." if t._device.type == "cuda" else "ember."
+    return prefix + _LEGACY[t.dtype.name]
+
+
+def _inplace(self: Tensor, function, *args, **kwargs) -> Tensor:
+    """Run ``function(self, *args)`` out of place, write the result into self's memory and
+    make self the output of that graph node. The shared version counter goes up, so any
+    node that saved the old value will refuse to backward."""
+    grad_on = _state.enabled
+    if grad_on and self.grad_fn is None and self._requires_grad:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation. "
+            "Change parameters inside `with torch.no_grad():` (here: `with ember.no_grad():`), "
+            "or use an out-of-place op.")
+    base = self._base
+    if grad_on and base is not None and base.grad_fn is None and base._requires_grad:
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place "
+            "operation. Do it inside `with ember.no_grad():`, or clone the tensor first.")
+    result = function(self, *args, **kwargs)
+    if result.shape != self.shape:
+        raise RuntimeError(
+            f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+            f"{list(result.shape)}")
+    if result.dtype is not self.dtype:
+        if not dtypes.can_cast(result.dtype, self.dtype):
+            raise RuntimeError(
+                f"result type {result.dtype.name} can't be cast to the desired output type "
+                f"{self.dtype.name}")
+        result = result.to(self.dtype)
+    if self._data.ndim == 0 and isinstance(self._data, np.ndarray):
+        self._data[()] = result._data
+    else:
+        self._data[...] = result._data
+    self._version_counter.value += 1
+    if result._requires_grad:
+        if base is not None and (base._requires_grad or result._requires_grad):
+            _F["_rebase_view"](self, result)
+        else:
+            self.grad_fn = result.grad_fn
+            self._output_nr = result._output_nr
+            self._requires_grad = True
+    return self
+
+
+def tensor_or_none(value):
+    return value if isinstance(value, Tensor) else None

@@ -1,0 +1,31 @@
+"""Shared fixtures: the devices to test on (CUDA wherever CuPy sees a GPU), and PyTorch
+as an optional oracle."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+
+DEVICES = ["cpu"] + (["cuda"] if ember.cuda.is_available() else [])
+
+try:
+    import torch  # noqa: F401
+
+    HAVE_TORCH = True
+except ImportError:  # the oracle tests skip cleanly without PyTorch
+    HAVE_TORCH = False
+
+requires_torch = pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch is not installed")
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    return request.param
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    ember.manual_seed(0)
+    np.random.seed(0)
+    yield
