@@ -16,7 +16,7 @@ demo: $(STAMP)
 	$(PY) -m ember
 
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2
 
 # On a machine with a GPU and CuPy already installed (no network needed).
 test-gpu:

@@ -52,13 +52,15 @@ def register_op(name: str | None = None, *, namespace: str = "ember", methods=()
                 samples: Callable | None = None, torch: Any = "same",
                 differentiable: bool = True, gradgrad: bool = True, float32: bool = True,
                 atol: float = 1e-7, rtol: float = 1e-6, output_process=None,
-                also: tuple = (), internal: bool = False):
+                also: tuple = (), internal: bool = False, exported_in: tuple = ()):
     """Register a public op function.
 
     name: the public name (defaults to the function's); methods: Tensor method names
-    ("exp", "__neg__"...); also: further names in the namespace (aliases); torch: the
-    reference for the oracle test ("same" means ``torch.<namespace>.<name>``, None means
-    no oracle); internal: reachable from the Tensor class only (``_getitem``).
+    ("exp", "__neg__"...); also: further names in the namespace (aliases); exported_in:
+    further namespaces that offer the same function (``relu`` is ``ember.relu`` and
+    ``ember.nn.functional.relu``); torch: the reference for the oracle test ("same" means
+    ``torch.<namespace>.<name>``, or the Tensor method when torch has no such function;
+    None means no oracle); internal: reachable from the Tensor class only (``_getitem``).
     """
 
     def decorate(function: Callable) -> Callable:
@@ -71,6 +73,8 @@ def register_op(name: str | None = None, *, namespace: str = "ember", methods=()
         NAMESPACES[namespace][public] = function
         for alias in also:
             NAMESPACES[namespace][alias] = function
+        for other in exported_in:
+            NAMESPACES[other][public] = function
         key = public if namespace == "ember" else f"{namespace}.{public}"
         if key in OPS:
             raise RuntimeError(f"op {key} is registered twice")

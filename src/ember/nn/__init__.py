@@ -1,0 +1,2 @@
+"""``ember.nn``: modules, parameters and the functional API."""
+from . import functional  # noqa: F401

@@ -1,0 +1,2 @@
+"""Loss functions of ember.nn.functional."""
+from __future__ import annotations

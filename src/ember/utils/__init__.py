@@ -1,0 +1,1 @@
+"""``ember.utils``: data loading and other utilities."""
