@@ -7,7 +7,8 @@ import numpy as np
 from . import cpu, cuda
 from .device import CPU, device
 
-__all__ = ["device", "CPU", "xp_of", "xp_for_device", "move", "parse_device", "scatter_add"]
+__all__ = ["device", "CPU", "xp_of", "xp_for_device", "move", "parse_device", "scatter_add",
+           "scatter_reduce"]
 
 
 def parse_device(value) -> device:
@@ -63,6 +64,15 @@ def scatter_add(target, index, values) -> None:
         cpu.scatter_add(target, index, values)
     else:
         cuda.scatter_add(target, index, values)
+
+
+def scatter_reduce(target, index, values, op: str) -> None:
+    """``target[index] = op(target[index], values)`` applying every repeated index; op is
+    'add', 'multiply', 'maximum' or 'minimum'."""
+    if isinstance(target, np.ndarray):
+        cpu.scatter_reduce(target, index, values, op)
+    else:
+        cuda.scatter_reduce(target, index, values, op)
 
 
 def view_reshape(array, shape):

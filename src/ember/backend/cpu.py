@@ -22,3 +22,9 @@ def from_host(array, index=None):
 def view_reshape(array, shape):
     """Reshape without copying; ValueError when the strides don't allow it."""
     return np.reshape(array, shape, copy=False)
+
+
+def scatter_reduce(target, index, values, op: str) -> None:
+    """``target[index] = op(target[index], values)`` with repeated indices all applied;
+    op is one of 'add', 'multiply', 'maximum', 'minimum' (NumPy's unbuffered ufunc.at)."""
+    getattr(np, op).at(target, index, values)

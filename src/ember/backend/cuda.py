@@ -130,3 +130,61 @@ def view_reshape(array, shape):
     except AttributeError as error:
         raise ValueError(str(error)) from None
     return view
+
+
+_ATOMIC_MULTIPLY = r"""
+__device__ void atomic_multiply(float* address, float value) {
+    int* word = (int*)address;
+    int old = *word, assumed;
+    do {
+        assumed = old;
+        old = atomicCAS(word, assumed, __float_as_int(__int_as_float(assumed) * value));
+    } while (assumed != old);
+}
+__device__ void atomic_multiply(double* address, double value) {
+    unsigned long long* word = (unsigned long long*)address;
+    unsigned long long old = *word, assumed;
+    do {
+        assumed = old;
+        old = atomicCAS(word, assumed, (unsigned long long)__double_as_longlong(
+            __longlong_as_double((long long)assumed) * value));
+    } while (assumed != old);
+}
+__device__ void atomic_multiply(long long* address, long long value) {
+    unsigned long long* word = (unsigned long long*)address;
+    unsigned long long old = *word, assumed;
+    do {
+        assumed = old;
+        old = atomicCAS(word, assumed, (unsigned long long)((long long)assumed * value));
+    } while (assumed != old);
+}
+"""
+_multiply_kernel = None
+
+
+def scatter_reduce(target, index, values, op: str) -> None:
+    """``target[index] = op(target[index], values)`` with repeated indices all applied.
+    cupyx covers add/maximum/minimum with atomics; multiply has no CUDA atomic, so it runs
+    a compare-and-swap loop per element (in float32, float64 or int64)."""
+    global _multiply_kernel
+    cp = cupy()
+    if op != "multiply":
+        import cupyx
+
+        scatter = {"add": cupyx.scatter_add, "maximum": cupyx.scatter_max,
+                   "minimum": cupyx.scatter_min}[op]
+        scatter(target, index, values)
+        return
+    if _multiply_kernel is None:
+        _multiply_kernel = cp.ElementwiseKernel(
+            "T value, int64 position", "raw T target",
+            "atomic_multiply(&target[position], value)", "ember_scatter_multiply",
+            preamble=_ATOMIC_MULTIPLY)
+    positions = cp.arange(target.size, dtype=cp.int64).reshape(target.shape)[index]
+    work_dtype = target.dtype if target.dtype in (cp.float32, cp.float64) else cp.int64
+    work = target if target.dtype == work_dtype and target.flags.c_contiguous else \
+        cp.ascontiguousarray(target, dtype=work_dtype)
+    values = cp.broadcast_to(cp.asarray(values, dtype=work_dtype), positions.shape)
+    _multiply_kernel(values, positions, work)
+    if work is not target:
+        target[...] = work.astype(target.dtype)
