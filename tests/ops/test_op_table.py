@@ -75,6 +75,8 @@ def _as_function(info, sample: Sample):
         replacements = iter(tensors)
         args = _substitute(sample.args, replacements)
         kwargs = _substitute(sample.kwargs, replacements)
+        if info.gradcheck_wrapper is not None:
+            return info.gradcheck_wrapper(info.function, *args, **kwargs)
         return info.function(*args, **kwargs)
     return function
 

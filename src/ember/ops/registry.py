@@ -40,6 +40,10 @@ class OpInfo:
     rtol: float
     output_process: Callable | None  # maps outputs before comparing (e.g. sort ambiguity)
     doc: str
+    # gradcheck calls gradcheck_wrapper(function, *args, **kwargs) instead of the function:
+    # ops that read only part of an input (eigh reads one triangle) are checked on a
+    # symmetrized input, as PyTorch's OpInfo does. None: the function itself.
+    gradcheck_wrapper: Callable | None = None
 
 
 OPS: dict[str, OpInfo] = {}
@@ -52,7 +56,8 @@ def register_op(name: str | None = None, *, namespace: str = "ember", methods=()
                 samples: Callable | None = None, torch: Any = "same",
                 differentiable: bool = True, gradgrad: bool = True, float32: bool = True,
                 atol: float = 1e-7, rtol: float = 1e-6, output_process=None,
-                also: tuple = (), internal: bool = False, exported_in: tuple = ()):
+                also: tuple = (), internal: bool = False, exported_in: tuple = (),
+                gradcheck_wrapper: Callable | None = None):
     """Register a public op function.
 
     name: the public name (defaults to the function's); methods: Tensor method names
@@ -85,7 +90,8 @@ def register_op(name: str | None = None, *, namespace: str = "ember", methods=()
             name=key, function=function, namespace=namespace, methods=tuple(methods),
             samples=samples, torch=reference, differentiable=differentiable,
             gradgrad=gradgrad and differentiable, float32=float32, atol=atol, rtol=rtol,
-            output_process=output_process, doc=(function.__doc__ or "").strip())
+            output_process=output_process, doc=(function.__doc__ or "").strip(),
+            gradcheck_wrapper=gradcheck_wrapper)
         return function
 
     return decorate
