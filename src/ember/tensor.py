@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from . import backend, dtypes
+from .autograd import function as _function_module
 from .autograd import grad_mode
 from .autograd.function import RemovableHandle, accumulator_of
 from .backend import CPU
@@ -673,6 +674,9 @@ class Tensor:
     def copy_(self, src, non_blocking: bool = False):
         """Copy ``src`` (broadcast, cast, moved to this tensor's device) into this tensor."""
         return _inplace(self, _F["_copy_into"], src)
+
+
+_function_module._Tensor = Tensor
 
 
 def _init(t: Tensor, data, device, requires_grad: bool) -> None:

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import weakref
 
+import numpy as _np
+
 from .. import backend
 from ..backend import CPU
 from . import anomaly as _anomaly
 from . import grad_mode
 
 _state = grad_mode._state
+_Tensor = None  # ember.Tensor, set by ember.tensor once the class exists (import order)
 
 SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -175,8 +178,7 @@ class FunctionCtx(Node):
 
 
 def _unpack(node, item):
-    from ..tensor import Tensor
-
+    Tensor = _Tensor
     if item is None:
         return None
     if isinstance(item, _SavedOutput):
@@ -264,38 +266,26 @@ class Function(FunctionCtx):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from ..tensor import Tensor
-
-        tensors = []
-        positions = []
-        for i, a in enumerate(args):
+        # One pass over the arguments: arrays for forward, the device, whether to record.
+        Tensor = _Tensor
+        ctx = object.__new__(cls)
+        arrays = []
+        device = None
+        requires_grad = False
+        for a in args:
             if isinstance(a, Tensor):
-                tensors.append(a)
-                positions.append(i)
-        if not tensors:
+                if a._device is not device:
+                    if device is not None:
+                        return _apply_across_devices(cls, ctx, args, kwargs)
+                    device = a._device
+                if a._requires_grad:
+                    requires_grad = True
+                arrays.append(a._data)
+            else:
+                arrays.append(a)
+        if device is None:
             raise TypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
-        device = tensors[0]._device
-        if len(tensors) > 1:
-            device = _check_devices(cls.op_name or cls.__name__, tensors)
-        ctx = cls.__new__(cls)
-        ctx._device = device
-        ctx.xp = backend.xp_for_device(device)
-        requires_grad = cls.differentiable and _state.enabled and any(
-            t._requires_grad for t in tensors)
-        ctx.needs_input_grad = tuple(
-            isinstance(a, Tensor) and a._requires_grad and requires_grad for a in args)
-        ctx._tensor_positions = positions
-        if _anomaly._flag.enabled:
-            _anomaly.record_stack(ctx)
-        if not cls._array_forward:
-            return _apply_tensor_forward(cls, ctx, args, kwargs, tensors, requires_grad)
-        arrays = [_on(a, device) if isinstance(a, Tensor) else a for a in args]
-        if device.type == "cuda" and device.index != backend.cuda.current_device():
-            with backend.cuda.device_guard(device.index):
-                result = cls.forward(ctx, *arrays, **kwargs)
-        else:
-            result = cls.forward(ctx, *arrays, **kwargs)
-        return _wrap_outputs(cls, ctx, args, arrays, result, tensors, requires_grad)
+        return _run_forward(cls, ctx, args, arrays, kwargs, device, requires_grad)
 
     def _run_backward(self, grads):
         """Called by the engine with one gradient per output."""
@@ -314,6 +304,41 @@ class Function(FunctionCtx):
         return result
 
 
+def _apply_across_devices(cls, ctx, args, kwargs):
+    """The slow path: tensors on several devices (0-d CPU tensors may join a CUDA op)."""
+    Tensor = _Tensor
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    device = _check_devices(cls.op_name or cls.__name__, tensors)
+    arrays = [_on(a, device) if isinstance(a, Tensor) else a for a in args]
+    requires_grad = any(t._requires_grad for t in tensors)
+    return _run_forward(cls, ctx, args, arrays, kwargs, device, requires_grad)
+
+
+def _run_forward(cls, ctx, args, arrays, kwargs, device, requires_grad):
+    ctx._device = device
+    requires_grad = requires_grad and cls.differentiable and _state.enabled
+    if requires_grad:
+        Tensor = _Tensor
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        ctx._tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+    else:
+        ctx.needs_input_grad = (False,) * len(args)
+    if _anomaly._flag.enabled:
+        _anomaly.record_stack(ctx)
+    if not cls._array_forward:
+        ctx.xp = backend.xp_for_device(device)
+        tensors = [a for a in args if isinstance(a, _Tensor)]
+        return _apply_tensor_forward(cls, ctx, args, kwargs, tensors, requires_grad)
+    if device is CPU:
+        ctx.xp = _np
+        result = cls.forward(ctx, *arrays, **kwargs)
+    else:
+        ctx.xp = backend.xp_for_device(device)
+        with backend.cuda.device_guard(device.index):
+            result = cls.forward(ctx, *arrays, **kwargs)
+    return _wrap_outputs(cls, ctx, args, arrays, result, requires_grad)
+
+
 def _on(tensor, device):
     if tensor._device is device:
         return tensor._data
@@ -321,8 +346,7 @@ def _on(tensor, device):
 
 
 def _materialize(node, grads):
-    from ..tensor import Tensor
-
+    Tensor = _Tensor
     out = list(grads)
     for i, g in enumerate(out):
         if g is None:
@@ -331,40 +355,69 @@ def _materialize(node, grads):
     return out
 
 
-def _wrap_outputs(cls, ctx, args, arrays, result, tensors, requires_grad):
-    from ..tensor import Tensor
-
-    device = ctx.out_device or ctx._device
-    xp = ctx.xp if ctx.out_device is None else backend.xp_for_device(device)
-    multiple = isinstance(result, tuple)
-    outputs = result if multiple else (result,)
+def _wrap_outputs(cls, ctx, args, arrays, result, requires_grad):
+    out_device = ctx.out_device
+    device = out_device or ctx._device
+    xp = ctx.xp if out_device is None else backend.xp_for_device(device)
+    ndarray = xp.ndarray
+    make = _Tensor._make
     non_diff = ctx._non_differentiable
+    if type(result) is not tuple:  # the common case: one output
+        original = result  # NumPy gives scalars for 0-d results; forward may have saved one
+        if type(result) is not ndarray:
+            result = xp.asarray(result)
+        differentiable = requires_grad and result.dtype.kind == "f" and id(result) not in non_diff
+        out = make(result, device, differentiable)
+        if differentiable:
+            out.grad_fn = ctx
+        if cls.is_view:
+            _link_view(cls, args, out, args[0])
+        if requires_grad:
+            ctx._edges = _edges(args)
+            if ctx._to_save:
+                ctx._saved = _resolve_saved(ctx._to_save, arrays, args, (original,), (out,))
+                ctx._to_save = ()
+        return out
     wrapped = []
-    for nr, array in enumerate(outputs):
-        if type(array) is not xp.ndarray:
+    outputs = []
+    for nr, array in enumerate(result):
+        outputs.append(array)
+        if type(array) is not ndarray:
             array = xp.asarray(array)
         differentiable = requires_grad and array.dtype.kind == "f" and id(array) not in non_diff
-        t = Tensor._make(array, device, differentiable)
+        t = make(array, device, differentiable)
         if differentiable:
             t.grad_fn = ctx
             t._output_nr = nr
         wrapped.append(t)
     if cls.is_view:
-        _link_view(cls, args, wrapped[0] if not multiple else wrapped, tensors[0])
+        _link_view(cls, args, wrapped, args[0])
     if requires_grad:
-        ctx._edges = tuple(
-            edge_of(a) if isinstance(a, Tensor) and a._requires_grad else None for a in args)
+        ctx._edges = _edges(args)
         ctx._num_outputs = len(outputs)
         ctx._output_meta = [(t._data.shape, t.dtype) for t in wrapped]
         if ctx._to_save:
             ctx._saved = _resolve_saved(ctx._to_save, arrays, args, outputs, wrapped)
-    ctx._to_save = ()
-    return tuple(wrapped) if multiple else wrapped[0]
+            ctx._to_save = ()
+    return tuple(wrapped)
+
+
+def _edges(args):
+    Tensor = _Tensor
+    edges = []
+    for a in args:
+        if isinstance(a, Tensor) and a._requires_grad:
+            if a.grad_fn is not None:
+                edges.append((a.grad_fn, a._output_nr))
+            else:
+                edges.append((accumulator_of(a), 0))
+        else:
+            edges.append(None)
+    return edges
 
 
 def _resolve_saved(values, arrays, args, outputs, wrapped):
-    from ..tensor import Tensor
-
+    Tensor = _Tensor
     saved = []
     for v in values:
         if v is None:
@@ -400,7 +453,7 @@ def _link_view(cls, args, outputs, base_input):
 
 def _apply_tensor_forward(cls, ctx, args, kwargs, tensors, requires_grad):
     """User Functions: forward gets Tensors under no_grad and returns Tensors."""
-    from ..tensor import Tensor
+    Tensor = _Tensor
 
     with grad_mode.no_grad():
         result = cls.forward(ctx, *args, **kwargs)

@@ -10,6 +10,7 @@ from .. import dtypes
 from ..tensor import Tensor
 
 _SCALARS = (numbers.Number, np.generic)
+_WEAK = (float, int)
 
 
 def type_name(x) -> str:
@@ -35,6 +36,11 @@ def binary_operands(a, b, op: str):
     """Cast two operands to PyTorch's result dtype. Python scalars stay Python scalars
     (NumPy treats them as weak too); tensors are converted with a tracked cast."""
     a_is, b_is = isinstance(a, Tensor), isinstance(b, Tensor)
+    # fast paths: a float tensor with a Python number keeps its dtype
+    if a_is and type(b) in _WEAK and a._data.dtype.kind == "f":
+        return a, b
+    if b_is and type(a) in _WEAK and b._data.dtype.kind == "f":
+        return a, b
     if a_is and b_is:
         if a._data.dtype == b._data.dtype:
             return a, b
