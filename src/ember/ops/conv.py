@@ -1,2 +1,624 @@
-"""Convolutions (conv1d/2d/3d, conv_transpose1d/2d), unfold/fold: vectorized with strided windows and matrix products."""
+"""Convolutions (conv1d/2d/3d, conv_transpose1d/2d) and unfold/fold, vectorized with
+strided windows and matrix products.
+
+Three array kernels share one geometry (``_Geometry``: the spatial size of the
+convolution's input, kernel, stride, padding on each side, dilation, groups, output size):
+
+- ``_conv``: im2col (one strided-window view, one copy) and one batched matmul,
+- ``_conv_transpose``: the adjoint of ``_conv`` in its input: one matmul, then col2im
+  (a loop over the handful of kernel offsets, each one strided add),
+- ``_conv_weight``: the adjoint of ``_conv`` in its weight: im2col and one matmul.
+
+The three Functions built on them are each other's backward, so gradients of any order
+are convolutions again:
+
+    y = conv(x, w)            dx = conv_transpose(dy, w)    dw = conv_weight(x, dy)
+    x = conv_transpose(y, w)  dy = conv(dx, w)              dw = conv_weight(dx, y)
+    w = conv_weight(x, y)     dx = conv_transpose(y, dw)    dy = conv(x, dw)
+
+Cost of one call, for a batch B, C input and O output channels, groups g, kernel volume
+K and P output positions: time O(B * P * C * K * O / g) (one GEMM), extra memory
+O(B * P * C * K) for the im2col matrix.
+"""
 from __future__ import annotations
+
+import itertools
+import math
+from typing import NamedTuple
+
+from ..autograd.function import Function
+from ..tensor import Tensor
+from ._util import ensure_tensor
+from .registry import Sample, register_op
+
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "conv_transpose3d", "unfold", "fold"]
+
+
+class _Geometry(NamedTuple):
+    """Where the windows of a convolution lie. ``size`` is the spatial size of the
+    convolution's input (the output of the transposed convolution); ``out`` the number of
+    windows along each dim; ``pad_hi`` may exceed what the windows reach."""
+
+    size: tuple
+    kernel: tuple
+    stride: tuple
+    pad_lo: tuple
+    pad_hi: tuple
+    dilation: tuple
+    groups: int
+    out: tuple
+
+
+# ----------------------------------------------------------------------------- array kernels
+def _pad(xp, x, lo, hi, value=0.0):
+    """``x`` with its trailing ``len(lo)`` dims padded by ``value`` (the same array when no
+    padding is needed)."""
+    if not any(lo) and not any(hi):
+        return x
+    n = len(lo)
+    lead = x.shape[:x.ndim - n]
+    shape = lead + tuple(s + a + b for s, a, b in zip(x.shape[x.ndim - n:], lo, hi))
+    out = xp.full(shape, value, dtype=x.dtype)
+    inner = tuple(slice(a, a + s) for a, s in zip(lo, x.shape[x.ndim - n:]))
+    out[(Ellipsis,) + inner] = x
+    return out
+
+
+def _windows(xp, padded, kernel, stride, dilation, out, lead_shape=None, lead_strides=None):
+    """A strided view of ``padded`` (lead dims, then spatial dims) with shape
+    lead + kernel + out: element [..., k, o] is padded[..., o * stride + k * dilation]."""
+    n = len(kernel)
+    strides = padded.strides[padded.ndim - n:]
+    if lead_shape is None:
+        lead_shape = padded.shape[:padded.ndim - n]
+        lead_strides = padded.strides[:padded.ndim - n]
+    shape = tuple(lead_shape) + tuple(kernel) + tuple(out)
+    view_strides = (tuple(lead_strides) + tuple(s * d for s, d in zip(strides, dilation))
+                    + tuple(s * st for s, st in zip(strides, stride)))
+    return xp.lib.stride_tricks.as_strided(padded, shape, view_strides)
+
+
+def _im2col(xp, x, geo: _Geometry, batch_last: bool = False):
+    """The im2col matrix of x (B, C, *size): (B, g, C/g * K, P), or with ``batch_last``
+    (g, C/g * K, B * P)."""
+    batch, channels = x.shape[:2]
+    g = geo.groups
+    cg = channels // g
+    padded = _pad(xp, x, geo.pad_lo, geo.pad_hi)
+    sb, sc = padded.strides[:2]
+    kernel_volume = math.prod(geo.kernel)
+    positions = math.prod(geo.out)
+    if batch_last:
+        # (g, Cg, *k, B, *out): the batch sits next to the output positions
+        spatial = padded.strides[2:]
+        shape = (g, cg) + geo.kernel + (batch,) + geo.out
+        strides = ((cg * sc, sc) + tuple(s * d for s, d in zip(spatial, geo.dilation)) + (sb,)
+                   + tuple(s * st for s, st in zip(spatial, geo.stride)))
+        view = xp.lib.stride_tricks.as_strided(padded, shape, strides)
+        return view.reshape(g, cg * kernel_volume, batch * positions)
+    view = _windows(xp, padded, geo.kernel, geo.stride, geo.dilation, geo.out,
+                    (batch, g, cg), (sb, cg * sc, sc))
+    return view.reshape(batch, g, cg * kernel_volume, positions)
+
+
+def _col2im(xp, col, batch: int, channels: int, geo: _Geometry):
+    """The adjoint of im2col: col (B, C * K, P) (any grouping of C) summed back into an
+    array (B, C, *size). One strided add per kernel offset."""
+    padded_size = tuple(s + a + b for s, a, b in zip(geo.size, geo.pad_lo, geo.pad_hi))
+    padded = xp.zeros((batch, channels) + padded_size, dtype=col.dtype)
+    blocks = col.reshape((batch, channels) + geo.kernel + geo.out)
+    for offset in itertools.product(*(range(k) for k in geo.kernel)):
+        target = tuple(slice(o * d, o * d + st * (m - 1) + 1, st)
+                       for o, d, st, m in zip(offset, geo.dilation, geo.stride, geo.out))
+        padded[(slice(None), slice(None)) + target] += blocks[(slice(None), slice(None)) + offset]
+    inner = tuple(slice(a, a + s) for a, s in zip(geo.pad_lo, geo.size))
+    return padded[(Ellipsis,) + inner]
+
+
+def _conv(xp, x, w, geo: _Geometry):
+    """y[b, o, p] = sum_{c, k} w[o, c, k] * x_padded[b, group(o) c, p * stride + k * dil]."""
+    batch = x.shape[0]
+    g = geo.groups
+    out_channels = w.shape[0]
+    col = _im2col(xp, x, geo)                                   # (B, g, CgK, P)
+    weight = w.reshape(g, out_channels // g, -1)                # (g, Og, CgK)
+    y = xp.matmul(weight, col)                                  # (B, g, Og, P)
+    return y.reshape((batch, out_channels) + geo.out)
+
+
+def _conv_transpose(xp, y, w, geo: _Geometry):
+    """The adjoint of ``_conv`` in x: x[b, c, :] = col2im(sum_o w[o, c, k] * y[b, o, p])."""
+    batch = y.shape[0]
+    g = geo.groups
+    out_channels, cg = w.shape[:2]
+    weight = w.reshape(g, out_channels // g, -1)                # (g, Og, CgK)
+    grads = y.reshape(batch, g, out_channels // g, -1)          # (B, g, Og, P)
+    col = xp.matmul(weight.transpose(0, 2, 1), grads)           # (B, g, CgK, P)
+    return _col2im(xp, col, batch, cg * g, geo)
+
+
+def _conv_weight(xp, x, y, geo: _Geometry, kernel_shape):
+    """The adjoint of ``_conv`` in w: w[o, c, k] = sum_{b, p} y[b, o, p] * x_padded[...]."""
+    batch = x.shape[0]
+    g = geo.groups
+    out_channels = y.shape[1]
+    col = _im2col(xp, x, geo, batch_last=True)                 # (g, CgK, B P)
+    grads = y.reshape(batch, g, out_channels // g, -1).transpose(1, 2, 0, 3)
+    grads = grads.reshape(g, out_channels // g, -1)            # (g, Og, B P)
+    w = xp.matmul(grads, col.transpose(0, 2, 1))                # (g, Og, CgK)
+    return w.reshape(kernel_shape)
+
+
+def _bias_shape(n_spatial: int):
+    return (1, -1) + (1,) * n_spatial
+
+
+# ----------------------------------------------------------------------------- Functions
+class Convolution(Function):
+    """conv(x, w) + b over a ``_Geometry``; backward: conv_transpose and conv_weight."""
+
+    node_name = "ConvolutionBackward0"
+
+    @staticmethod
+    def forward(ctx, x, w, b, geo):
+        ctx.save_for_backward(x, w)
+        ctx.geo = geo
+        y = _conv(ctx.xp, x, w, geo)
+        if b is not None:
+            y += b.reshape(_bias_shape(len(geo.kernel)))
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, w = ctx.saved_tensors
+        geo = ctx.geo
+        need_x, need_w, need_b, _ = ctx.needs_input_grad
+        grad_x = ConvolutionTranspose.apply(grad, w, None, geo) if need_x else None
+        grad_w = ConvolutionWeight.apply(x, grad, geo, tuple(w.shape)) if need_w else None
+        grad_b = grad.sum(dim=[0] + list(range(2, grad.ndim))) if need_b else None
+        return grad_x, grad_w, grad_b, None
+
+
+class ConvolutionTranspose(Function):
+    """conv_transpose(y, w) + b: the adjoint of Convolution in its input."""
+
+    node_name = "ConvolutionBackward0"
+
+    @staticmethod
+    def forward(ctx, y, w, b, geo):
+        ctx.save_for_backward(y, w)
+        ctx.geo = geo
+        x = _conv_transpose(ctx.xp, y, w, geo)
+        if b is not None:
+            x += b.reshape(_bias_shape(len(geo.kernel)))
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        y, w = ctx.saved_tensors
+        geo = ctx.geo
+        need_y, need_w, need_b, _ = ctx.needs_input_grad
+        grad_y = Convolution.apply(grad, w, None, geo) if need_y else None
+        grad_w = ConvolutionWeight.apply(grad, y, geo, tuple(w.shape)) if need_w else None
+        grad_b = grad.sum(dim=[0] + list(range(2, grad.ndim))) if need_b else None
+        return grad_y, grad_w, grad_b, None
+
+
+class ConvolutionWeight(Function):
+    """The weight gradient of a convolution, as a function of (x, dy): bilinear, with
+    conv and conv_transpose as its backward."""
+
+    node_name = "ConvolutionBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, x, y, geo, kernel_shape):
+        ctx.save_for_backward(x, y)
+        ctx.geo = geo
+        return _conv_weight(ctx.xp, x, y, geo, kernel_shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        geo = ctx.geo
+        need_x, need_y, _, _ = ctx.needs_input_grad
+        grad_x = ConvolutionTranspose.apply(y, grad, None, geo) if need_x else None
+        grad_y = Convolution.apply(x, grad, None, geo) if need_y else None
+        return grad_x, grad_y, None, None
+
+
+# ----------------------------------------------------------------------------- arguments
+def _tuple(value, n: int, op: str, arg: str) -> tuple:
+    if isinstance(value, (list, tuple)):
+        if len(value) == 1:
+            value = tuple(value) * n
+        if len(value) != n:
+            raise RuntimeError(f"{op}(): expected {arg} to be a single integer value or a list "
+                               f"of {n} values to match the convolution dimensions, but got "
+                               f"{arg}={list(value)}")
+        out = tuple(value)
+    else:
+        out = (value,) * n
+    for v in out:
+        if isinstance(v, bool) or not isinstance(v, int) and not hasattr(v, "__index__"):
+            raise TypeError(f"{op}(): argument '{arg}' must be a tuple of ints, but found "
+                            f"{type(v).__name__}")
+    return tuple(int(v) for v in out)
+
+
+def _sizes(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _check_float(input, weight, bias, op):
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"{op}(): expected a floating-point input, but got "
+                           f"{input.dtype.name} (convert it with .float())")
+    if weight.dtype is not input.dtype:
+        raise RuntimeError(f"{op}(): Input type ({input.dtype.name}) and weight type "
+                           f"({weight.dtype.name}) should be the same")
+    if bias is not None and bias.dtype is not input.dtype:
+        raise RuntimeError(f"{op}(): Input type ({input.dtype.name}) and bias type "
+                           f"({bias.dtype.name}) should be the same")
+
+
+def _batched(input, n: int, op: str):
+    """(input with a batch dim, whether one was added); PyTorch's error otherwise."""
+    ndim = input._data.ndim
+    if ndim == n + 1:
+        return input.unsqueeze(0), True
+    if ndim == n + 2:
+        return input, False
+    raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to {op}, "
+                       f"but got input of size: {_sizes(input.shape)}")
+
+
+def _check_weight(weight, bias, n, op, transposed, groups):
+    ensure_tensor(weight, op, "weight")
+    if weight._data.ndim != n + 2:
+        raise RuntimeError(f"{op}(): weight should have {n + 2} dimensions "
+                           f"(out_channels, in_channels / groups, *kernel), but got weight of "
+                           f"size {_sizes(weight.shape)}")
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
+        raise RuntimeError(f"{op}(): non-positive groups is not supported (got groups="
+                           f"{groups})")
+    if weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size {_sizes(weight.shape)} "
+                           "instead")
+    if bias is not None:
+        ensure_tensor(bias, op, "bias")
+        expected = weight.shape[1] * groups if transposed else weight.shape[0]
+        if bias._data.ndim != 1 or bias.shape[0] != expected:
+            raise RuntimeError(f"Given weight of size {_sizes(weight.shape)}, expected bias to "
+                               f"be 1-dimensional with {expected} elements, but got bias of "
+                               f"size {_sizes(bias.shape)} instead")
+
+
+def _check_positive(values, what, op):
+    if any(v <= 0 for v in values):
+        raise RuntimeError(f"{op}(): non-positive {what} is not supported (got {what}="
+                           f"{list(values)})")
+
+
+def _convnd(n, op, input, weight, bias, stride, padding, dilation, groups):
+    ensure_tensor(input, op)
+    _check_weight(weight, bias, n, op, False, groups)
+    _check_float(input, weight, bias, op)
+    x, added = _batched(input, n, op)
+    stride = _tuple(stride, n, op, "stride")
+    dilation = _tuple(dilation, n, op, "dilation")
+    _check_positive(stride, "stride", op)
+    _check_positive(dilation, "dilation", op)
+    kernel = tuple(weight.shape[2:])
+    if isinstance(padding, str):
+        if padding == "valid":
+            lo = hi = (0,) * n
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise ValueError(f"{op}(): padding='same' is not supported for strided "
+                                 "convolutions")
+            total = tuple(d * (k - 1) for d, k in zip(dilation, kernel))
+            lo = tuple(t // 2 for t in total)
+            hi = tuple(t - t // 2 for t in total)
+        else:
+            raise ValueError(f"{op}(): Invalid padding string '{padding}', should be one of "
+                             "['valid', 'same']")
+    else:
+        lo = hi = _tuple(padding, n, op, "padding")
+        if any(p < 0 for p in lo):
+            raise RuntimeError(f"{op}(): negative padding is not supported (got padding="
+                               f"{list(lo)})")
+    channels = x.shape[1]
+    if channels != weight.shape[1] * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {_sizes(weight.shape)}, "
+                           f"expected input{_sizes(x.shape)} to have "
+                           f"{weight.shape[1] * groups} channels, but got {channels} channels "
+                           "instead")
+    size = tuple(x.shape[2:])
+    padded = tuple(s + a + b for s, a, b in zip(size, lo, hi))
+    reach = tuple(d * (k - 1) + 1 for d, k in zip(dilation, kernel))
+    if any(p < r for p, r in zip(padded, reach)):
+        raise RuntimeError(f"{op}(): Calculated padded input size per channel: "
+                           f"({' x '.join(map(str, padded))}). Kernel size: "
+                           f"({' x '.join(map(str, reach))}). Kernel size can't be greater "
+                           "than actual input size")
+    out = tuple((p - r) // s + 1 for p, r, s in zip(padded, reach, stride))
+    geo = _Geometry(size, kernel, stride, lo, hi, dilation, groups, out)
+    y = Convolution.apply(x, weight, bias, geo)
+    return y.squeeze(0) if added else y
+
+
+def _conv_transposend(n, op, input, weight, bias, stride, padding, output_padding, groups,
+                      dilation):
+    ensure_tensor(input, op)
+    _check_weight(weight, bias, n, op, True, groups)
+    _check_float(input, weight, bias, op)
+    y, added = _batched(input, n, op)
+    stride = _tuple(stride, n, op, "stride")
+    dilation = _tuple(dilation, n, op, "dilation")
+    padding = _tuple(padding, n, op, "padding")
+    output_padding = _tuple(output_padding, n, op, "output_padding")
+    _check_positive(stride, "stride", op)
+    _check_positive(dilation, "dilation", op)
+    if any(p < 0 for p in padding) or any(p < 0 for p in output_padding):
+        raise RuntimeError(f"{op}(): negative padding is not supported (got padding="
+                           f"{list(padding)}, output_padding={list(output_padding)})")
+    if any(op_ >= s and op_ >= d for op_, s, d in zip(output_padding, stride, dilation)):
+        raise RuntimeError(f"{op}(): output padding must be smaller than either stride or "
+                           f"dilation, but got output_padding={list(output_padding)}, "
+                           f"stride={list(stride)}, dilation={list(dilation)}")
+    if y.shape[1] != weight.shape[0]:
+        raise RuntimeError(f"Given transposed=1, weight of size {_sizes(weight.shape)}, "
+                           f"expected input{_sizes(y.shape)} to have {weight.shape[0]} "
+                           f"channels, but got {y.shape[1]} channels instead")
+    kernel = tuple(weight.shape[2:])
+    out = tuple(y.shape[2:])
+    size = tuple((i - 1) * s - 2 * p + d * (k - 1) + op_ + 1 for i, s, p, d, k, op_ in
+                 zip(out, stride, padding, dilation, kernel, output_padding))
+    if any(s <= 0 for s in size):
+        raise RuntimeError(f"{op}(): Given input size per channel: "
+                           f"({' x '.join(map(str, out))}). Calculated output size per "
+                           f"channel: ({' x '.join(map(str, size))}). Output size is too small")
+    geo = _Geometry(size, kernel, stride, padding, padding, dilation, groups, out)
+    x = ConvolutionTranspose.apply(y, weight, bias, geo)
+    return x.squeeze(0) if added else x
+
+
+# ----------------------------------------------------------------------------- samples
+def _conv1d_samples(make):
+    return [Sample((make((1, 2, 6)), make((3, 2, 3)), make((3,))), name="bias"),
+            Sample((make((2, 2, 7)), make((2, 1, 2))),
+                   dict(stride=2, padding=1, dilation=2, groups=2), name="stride dil groups"),
+            Sample((make((2, 5)), make((2, 2, 2))), dict(padding="same"), name="same unbatched")]
+
+
+def _conv2d_samples(make):
+    return [Sample((make((1, 2, 5, 5)), make((3, 2, 3, 3)), make((3,))), name="bias"),
+            Sample((make((1, 2, 5, 4)), make((2, 2, 2, 2))),
+                   dict(stride=(2, 1), padding=(1, 0), dilation=(1, 2)), name="stride pad dil"),
+            Sample((make((2, 4, 3, 3)), make((2, 2, 2, 2)), None),
+                   dict(groups=2, padding="same"), name="groups same"),
+            Sample((make((1, 2, 4, 4)), make((1, 2, 3, 3))), dict(padding="valid", stride=3),
+                   name="valid stride")]
+
+
+def _conv3d_samples(make):
+    return [Sample((make((1, 2, 3, 3, 3)), make((2, 2, 2, 2, 2)), make((2,))),
+                   dict(padding=1, stride=2), name="bias pad stride"),
+            Sample((make((1, 2, 3, 4, 3)), make((2, 1, 2, 1, 2))),
+                   dict(groups=2, dilation=(1, 1, 2)), name="groups dil")]
+
+
+def _conv_transpose1d_samples(make):
+    return [Sample((make((1, 3, 4)), make((3, 2, 3)), make((2,))), name="bias"),
+            Sample((make((2, 2, 3)), make((2, 1, 3))),
+                   dict(stride=2, padding=1, output_padding=1, groups=2), name="stride outpad"),
+            Sample((make((2, 3)), make((2, 2, 2))), dict(dilation=2), name="dil unbatched")]
+
+
+def _conv_transpose2d_samples(make):
+    return [Sample((make((1, 3, 3, 3)), make((3, 2, 2, 2)), make((2,))), name="bias"),
+            Sample((make((1, 2, 3, 2)), make((2, 2, 3, 2))),
+                   dict(stride=(2, 1), padding=(1, 0), output_padding=(1, 0), dilation=(1, 2)),
+                   name="stride pad outpad dil"),
+            Sample((make((1, 4, 2, 2)), make((4, 1, 2, 2))), dict(groups=2, stride=2),
+                   name="groups")]
+
+
+def _conv_transpose3d_samples(make):
+    return [Sample((make((1, 2, 2, 2, 2)), make((2, 2, 2, 2, 2)), make((2,))),
+                   dict(stride=2, padding=1, output_padding=1), name="stride pad outpad")]
+
+
+# ----------------------------------------------------------------------------- public ops
+@register_op(namespace="nn.functional", exported_in=("ember",), samples=_conv1d_samples)
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D cross-correlation: ``out[b, o, l] = bias[o] + sum_{c, k} weight[o, c, k] *
+    input_padded[b, g(o) * C/groups + c, l * stride + k * dilation]``.
+
+    input (B, C, L) or (C, L); weight (O, C/groups, k); padding an int, a tuple, 'valid'
+    or 'same'. Time O(B * L_out * C * k * O / groups) as one GEMM; extra memory
+    O(B * L_out * C * k) for the im2col matrix.
+    """
+    return _convnd(1, "conv1d", input, weight, bias, stride, padding, dilation, groups)
+
+
+@register_op(namespace="nn.functional", exported_in=("ember",), samples=_conv2d_samples)
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D cross-correlation: ``out[b, o, i, j] = bias[o] + sum_{c, p, q} weight[o, c, p, q]
+    * input_padded[b, g(o) * C/groups + c, i * sh + p * dh, j * sw + q * dw]``.
+
+    input (B, C, H, W) or (C, H, W); weight (O, C/groups, kh, kw); stride, padding,
+    dilation an int or a pair; padding also 'valid' or 'same' (stride 1; odd totals put the
+    extra zero at the end, as PyTorch does). Time O(B * H_out * W_out * C * kh * kw * O /
+    groups) as one GEMM; extra memory O(B * H_out * W_out * C * kh * kw) (im2col). Backward
+    is a transposed convolution (input) and a convolution of input with the gradient
+    (weight), so gradients of gradients work.
+
+    >>> ember.nn.functional.conv2d(ember.ones(1, 1, 3, 3), ember.ones(1, 1, 2, 2)).shape
+    ember.Size([1, 1, 2, 2])
+    """
+    return _convnd(2, "conv2d", input, weight, bias, stride, padding, dilation, groups)
+
+
+@register_op(namespace="nn.functional", exported_in=("ember",), samples=_conv3d_samples)
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D cross-correlation over (D, H, W), as conv2d with one more spatial dim.
+
+    Time O(B * D_out * H_out * W_out * C * K * O / groups), K the kernel volume; extra
+    memory O(B * D_out * H_out * W_out * C * K)."""
+    return _convnd(3, "conv3d", input, weight, bias, stride, padding, dilation, groups)
+
+
+@register_op(namespace="nn.functional", exported_in=("ember",),
+             samples=_conv_transpose1d_samples)
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1):
+    """1-D transposed convolution (the gradient of conv1d with respect to its input):
+    every input element scatters ``weight[c_in, :, k]`` times itself to
+    ``out[l * stride + k * dilation - padding]``.
+
+    input (B, C_in, L) or (C_in, L); weight (C_in, C_out/groups, k); output length
+    ``(L - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1``.
+    Time O(B * L * C_in * k * C_out / groups) (one GEMM and k strided adds)."""
+    return _conv_transposend(1, "conv_transpose1d", input, weight, bias, stride, padding,
+                             output_padding, groups, dilation)
+
+
+@register_op(namespace="nn.functional", exported_in=("ember",),
+             samples=_conv_transpose2d_samples)
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1):
+    """2-D transposed convolution ("deconvolution"), the adjoint of conv2d in its input.
+
+    input (B, C_in, H, W); weight (C_in, C_out/groups, kh, kw); output height
+    ``(H - 1) * sh - 2 * ph + dh * (kh - 1) + output_padding_h + 1`` (width alike).
+    Time O(B * H * W * C_in * kh * kw * C_out / groups): one GEMM, then kh * kw strided
+    adds (col2im)."""
+    return _conv_transposend(2, "conv_transpose2d", input, weight, bias, stride, padding,
+                             output_padding, groups, dilation)
+
+
+@register_op(namespace="nn.functional", exported_in=("ember",),
+             samples=_conv_transpose3d_samples)
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1):
+    """3-D transposed convolution, as conv_transpose2d with one more spatial dim.
+    Time O(B * D * H * W * C_in * K * C_out / groups), K the kernel volume."""
+    return _conv_transposend(3, "conv_transpose3d", input, weight, bias, stride, padding,
+                             output_padding, groups, dilation)
+
+
+# ----------------------------------------------------------------------------- unfold / fold
+class Unfold(Function):
+    """im2col: (B, C, H, W) -> (B, C * kh * kw, L); backward is Fold."""
+
+    node_name = "Im2ColBackward0"
+
+    @staticmethod
+    def forward(ctx, x, geo):
+        ctx.geo, ctx.channels = geo, x.shape[1]
+        col = _im2col(ctx.xp, x, geo)
+        return col.reshape(x.shape[0], col.shape[2], col.shape[3])
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Fold.apply(grad, ctx.geo, ctx.channels), None
+
+
+class Fold(Function):
+    """col2im: (B, C * kh * kw, L) -> (B, C, H, W), summing overlaps; backward is Unfold."""
+
+    node_name = "Col2ImBackward0"
+
+    @staticmethod
+    def forward(ctx, col, geo, channels):
+        ctx.geo = geo
+        return _col2im(ctx.xp, col, col.shape[0], channels, geo)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Unfold.apply(grad, ctx.geo), None, None
+
+
+def _fold_geometry(op, size, kernel_size, dilation, padding, stride):
+    kernel = _tuple(kernel_size, 2, op, "kernel_size")
+    dilation = _tuple(dilation, 2, op, "dilation")
+    padding = _tuple(padding, 2, op, "padding")
+    stride = _tuple(stride, 2, op, "stride")
+    _check_positive(kernel, "kernel_size", op)
+    _check_positive(stride, "stride", op)
+    _check_positive(dilation, "dilation", op)
+    if any(p < 0 for p in padding):
+        raise RuntimeError(f"{op}(): negative padding is not supported (got padding="
+                           f"{list(padding)})")
+    out = tuple((s + 2 * p - d * (k - 1) - 1) // st + 1
+                for s, p, d, k, st in zip(size, padding, dilation, kernel, stride))
+    if any(o < 1 for o in out):
+        raise RuntimeError(f"{op}(): Given input with spatial size {tuple(size)}, "
+                           f"kernel_size={kernel}, dilation={dilation}, padding={padding}, "
+                           f"calculated shape of the array of sliding blocks as {out}, but its "
+                           "components must be at least one.")
+    return _Geometry(tuple(size), kernel, stride, padding, padding, dilation, 1, out)
+
+
+def _unfold_samples(make):
+    return [Sample((make((1, 2, 3, 4)), 2), name="kernel 2"),
+            Sample((make((2, 1, 4, 4)), (2, 3)), dict(dilation=(1, 1), padding=1, stride=2),
+                   name="pad stride"),
+            Sample((make((1, 3, 3)), 2), dict(dilation=2, padding=1), name="unbatched dil")]
+
+
+def _fold_samples(make):
+    return [Sample((make((1, 8, 6)), (3, 4), 2), name="kernel 2"),
+            Sample((make((2, 6, 6)), (4, 4), (2, 3)), dict(padding=1, stride=2),
+                   name="pad stride"),
+            Sample((make((4, 9)), 3, 2), dict(dilation=2, padding=1), name="unbatched dil")]
+
+
+@register_op(namespace="nn.functional", samples=_unfold_samples)
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Extract sliding blocks (im2col): (B, C, H, W) -> (B, C * kh * kw, L), L the number
+    of block positions; column l holds the block at position l (row-major), channel-major
+    then kernel offset. Time and memory O(B * C * kh * kw * L)."""
+    ensure_tensor(input, "unfold")
+    ndim = input._data.ndim
+    if ndim not in (3, 4):
+        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got "
+                           f"{ndim}D)")
+    x = input.unsqueeze(0) if ndim == 3 else input
+    geo = _fold_geometry("unfold", tuple(x.shape[2:]), kernel_size, dilation, padding, stride)
+    out = Unfold.apply(x, geo)
+    return out.squeeze(0) if ndim == 3 else out
+
+
+@register_op(namespace="nn.functional", samples=_fold_samples)
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Sum sliding blocks back into an image (col2im), the adjoint of unfold:
+    (B, C * kh * kw, L) -> (B, C, *output_size); overlapping entries add up.
+    Time O(B * C * kh * kw * L) (one strided add per kernel offset)."""
+    ensure_tensor(input, "fold")
+    ndim = input._data.ndim
+    if ndim not in (2, 3):
+        raise RuntimeError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors "
+                           f"are supported (got {ndim}D)")
+    col = input.unsqueeze(0) if ndim == 2 else input
+    size = _tuple(output_size, 2, "fold", "output_size")
+    geo = _fold_geometry("fold", size, kernel_size, dilation, padding, stride)
+    kernel_volume = geo.kernel[0] * geo.kernel[1]
+    if col.shape[1] % kernel_volume:
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the "
+                           f"product of kernel_size, but got input.size(1)={col.shape[1]} and "
+                           f"kernel_size={geo.kernel}")
+    blocks = geo.out[0] * geo.out[1]
+    if col.shape[2] != blocks:
+        raise RuntimeError(f"Given output_size={size}, kernel_size={geo.kernel}, "
+                           f"dilation={geo.dilation}, padding={geo.pad_lo}, stride={geo.stride}, "
+                           f"expected size of input's dimension 2 to match the calculated "
+                           f"number of sliding blocks {geo.out[0]} * {geo.out[1]} = {blocks}, "
+                           f"but got input.size(2)={col.shape[2]}.")
+    if col._data.dtype.kind != "f":
+        raise RuntimeError(f"fold(): expected a floating-point input, got {col.dtype.name}")
+    out = Fold.apply(col, geo, col.shape[1] // kernel_volume)
+    return out.squeeze(0) if ndim == 2 else out
