@@ -17,47 +17,112 @@ _INDEX_TYPES = "only integers, slices (`:`), ellipsis (`...`), None and long or 
 
 
 def convert_index(index, tensor: Tensor):
-    """A NumPy/CuPy index from a PyTorch-style one, and whether it is basic (a view)."""
+    """A NumPy/CuPy index from a PyTorch-style one, and whether it is basic (a view).
+
+    Validates everything NumPy or CuPy would report badly (CuPy wraps out-of-range
+    indices silently): integers and integer arrays must lie in [-size, size) of the dim
+    they index, boolean masks must match the dims they cover. Boolean masks become their
+    ``nonzero()`` index arrays (NumPy's own definition), so the gradient's scatter-add
+    sees integer arrays only."""
     items = index if isinstance(index, tuple) else (index,)
-    converted = []
-    basic = True
     xp = backend.xp_for_device(tensor._device)
+    parsed = []
+    basic = True
     for item in items:
         if item is None or item is Ellipsis:
-            converted.append(item)
+            parsed.append(item)
         elif isinstance(item, bool):
-            converted.append(item)
+            parsed.append(xp.asarray(item))
             basic = False
         elif isinstance(item, (int, np.integer)):
-            converted.append(int(item))
+            parsed.append(int(item))
         elif isinstance(item, slice):
             start, stop, step = (_slice_part(p) for p in (item.start, item.stop, item.step))
             if step is not None and step <= 0:
                 raise ValueError("step must be greater than zero")
-            converted.append(slice(start, stop, step))
+            parsed.append(slice(start, stop, step))
         elif isinstance(item, Tensor):
             kind = item._data.dtype.kind
             if kind not in "biu":
                 raise IndexError("tensors used as indices must be long, int, byte or bool "
                                  f"tensors (got {item.dtype.name})")
             if item._data.ndim == 0 and kind != "b":
-                converted.append(int(item.item()))
+                parsed.append(int(item.item()))
                 continue
             array = item._data if item._device == tensor._device else \
                 backend.move(item._data, item._device, tensor._device)
-            converted.append(array.astype(bool) if item._data.dtype == np.uint8 else array)
+            parsed.append(array.astype(bool) if item._data.dtype == np.uint8 else array)
             basic = False
         elif isinstance(item, (list, np.ndarray)) or type(item).__module__.startswith("cupy"):
             array = xp.asarray(_plain(item))
             if array.dtype.kind not in "biu" and array.size:
                 raise IndexError(f"{_INDEX_TYPES} (got a list of {array.dtype})")
-            converted.append(array.astype(np.int64) if array.size == 0 else array)
+            parsed.append(array.astype(np.int64) if array.size == 0 else array)
             basic = False
         else:
             raise IndexError(f"{_INDEX_TYPES} (got {type(item).__name__})")
+    converted = _validate(parsed, tensor._data.shape)
     if basic and Ellipsis not in converted:
         converted.append(Ellipsis)  # keeps x[0, 1] a 0-d view, not a NumPy scalar
     return tuple(converted), basic
+
+
+def _consumed(item) -> int:
+    """How many dims of the indexed tensor an index item uses up."""
+    if item is None or item is Ellipsis:
+        return 0
+    if hasattr(item, "dtype") and item.dtype == np.bool_:
+        return item.ndim
+    return 1
+
+
+def _validate(items, shape) -> list:
+    ndim = len(shape)
+    used = sum(_consumed(item) for item in items)
+    if used > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    if sum(item is Ellipsis for item in items) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    out = []
+    dim = 0
+    for item in items:
+        if item is Ellipsis:
+            dim += ndim - used
+            out.append(item)
+            continue
+        if item is None or isinstance(item, slice):
+            out.append(item)
+            dim += item is not None
+            continue
+        if isinstance(item, int):
+            if not -shape[dim] <= item < shape[dim]:
+                raise IndexError(f"index {item} is out of bounds for dimension {dim} with size "
+                                 f"{shape[dim]}")
+            out.append(item)
+            dim += 1
+            continue
+        if item.dtype == np.bool_:
+            covered = shape[dim:dim + item.ndim]
+            if item.ndim and tuple(item.shape) != tuple(covered):
+                for k, (m, s) in enumerate(zip(item.shape, covered)):
+                    if m != s:
+                        raise IndexError(
+                            f"The shape of the mask {list(item.shape)} at index {k} does not "
+                            f"match the shape of the indexed tensor {list(shape)} at index "
+                            f"{dim + k}")
+            out.extend(item.nonzero() if item.ndim else (item,))
+            dim += item.ndim
+            continue
+        if item.size:
+            low, high = int(item.min()), int(item.max())
+            size = shape[dim]
+            if low < -size or high >= size:
+                bad = low if low < -size else high
+                raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size "
+                                 f"{size}")
+        out.append(item)
+        dim += 1
+    return out
 
 
 def _slice_part(part):
@@ -74,23 +139,6 @@ def _plain(item):
     if isinstance(item, Tensor):
         return item.tolist()
     return item
-
-
-def _check_bounds(index, shape):
-    # NumPy's IndexError says 'axis'; say it the PyTorch way with the size.
-    dim = 0
-    for item in index:
-        if item is None:
-            continue
-        if item is Ellipsis:
-            break
-        if isinstance(item, int):
-            if dim >= len(shape):
-                raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
-            if not -shape[dim] <= item < shape[dim]:
-                raise IndexError(f"index {item} is out of bounds for dimension {dim} with size "
-                                 f"{shape[dim]}")
-        dim += 1
 
 
 class BasicIndex(Function):
@@ -163,7 +211,6 @@ def _getitem(input, index):
     ensure_tensor(input, "__getitem__")
     converted, basic = convert_index(index, input)
     if basic:
-        _check_bounds(converted, input._data.shape)
         return BasicIndex.apply(input, converted)
     try:
         return AdvancedIndex.apply(input, converted)
@@ -202,6 +249,29 @@ class IndexPut(Function):
         return grad_x, grad_value, None, None
 
 
+class IndexPutAccumulate(Function):
+    """``out = x.clone(); out[index] += value`` with every repeated index adding (a
+    scatter-add); its value gradient is the gather ``grad[index]``."""
+
+    node_name = "IndexPutBackward0"
+
+    @staticmethod
+    def forward(ctx, x, value, index):
+        ctx.index = index
+        ctx.value_shape = np.shape(value)
+        out = x.copy()
+        backend.scatter_add(out, index, value)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        need_value = ctx.needs_input_grad[1]
+        grad_value = None
+        if need_value:
+            grad_value = sum_to_shape(AdvancedIndex.apply(grad, ctx.index), ctx.value_shape)
+        return grad, grad_value, None
+
+
 def _value_for(input: Tensor, value, op: str):
     if isinstance(value, Tensor):
         if value._device != input._device and not (value._data.ndim == 0):
@@ -219,8 +289,6 @@ def _value_for(input: Tensor, value, op: str):
 @register_op("_index_put", internal=True)
 def _index_put(input, index, value):
     converted, basic = convert_index(index, input)
-    if basic:
-        _check_bounds(converted, input._data.shape)
     value = _value_for(input, value, "index_put")
     try:
         return IndexPut.apply(input, value, converted, basic)
@@ -239,8 +307,6 @@ def _setitem(self, index, value):
         _inplace(self, _index_put, index, value)
         return
     converted, basic = convert_index(index, self)
-    if basic:
-        _check_bounds(converted, self._data.shape)
     value = _value_for(self, value, "__setitem__")
     self._data[converted] = value._data if isinstance(value, Tensor) else value
     self._version_counter.value += 1
