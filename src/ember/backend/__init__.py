@@ -2,6 +2,8 @@
 arrays between devices. Ops ask for ``xp`` and never test for CuPy themselves."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from . import cpu, cuda
@@ -80,3 +82,11 @@ def view_reshape(array, shape):
     if isinstance(array, np.ndarray):
         return cpu.view_reshape(array, shape)
     return cuda.view_reshape(array, shape)
+
+
+def linalg_errors(array):
+    """A context in which ``xp.linalg`` raises numpy.linalg.LinAlgError for a singular or
+    non-positive-definite input: NumPy always does, CuPy only when asked."""
+    if isinstance(array, np.ndarray):
+        return contextlib.nullcontext()
+    return cuda.linalg_errstate()

@@ -188,3 +188,11 @@ def scatter_reduce(target, index, values, op: str) -> None:
     _multiply_kernel(values, positions, work)
     if work is not target:
         target[...] = work.astype(target.dtype)
+
+
+def linalg_errstate():
+    """CuPy's linalg routines report singular / non-positive-definite inputs (as
+    numpy.linalg.LinAlgError) only inside ``cupyx.errstate(linalg='raise')``."""
+    import cupyx
+
+    return cupyx.errstate(linalg="raise")
