@@ -1,2 +1,17 @@
-"""``ember.nn``: modules, parameters and the functional API."""
+"""``ember.nn``: modules, parameters, initialization and the functional API.
+
+>>> model = ember.nn.Sequential(ember.nn.Linear(2, 3), ember.nn.ReLU())
+>>> model
+Sequential(
+  (0): Linear(in_features=2, out_features=3, bias=True)
+  (1): ReLU()
+)
+"""
 from . import functional  # noqa: F401
+from . import init  # noqa: F401
+from .parameter import Buffer, Parameter, UninitializedParameter  # noqa: F401
+from .modules import *  # noqa: F401,F403
+from .modules import Module  # noqa: F401
+from .modules import (activation, container, conv, dropout, linear, loss,  # noqa: F401
+                      normalization, pooling, rnn, sparse, transformer)
+from . import utils  # noqa: F401

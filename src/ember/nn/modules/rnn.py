@@ -1,0 +1,453 @@
+"""Recurrent layers: RNN, LSTM, GRU and their single-step cells.
+
+Each layer and direction projects the whole input sequence at once (one matmul over all
+time steps), then loops over the time steps only; every step is one batched matmul with
+the recurrent weights plus elementwise gates. Cost per layer and direction:
+O(L N G H (H_in + H)), with G gates (1 RNN, 3 GRU, 4 LSTM).
+
+Gate order (PyTorch's): LSTM rows are (input, forget, cell, output); GRU rows are
+(reset, update, new).
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+from ... import creation
+from ... import ops as _ops  # noqa: F401  (registers the ops used below)
+from ...tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+
+def _ember():
+    import ember
+
+    return ember
+
+
+def _gate_count(mode: str) -> int:
+    return {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}[mode]
+
+
+def _linear(x, weight, bias):
+    """x W^T (+ b) for x of shape (..., in)."""
+    out = x.matmul(weight.transpose(0, 1))
+    return out if bias is None else out + bias
+
+
+def _rnn_step(mode, x_proj, h, c, w_hh, b_hh, hidden):
+    """One time step given the input projection ``x_proj`` (x W_ih^T + b_ih); returns the
+    new (h, c)."""
+    h_proj = _linear(h, w_hh, b_hh)
+    if mode == "LSTM":
+        gates = x_proj + h_proj
+        i = gates[..., :hidden].sigmoid()
+        f = gates[..., hidden:2 * hidden].sigmoid()
+        g = gates[..., 2 * hidden:3 * hidden].tanh()
+        o = gates[..., 3 * hidden:].sigmoid()
+        c = f * c + i * g
+        return o * c.tanh(), c
+    if mode == "GRU":
+        r = (x_proj[..., :hidden] + h_proj[..., :hidden]).sigmoid()
+        z = (x_proj[..., hidden:2 * hidden] + h_proj[..., hidden:2 * hidden]).sigmoid()
+        n = (x_proj[..., 2 * hidden:] + r * h_proj[..., 2 * hidden:]).tanh()
+        return (1 - z) * n + z * h, None
+    pre = x_proj + h_proj
+    return (pre.tanh() if mode == "RNN_TANH" else pre.relu()), None
+
+
+class RNNBase(Module):
+    """Shared machinery of RNN, LSTM and GRU: the per-layer, per-direction parameters
+    (weight_ih_l{k}[_reverse], weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}, and weight_hr_l{k}
+    for projected LSTMs), all U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, proj_size: int = 0, device=None, dtype=None):
+        super().__init__()
+        if not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1 or \
+                isinstance(dropout, bool):
+            raise ValueError("dropout should be a number in range [0, 1] representing the "
+                             "probability of an element being zeroed")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
+                          f"non-zero dropout expects num_layers greater than 1, but got "
+                          f"dropout={dropout} and num_layers={num_layers}", stacklevel=3)
+        if not isinstance(hidden_size, int) or hidden_size <= 0:
+            raise ValueError("hidden_size must be an integer greater than zero")
+        if not isinstance(num_layers, int) or num_layers <= 0:
+            raise ValueError("num_layers must be an integer greater than zero")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable "
+                             "projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+        directions = 2 if bidirectional else 1
+        gate_size = _gate_count(mode) * hidden_size
+        real_hidden = proj_size if proj_size > 0 else hidden_size
+        factory = {"device": device, "dtype": dtype}
+        self._flat_weights_names = []
+        self._all_weights = []
+        for layer in range(num_layers):
+            for direction in range(directions):
+                layer_input = input_size if layer == 0 else real_hidden * directions
+                suffix = "_reverse" if direction == 1 else ""
+                params = [("weight_ih", (gate_size, layer_input)),
+                          ("weight_hh", (gate_size, real_hidden))]
+                if bias:
+                    params += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+                if proj_size > 0:
+                    params.append(("weight_hr", (proj_size, hidden_size)))
+                names = []
+                for base, shape in params:
+                    name = f"{base}_l{layer}{suffix}"
+                    setattr(self, name, Parameter(creation.empty(*shape, **factory)))
+                    names.append(name)
+                self._flat_weights_names.extend(names)
+                self._all_weights.append(names)
+        self.reset_parameters()
+
+    @property
+    def _flat_weights(self):
+        return [getattr(self, name) for name in self._flat_weights_names]
+
+    @property
+    def all_weights(self):
+        return [[getattr(self, name) for name in names] for names in self._all_weights]
+
+    def flatten_parameters(self) -> None:
+        """A no-op kept for PyTorch code (cuDNN weight packing does not apply here)."""
+
+    def reset_parameters(self) -> None:
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
+    # ---------------------------------------------------------------- forward
+    def _check_input(self, input) -> None:
+        name = type(self).__name__
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}: expected input to be a Tensor, got "
+                            f"{type(input).__name__} (PackedSequence is not supported)")
+        if input.dim() not in (2, 3):
+            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D "
+                             "tensor instead")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {input.shape[-1]}")
+
+    def _check_hidden(self, hx, expected, what: str) -> None:
+        if tuple(hx.shape) != tuple(expected):
+            raise RuntimeError(f"Expected {what} size {tuple(expected)}, got "
+                               f"{tuple(hx.shape)}")
+
+    def _run(self, input, h0, c0):
+        """The stacked, possibly bidirectional recurrence over time-major ``input`` (L, N,
+        H_in) from initial states (D*layers, N, H); returns (output, h_n, c_n)."""
+        ember = _ember()
+        mode = self.mode
+        directions = 2 if self.bidirectional else 1
+        seq_len = input.shape[0]
+        layer_input = input
+        h_final, c_final = [], []
+        for layer in range(self.num_layers):
+            direction_outputs = []
+            for direction in range(directions):
+                index = layer * directions + direction
+                names = self._all_weights[index]
+                w_ih, w_hh = getattr(self, names[0]), getattr(self, names[1])
+                b_ih = getattr(self, names[2]) if self.bias else None
+                b_hh = getattr(self, names[3]) if self.bias else None
+                w_hr = getattr(self, names[-1]) if self.proj_size > 0 else None
+                x_proj = _linear(layer_input, w_ih, b_ih)  # (L, N, G*H): all steps at once
+                h = h0[index]
+                c = c0[index] if c0 is not None else None
+                steps = range(seq_len - 1, -1, -1) if direction == 1 else range(seq_len)
+                outputs = [None] * seq_len
+                for t in steps:
+                    h, c = _rnn_step(mode, x_proj[t], h, c, w_hh, b_hh, self.hidden_size)
+                    if w_hr is not None:
+                        h = h.matmul(w_hr.transpose(0, 1))
+                    outputs[t] = h
+                direction_outputs.append(ember.stack(outputs, 0))
+                h_final.append(h)
+                if c is not None:
+                    c_final.append(c)
+            layer_output = direction_outputs[0] if directions == 1 else \
+                ember.cat(direction_outputs, -1)
+            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                layer_output = F.dropout(layer_output, self.dropout, True)
+            layer_input = layer_output
+        h_n = ember.stack(h_final, 0)
+        c_n = ember.stack(c_final, 0) if c_final else None
+        return layer_input, h_n, c_n
+
+    def _prepare(self, input, hx):
+        """Normalize to time-major batched input and initial states of the right shape."""
+        self._check_input(input)
+        batched = input.dim() == 3
+        if not batched:
+            input = input.unsqueeze(1)
+        elif self.batch_first:
+            input = input.transpose(0, 1)
+        return input, batched
+
+    def _zeros_state(self, input, size):
+        directions = 2 if self.bidirectional else 1
+        return creation.zeros(self.num_layers * directions, input.shape[1], size,
+                              dtype=input.dtype, device=input.device)
+
+    def _state(self, hx, input, batched, size, what):
+        directions = 2 if self.bidirectional else 1
+        if hx is None:
+            return self._zeros_state(input, size)
+        if batched and hx.dim() != 3:
+            raise RuntimeError(f"For batched 3-D input, {what} should also be 3-D but got "
+                               f"{hx.dim()}-D tensor")
+        if not batched:
+            if hx.dim() != 2:
+                raise RuntimeError(f"For unbatched 2-D input, {what} should also be 2-D but "
+                                   f"got {hx.dim()}-D tensor")
+            hx = hx.unsqueeze(1)
+        self._check_hidden(hx, (self.num_layers * directions, input.shape[1], size), what)
+        return hx
+
+    def _finish(self, output, batched):
+        if not batched:
+            return output.squeeze(1)
+        return output.transpose(0, 1) if self.batch_first else output
+
+
+class RNN(RNNBase):
+    """Elman RNN: h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh) (or relu).
+
+    ``forward(input, h0=None)`` returns (output, h_n): output (L, N, D*H) (batch_first:
+    (N, L, D*H)), h_n (D*num_layers, N, H)."""
+
+    def __init__(self, *args, **kwargs):
+        nonlinearity = kwargs.pop("nonlinearity", "tanh")
+        if len(args) > 3:
+            nonlinearity = args[3]
+            args = args[:3] + args[4:]
+        if nonlinearity == "tanh":
+            mode = "RNN_TANH"
+        elif nonlinearity == "relu":
+            mode = "RNN_RELU"
+        else:
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
+                             "'relu'.")
+        self.nonlinearity = nonlinearity
+        super().__init__(mode, *args, **kwargs)
+
+    def forward(self, input, hx=None):
+        input, batched = self._prepare(input, hx)
+        h0 = self._state(hx, input, batched, self.hidden_size, "hx")
+        output, h_n, _ = self._run(input, h0, None)
+        return self._finish(output, batched), (h_n if batched else h_n.squeeze(1))
+
+
+class LSTM(RNNBase):
+    """Long short-term memory:
+    i, f, g, o = sigma(.), sigma(.), tanh(.), sigma(.) of x_t W_ih^T + b_ih + h W_hh^T +
+    b_hh; c_t = f c_{t-1} + i g; h_t = o tanh(c_t) (times W_hr^T with ``proj_size``).
+
+    ``forward(input, (h0, c0)=None)`` returns (output, (h_n, c_n))."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__("LSTM", *args, **kwargs)
+
+    def forward(self, input, hx=None):
+        input, batched = self._prepare(input, hx)
+        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+        if hx is None:
+            h0 = self._zeros_state(input, real_hidden)
+            c0 = self._zeros_state(input, self.hidden_size)
+        else:
+            if not isinstance(hx, (tuple, list)) or len(hx) != 2:
+                raise RuntimeError("LSTM: hx must be a tuple (h_0, c_0)")
+            h0 = self._state(hx[0], input, batched, real_hidden, "hidden[0]")
+            c0 = self._state(hx[1], input, batched, self.hidden_size, "hidden[1]")
+        output, h_n, c_n = self._run(input, h0, c0)
+        if not batched:
+            h_n, c_n = h_n.squeeze(1), c_n.squeeze(1)
+        return self._finish(output, batched), (h_n, c_n)
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit: r = sigma(.), z = sigma(.), n = tanh(x W_in^T + b_in +
+    r (h W_hn^T + b_hn)), h_t = (1 - z) n + z h_{t-1}.
+
+    ``forward(input, h0=None)`` returns (output, h_n)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__("GRU", *args, **kwargs)
+
+    def forward(self, input, hx=None):
+        input, batched = self._prepare(input, hx)
+        h0 = self._state(hx, input, batched, self.hidden_size, "hx")
+        output, h_n, _ = self._run(input, h0, None)
+        return self._finish(output, batched), (h_n if batched else h_n.squeeze(1))
+
+
+class RNNCellBase(Module):
+    """The parameters of one recurrent step: weight_ih (G*H, H_in), weight_hh (G*H, H),
+    bias_ih, bias_hh, all U(-1/sqrt(H), 1/sqrt(H))."""
+
+    _mode = ""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
+                 device=None, dtype=None):
+        super().__init__()
+        factory = {"device": device, "dtype": dtype}
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        self.weight_ih = Parameter(creation.empty(num_chunks * hidden_size, input_size,
+                                                  **factory))
+        self.weight_hh = Parameter(creation.empty(num_chunks * hidden_size, hidden_size,
+                                                  **factory))
+        if bias:
+            self.bias_ih = Parameter(creation.empty(num_chunks * hidden_size, **factory))
+            self.bias_hh = Parameter(creation.empty(num_chunks * hidden_size, **factory))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.__dict__.get("bias", True) is not True:
+            s += f", bias={self.bias}"
+        nonlinearity = self.__dict__.get("nonlinearity", "tanh")
+        if nonlinearity != "tanh":
+            s += f", nonlinearity={nonlinearity}"
+        return s
+
+    def reset_parameters(self) -> None:
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def _check(self, input, hx, what="hx"):
+        name = type(self).__name__
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D "
+                             "instead")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.shape[-1]} "
+                               f"expected {self.input_size}")
+        if hx is not None and hx.dim() != input.dim():
+            raise RuntimeError(f"{name}: Expected {what} to be {input.dim()}D, got "
+                               f"{hx.dim()}D instead")
+
+    def _zeros(self, input):
+        return creation.zeros(input.shape[0], self.hidden_size, dtype=input.dtype,
+                              device=input.device)
+
+    def _step(self, input, h, c):
+        x_proj = _linear(input, self.weight_ih, self.bias_ih)
+        return _rnn_step(self._mode, x_proj, h, c, self.weight_hh, self.bias_hh,
+                         self.hidden_size)
+
+
+class RNNCell(RNNCellBase):
+    """h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh) (or relu) for one step."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 nonlinearity: str = "tanh", device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=1, device=device,
+                         dtype=dtype)
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+        self.nonlinearity = nonlinearity
+
+    @property
+    def _mode(self):
+        return "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU"
+
+    def forward(self, input, hx=None):
+        self._check(input, hx)
+        batched = input.dim() == 2
+        if not batched:
+            input = input.unsqueeze(0)
+            hx = hx.unsqueeze(0) if hx is not None else None
+        h = self._zeros(input) if hx is None else hx
+        h, _ = self._step(input, h, None)
+        return h if batched else h.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step: returns (h', c') from input and (h, c) (zeros when None)."""
+
+    _mode = "LSTM"
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
+                 dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device,
+                         dtype=dtype)
+
+    def forward(self, input, hx=None):
+        self._check(input, hx[0] if hx is not None else None, "hx[0]")
+        batched = input.dim() == 2
+        if not batched:
+            input = input.unsqueeze(0)
+            hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0)) if hx is not None else None
+        if hx is None:
+            zeros = self._zeros(input)
+            hx = (zeros, zeros)
+        h, c = self._step(input, hx[0], hx[1])
+        return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step: h' from input and h (zeros when None)."""
+
+    _mode = "GRU"
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
+                 dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device,
+                         dtype=dtype)
+
+    def forward(self, input, hx=None):
+        self._check(input, hx)
+        batched = input.dim() == 2
+        if not batched:
+            input = input.unsqueeze(0)
+            hx = hx.unsqueeze(0) if hx is not None else None
+        h = self._zeros(input) if hx is None else hx
+        h, _ = self._step(input, h, None)
+        return h if batched else h.squeeze(0)
