@@ -744,6 +744,8 @@ def _inplace(self: Tensor, function, *args, **kwargs) -> Tensor:
             "a view of a leaf Variable that requires grad is being used in an in-place "
             "operation. Do it inside `with ember.no_grad():`, or clone the tensor first.")
     result = function(self, *args, **kwargs)
+    if result.grad_fn is not None:
+        _snapshot_saved(result.grad_fn, self._version_counter)
     if result.shape != self.shape:
         raise RuntimeError(
             f"output with shape {list(self.shape)} doesn't match the broadcast shape "
@@ -767,6 +769,23 @@ def _inplace(self: Tensor, function, *args, **kwargs) -> Tensor:
             self._output_nr = result._output_nr
             self._requires_grad = True
     return self
+
+
+def _snapshot_saved(node, counter) -> None:
+    """The op about to be written in place may have saved the very tensor it overwrites
+    (``y.pow_(2)`` saves y). Keep a copy of the old value for its backward, as PyTorch does,
+    instead of failing the version check."""
+    saved = node._saved
+    if not saved:
+        return
+    for i, item in enumerate(saved):
+        if type(item) is tuple and item[0]._version_counter is counter:
+            old = item[0]
+            copy = Tensor._make(old._data.copy(), old._device, old._requires_grad)
+            copy.grad_fn, copy._output_nr = old.grad_fn, old._output_nr
+            if old.grad_fn is None and old._requires_grad:
+                copy._accumulator = old._accumulator
+            saved[i] = (copy, 0)
 
 
 def tensor_or_none(value):

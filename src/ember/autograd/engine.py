@@ -139,16 +139,15 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
 
     previous = _state.enabled
     _state.enabled = create_graph
+    pop_buffer = buffers.pop
     try:
         while ready:
             node = ready.pop()
-            grads = buffers.pop(node, None)
-            run = grads is not None and (needed is None or node in needed)
-            if run:
-                hooks = node.__dict__.get("_tensor_hooks") if type(node) is not AccumulateGrad \
-                    else None
-                if hooks:
-                    grads = _run_tensor_hooks(hooks, grads)
+            grads = pop_buffer(node, None)
+            edges = node._edges
+            if grads is not None and (needed is None or node in needed):
+                if node._hooked:
+                    grads = _run_tensor_hooks(node, grads)
                 if capture:
                     for nr, g in enumerate(grads):
                         for i in capture.get((node, nr), ()):
@@ -157,27 +156,38 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     if accumulate and (targets is None or node in targets):
                         _accumulate(node.variable, grads[0], create_graph, stored)
                     continue
-                if inputs is not None and not accumulate and node in targets and \
-                        not any(e is not None and e[0] in needed for e in node._edges):
+                if not accumulate and node in targets and \
+                        not any(e is not None and e[0] in needed for e in edges):
                     continue  # the gradient we wanted is captured; nothing below matters
-                results = _call(node, grads, anomaly)
+                if node._hooked or anomaly or node._custom:
+                    results = _call(node, grads, anomaly)
+                else:
+                    results = node._run_backward(grads)
                 if not retain_graph:
                     node._release()
-            for i, edge in enumerate(node._edges):
-                if edge is None:
-                    continue
-                child, nr = edge
-                if run:
-                    g = results[i]
+                for edge, g in zip(edges, results):
+                    if edge is None:
+                        continue
+                    child, nr = edge
                     if g is not None:
                         buf = buffers.get(child)
                         if buf is None:
                             buf = buffers[child] = [None] * child._num_outputs
-                        buf[nr] = g if buf[nr] is None else buf[nr] + g
-                count = deps[child] - 1
-                deps[child] = count
-                if count == 0:
-                    ready.append(child)
+                            buf[nr] = g
+                        else:
+                            buf[nr] = g if buf[nr] is None else buf[nr] + g
+                    count = deps[child] - 1
+                    deps[child] = count
+                    if count == 0:
+                        ready.append(child)
+            else:  # nothing flows through this node: only release its children
+                for edge in edges:
+                    if edge is not None:
+                        child = edge[0]
+                        count = deps[child] - 1
+                        deps[child] = count
+                        if count == 0:
+                            ready.append(child)
     finally:
         _state.enabled = previous
 
@@ -195,7 +205,10 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     return None
 
 
-def _run_tensor_hooks(hooks, grads):
+def _run_tensor_hooks(node, grads):
+    hooks = node.__dict__.get("_tensor_hooks") if type(node) is not AccumulateGrad else None
+    if not hooks:
+        return grads
     grads = list(grads)
     for nr, hook_list in hooks.items():
         for hook in list(hook_list):

@@ -74,6 +74,7 @@ class Node:
     _edges: tuple = ()
     _num_outputs = 1
     _custom = False
+    _hooked = False  # set once any hook is registered: the engine's fast path checks it
 
     @property
     def next_functions(self) -> tuple:
@@ -91,6 +92,7 @@ class Node:
         return replacement grad_inputs."""
         hooks = self.__dict__.setdefault("_post_hooks", [])
         hooks.append(hook)
+        self._hooked = True
         return RemovableHandle(hooks, hook)
 
     def register_prehook(self, hook):
@@ -98,11 +100,13 @@ class Node:
         replacement grad_outputs."""
         hooks = self.__dict__.setdefault("_pre_hooks", [])
         hooks.append(hook)
+        self._hooked = True
         return RemovableHandle(hooks, hook)
 
     def _register_tensor_hook(self, output_nr: int, hook):
         hooks = self.__dict__.setdefault("_tensor_hooks", {}).setdefault(output_nr, [])
         hooks.append(hook)
+        self._hooked = True
         return RemovableHandle(hooks, hook)
 
     def __repr__(self) -> str:
@@ -289,19 +293,22 @@ class Function(FunctionCtx):
 
     def _run_backward(self, grads):
         """Called by the engine with one gradient per output."""
-        if self._materialize_grads and any(g is None for g in grads):
+        if self._num_outputs > 1 and self._materialize_grads:
             grads = _materialize(self, grads)
         result = type(self).backward(self, *grads)
-        if not isinstance(result, tuple):
+        if type(result) is not tuple:
             result = (result,)
         if len(result) != len(self._edges):
-            if len(result) > len(self._edges) and all(r is None for r in result[len(self._edges):]):
-                result = result[: len(self._edges)]
-            else:
-                raise RuntimeError(
-                    f"function {self.name()} returned an incorrect number of gradients "
-                    f"(expected {len(self._edges)}, got {len(result)})")
+            result = _fit_gradients(self, result)
         return result
+
+
+def _fit_gradients(node, result):
+    edges = len(node._edges)
+    if len(result) > edges and all(r is None for r in result[edges:]):
+        return result[:edges]
+    raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                       f"(expected {edges}, got {len(result)})")
 
 
 def _apply_across_devices(cls, ctx, args, kwargs):
@@ -347,6 +354,8 @@ def _on(tensor, device):
 
 def _materialize(node, grads):
     Tensor = _Tensor
+    if all(g is not None for g in grads):
+        return grads
     out = list(grads)
     for i, g in enumerate(out):
         if g is None:

@@ -1,0 +1,108 @@
+"""In-place ops, version counters shared by views, and their errors."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+
+
+def test_inplace_on_leaf_requiring_grad_raises_with_the_fix():
+    w = ember.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"leaf Variable that requires grad.*no_grad\(\)"):
+        w.add_(1)
+    with ember.no_grad():
+        w.add_(1)
+        w -= 0.5
+    assert w.tolist() == [1.5, 1.5, 1.5]
+
+
+def test_version_counter_shared_by_views():
+    x = ember.zeros(2, 3)
+    v = x[0]
+    r = x.view(6)
+    t = x.t()
+    assert x._version == 0
+    v.add_(1)
+    assert x._version == v._version == r._version == t._version == 1
+    assert x.tolist() == [[1, 1, 1], [0, 0, 0]]
+    r[5] = 9
+    assert x[1, 2].item() == 9 and x._version == 2
+
+
+def test_modified_saved_tensor_raises_naming_op_and_versions():
+    x = ember.ones(3, requires_grad=True)
+    y = x * 2
+    z = y.exp()
+    y.mul_(3)  # exp saved its output, not y: still fine
+    z.sum().backward()
+    a = ember.ones(3, requires_grad=True)
+    b = a.exp()
+    c = b.exp()
+    b.add_(1)
+    with pytest.raises(RuntimeError, match=r"ExpBackward0.*version 1; expected version 0"):
+        c.sum().backward()
+
+
+def test_inplace_ops_track_gradients():
+    x = ember.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 1
+    y.mul_(2)
+    y += 1
+    y.pow_(2)
+    y.sum().backward()
+    # d/dx (2x + 1)^2 = 4 (2x + 1)
+    assert x.grad.tolist() == [12.0, 20.0, 28.0]
+    assert y.grad_fn.name() == "PowBackward0"
+
+
+def test_inplace_through_view_updates_base_gradient():
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (ember, torch):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        w = lib.tensor([5.0, 6.0], requires_grad=True)
+        y = x * 1
+        y[0] = w * 2
+        y[1].mul_(w)
+        (y * y).sum().backward()
+        results.append((x.grad.tolist(), w.grad.tolist(), y.grad_fn.name()))
+    assert results[0][0] == results[1][0]
+    np.testing.assert_allclose(results[0][1], results[1][1])
+    assert results[0][2] == "CopySlices"
+
+
+def test_setitem_with_tensor_value_requiring_grad():
+    w = ember.tensor(2.0, requires_grad=True)
+    y = ember.zeros(3)
+    y[1] = w
+    (y * ember.tensor([1.0, 5.0, 1.0])).sum().backward()
+    assert w.grad.item() == 5.0
+
+
+def test_zero_fill_copy():
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    y.zero_()
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0]
+    z = ember.empty(2, 2)
+    z.fill_(3)
+    z.copy_(ember.tensor([1, 2]))  # broadcast and cast int64 -> float32
+    assert z.tolist() == [[1.0, 2.0], [1.0, 2.0]] and z.dtype is ember.float32
+    src = ember.tensor([1.0, 2.0], requires_grad=True)
+    dst = ember.zeros(2, 2)
+    dst.copy_(src)
+    dst.sum().backward()
+    assert src.grad.tolist() == [2.0, 2.0]
+
+
+def test_inplace_dtype_and_shape_rules():
+    i = ember.tensor([1, 2])
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        i.add_(0.5)
+    f = ember.zeros(3)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        f.add_(ember.ones(2, 3))
+    f.add_(ember.tensor([1, 2, 3]))
+    assert f.tolist() == [1.0, 2.0, 3.0]
