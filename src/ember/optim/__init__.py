@@ -1,1 +1,21 @@
-"""``ember.optim``: optimizers and learning-rate schedulers."""
+"""``ember.optim``: optimizers and learning-rate schedulers.
+
+Optimizers update parameters in place from their ``.grad``:
+
+>>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+>>> opt = ember.optim.Adam([w], lr=0.1)
+>>> for _ in range(3):
+...     opt.zero_grad()
+...     (w * w).sum().backward()
+...     opt.step()
+"""
+from . import lr_scheduler
+from .adadelta import Adadelta
+from .adagrad import Adagrad
+from .adam import Adam, Adamax, AdamW, NAdam, RAdam
+from .optimizer import Optimizer
+from .rmsprop import RMSprop
+from .sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop",
+           "Adagrad", "Adadelta", "lr_scheduler"]

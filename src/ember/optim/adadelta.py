@@ -1,0 +1,58 @@
+"""Adadelta: step sizes from running averages of squared gradients and squared updates."""
+from __future__ import annotations
+
+from .. import backend
+from .optimizer import Optimizer, _as_float, _check_hyper, _flags, _step_tensor, _zeros_like_array
+
+__all__ = ["Adadelta"]
+
+
+class Adadelta(Optimizer):
+    r"""Adadelta (Zeiler, 2012).
+
+    .. math::
+        g &\leftarrow g_t + \lambda\theta, \qquad
+        v_t = \rho v_{t-1} + (1-\rho) g^2 \\
+        \Delta &= \frac{\sqrt{u_{t-1} + \epsilon}}{\sqrt{v_t + \epsilon}}\, g, \qquad
+        u_t = \rho u_{t-1} + (1-\rho)\Delta^2, \qquad
+        \theta \leftarrow \theta - \gamma \Delta
+    """
+
+    def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
+                 weight_decay: float = 0, foreach=None, *, capturable: bool = False,
+                 maximize: bool = False, differentiable: bool = False) -> None:
+        lr = _as_float(lr, "lr")
+        _check_hyper(lr=lr, eps=eps, weight_decay=weight_decay)
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay,
+                    "maximize": maximize,
+                    **_flags("Adadelta", foreach, None, capturable, differentiable)}
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """One Adadelta step; returns the closure's loss (None without a closure)."""
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            lr, rho, eps, weight_decay = (group["lr"], group["rho"], group["eps"],
+                                          group["weight_decay"])
+            for p, param, grad in self._params_with_grad(group):
+                xp = backend.xp_of(param)
+                state = self.state[p]
+                if not state:
+                    state["step"] = _step_tensor()
+                    state["square_avg"] = _zeros_like_array(p)
+                    state["acc_delta"] = _zeros_like_array(p)
+                state["step"]._data += 1
+                if weight_decay != 0:
+                    grad = grad + weight_decay * param
+                square_avg = state["square_avg"]._data
+                acc_delta = state["acc_delta"]._data
+                square_avg *= rho
+                square_avg += (1 - rho) * (grad * grad)
+                delta = xp.sqrt(acc_delta + eps) / xp.sqrt(square_avg + eps) * grad
+                acc_delta *= rho
+                acc_delta += (1 - rho) * (delta * delta)
+                param -= lr * delta
+                p._version_counter.value += 1
+        return loss

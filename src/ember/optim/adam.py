@@ -1,0 +1,268 @@
+"""The Adam family: Adam, AdamW, Adamax, NAdam and RAdam. Each keeps running averages of
+the gradient (first moment) and of its square or maximum (second moment)."""
+from __future__ import annotations
+
+from .. import backend
+from .optimizer import Optimizer, _as_float, _check_hyper, _flags, _step_tensor, _zeros_like_array
+
+__all__ = ["Adam", "AdamW", "Adamax", "NAdam", "RAdam"]
+
+
+def _decay(param, grad, lr: float, weight_decay: float, decoupled: bool):
+    """L2 penalty added to the gradient, or (decoupled, AdamW-style) a shrink of the
+    parameter by ``1 - lr * weight_decay``. Returns the gradient to use."""
+    if weight_decay == 0:
+        return grad
+    if decoupled:
+        param *= 1 - lr * weight_decay
+        return grad
+    return grad + weight_decay * param
+
+
+def _moments(state: dict, grad, beta1: float, beta2: float):
+    """Update m <- lerp(m, g, 1 - beta1) and v <- beta2 v + (1 - beta2) g^2 in place."""
+    exp_avg = state["exp_avg"]._data
+    exp_avg_sq = state["exp_avg_sq"]._data
+    exp_avg += (1 - beta1) * (grad - exp_avg)
+    exp_avg_sq *= beta2
+    exp_avg_sq += (1 - beta2) * (grad * grad)
+    return exp_avg, exp_avg_sq
+
+
+def _begin(state: dict, p, names, scalars=()) -> float:
+    """Create the state on the first step (``scalars``: extra float32 CPU scalars as
+    (name, value)), advance ``step``, return the new step count."""
+    if not state:
+        state["step"] = _step_tensor()
+        for name, value in scalars:
+            state[name] = _step_tensor(value)
+        for name in names:
+            state[name] = _zeros_like_array(p)
+    state["step"]._data += 1
+    return float(state["step"]._data)
+
+
+class Adam(Optimizer):
+    r"""Adam (Kingma & Ba, 2014), with AMSGrad and optional decoupled weight decay.
+
+    .. math::
+        m_t &= \beta_1 m_{t-1} + (1-\beta_1) g, \qquad v_t = \beta_2 v_{t-1} + (1-\beta_2) g^2 \\
+        \theta &\leftarrow \theta - \frac{\gamma}{1-\beta_1^t} \cdot
+            \frac{m_t}{\sqrt{\hat v_t} / \sqrt{1-\beta_2^t} + \epsilon}
+
+    with :math:`\hat v_t = v_t`, or its running maximum with ``amsgrad``. Weight decay adds
+    :math:`\lambda\theta` to :math:`g`, or with ``decoupled_weight_decay`` multiplies
+    :math:`\theta` by :math:`1 - \gamma\lambda` first (that is AdamW).
+
+    >>> w = ember.tensor([1.0], requires_grad=True)
+    >>> opt = ember.optim.Adam([w], lr=0.1)
+    >>> (w * w).sum().backward(); opt.step(); w
+    tensor([0.9000], requires_grad=True)
+    """
+
+    _optimizer_name = "Adam"
+
+    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, amsgrad: bool = False, *, foreach=None,
+                 maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False, fused=None,
+                 decoupled_weight_decay: bool = False) -> None:
+        lr = _as_float(lr, "lr")
+        betas = tuple(_as_float(b, f"betas[{i}]") for i, b in enumerate(betas))
+        _check_hyper(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                    "amsgrad": amsgrad, "maximize": maximize,
+                    **_flags(self._optimizer_name, foreach, fused, capturable, differentiable),
+                    "decoupled_weight_decay": decoupled_weight_decay}
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """One Adam step; returns the closure's loss (None without a closure)."""
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            amsgrad = group["amsgrad"]
+            names = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if amsgrad else (
+                "exp_avg", "exp_avg_sq")
+            for p, param, grad in self._params_with_grad(group):
+                xp = backend.xp_of(param)
+                state = self.state[p]
+                step = _begin(state, p, names)
+                grad = _decay(param, grad, lr, group["weight_decay"],
+                              group["decoupled_weight_decay"])
+                exp_avg, exp_avg_sq = _moments(state, grad, beta1, beta2)
+                step_size = lr / (1 - beta1 ** step)
+                bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+                if amsgrad:
+                    max_sq = state["max_exp_avg_sq"]._data
+                    xp.maximum(max_sq, exp_avg_sq, out=max_sq)
+                    denom = xp.sqrt(max_sq) / bias_correction2_sqrt + eps
+                else:
+                    denom = xp.sqrt(exp_avg_sq) / bias_correction2_sqrt + eps
+                param -= step_size * (exp_avg / denom)
+                p._version_counter.value += 1
+        return loss
+
+
+class AdamW(Adam):
+    r"""Adam with decoupled weight decay (Loshchilov & Hutter, 2017): each step first
+    multiplies :math:`\theta` by :math:`1 - \gamma\lambda`, then takes the Adam step on the
+    plain gradient. ``weight_decay`` defaults to 0.01."""
+
+    _optimizer_name = "AdamW"
+
+    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach=None, capturable: bool = False, differentiable: bool = False,
+                 fused=None) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
+
+
+class Adamax(Adam):
+    r"""Adamax: Adam with the infinity norm (Kingma & Ba, 2014, section 7).
+
+    .. math::
+        m_t = \beta_1 m_{t-1} + (1-\beta_1) g, \qquad
+        u_t = \max(\beta_2 u_{t-1}, |g| + \epsilon), \qquad
+        \theta \leftarrow \theta - \frac{\gamma}{1-\beta_1^t} \frac{m_t}{u_t}
+    """
+
+    _optimizer_name = "Adamax"
+
+    def __init__(self, params, lr: float = 2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, foreach=None, *, maximize: bool = False,
+                 differentiable: bool = False, capturable: bool = False) -> None:
+        lr = _as_float(lr, "lr")
+        _check_hyper(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
+        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
+                    "maximize": maximize,
+                    **_flags("Adamax", foreach, None, capturable, differentiable)}
+        Optimizer.__init__(self, params, defaults)
+
+    def step(self, closure=None):
+        """One Adamax step; returns the closure's loss (None without a closure)."""
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            for p, param, grad in self._params_with_grad(group):
+                xp = backend.xp_of(param)
+                state = self.state[p]
+                step = _begin(state, p, ("exp_avg", "exp_inf"))
+                grad = _decay(param, grad, lr, group["weight_decay"], False)
+                exp_avg = state["exp_avg"]._data
+                exp_inf = state["exp_inf"]._data
+                exp_avg += (1 - beta1) * (grad - exp_avg)
+                exp_inf *= beta2
+                xp.maximum(exp_inf, xp.abs(grad) + eps, out=exp_inf)
+                param -= (lr / (1 - beta1 ** step)) * (exp_avg / exp_inf)
+                p._version_counter.value += 1
+        return loss
+
+
+class NAdam(Adam):
+    r"""NAdam: Adam with Nesterov momentum (Dozat, 2016), with the momentum schedule
+    :math:`\mu_t = \beta_1 (1 - \tfrac12 \cdot 0.96^{t\psi})` (:math:`\psi` =
+    ``momentum_decay``).
+
+    .. math::
+        \theta \leftarrow \theta
+          - \gamma \frac{1-\mu_t}{1-\prod_{i\le t}\mu_i} \frac{g}{d}
+          - \gamma \frac{\mu_{t+1}}{1-\prod_{i\le t+1}\mu_i} \frac{m_t}{d},
+        \qquad d = \sqrt{v_t / (1-\beta_2^t)} + \epsilon
+    """
+
+    _optimizer_name = "NAdam"
+
+    def __init__(self, params, lr: float = 2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, momentum_decay: float = 4e-3,
+                 decoupled_weight_decay: bool = False, *, foreach=None, maximize: bool = False,
+                 capturable: bool = False, differentiable: bool = False) -> None:
+        lr = _as_float(lr, "lr")
+        _check_hyper(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
+        if not momentum_decay >= 0.0:
+            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
+                    "momentum_decay": momentum_decay,
+                    "decoupled_weight_decay": decoupled_weight_decay, "maximize": maximize,
+                    **_flags("NAdam", foreach, None, capturable, differentiable)}
+        Optimizer.__init__(self, params, defaults)
+
+    def step(self, closure=None):
+        """One NAdam step; returns the closure's loss (None without a closure)."""
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            momentum_decay = group["momentum_decay"]
+            for p, param, grad in self._params_with_grad(group):
+                xp = backend.xp_of(param)
+                state = self.state[p]
+                step = _begin(state, p, ("exp_avg", "exp_avg_sq"), (("mu_product", 1.0),))
+                grad = _decay(param, grad, lr, group["weight_decay"],
+                              group["decoupled_weight_decay"])
+                bias_correction2 = 1 - beta2 ** step
+                mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
+                mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
+                mu_product_array = state["mu_product"]._data
+                mu_product_array *= mu
+                mu_product = float(mu_product_array)
+                exp_avg, exp_avg_sq = _moments(state, grad, beta1, beta2)
+                denom = xp.sqrt(exp_avg_sq / bias_correction2) + eps
+                param -= (lr * (1.0 - mu) / (1.0 - mu_product)) * (grad / denom)
+                param -= (lr * mu_next / (1.0 - mu_product * mu_next)) * (exp_avg / denom)
+                p._version_counter.value += 1
+        return loss
+
+
+class RAdam(Adam):
+    r"""RAdam: Adam with the variance of the adaptive rate rectified (Liu et al., 2019).
+
+    With :math:`\rho_\infty = 2/(1-\beta_2) - 1` and
+    :math:`\rho_t = \rho_\infty - 2t\beta_2^t/(1-\beta_2^t)`: while :math:`\rho_t \le 5`
+    the step is plain momentum SGD, :math:`\theta \leftarrow \theta - \gamma \hat m_t`;
+    afterwards :math:`\theta \leftarrow \theta - \gamma \hat m_t\, r_t
+    \sqrt{1-\beta_2^t} / (\sqrt{v_t} + \epsilon)` with the rectification
+    :math:`r_t = \sqrt{\frac{(\rho_t-4)(\rho_t-2)\rho_\infty}{(\rho_\infty-4)(\rho_\infty-2)\rho_t}}`.
+    """
+
+    _optimizer_name = "RAdam"
+
+    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
+                 foreach=None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False) -> None:
+        lr = _as_float(lr, "lr")
+        _check_hyper(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
+        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
+                    "maximize": maximize, "decoupled_weight_decay": decoupled_weight_decay,
+                    **_flags("RAdam", foreach, None, capturable, differentiable)}
+        Optimizer.__init__(self, params, defaults)
+
+    def step(self, closure=None):
+        """One RAdam step; returns the closure's loss (None without a closure)."""
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            for p, param, grad in self._params_with_grad(group):
+                xp = backend.xp_of(param)
+                state = self.state[p]
+                step = _begin(state, p, ("exp_avg", "exp_avg_sq"))
+                grad = _decay(param, grad, lr, group["weight_decay"],
+                              group["decoupled_weight_decay"])
+                exp_avg, exp_avg_sq = _moments(state, grad, beta1, beta2)
+                bias_correction1 = 1 - beta1 ** step
+                bias_correction2 = 1 - beta2 ** step
+                corrected = exp_avg / bias_correction1
+                rho_inf = 2 / (1 - beta2) - 1
+                rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
+                if rho_t > 5.0:
+                    rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
+                            / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+                    adaptive = bias_correction2 ** 0.5 / (xp.sqrt(exp_avg_sq) + eps)
+                    param -= corrected * lr * adaptive * rect
+                else:
+                    param -= corrected * lr
+                p._version_counter.value += 1
+        return loss

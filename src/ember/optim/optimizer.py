@@ -1,0 +1,335 @@
+"""The Optimizer base class: parameter groups, per-parameter state, state dicts.
+
+Every optimizer updates the parameters' arrays in place, directly with the array module of
+the parameter (NumPy or CuPy, ``ember.backend.xp_of``): no ember Tensors and no graph are
+made per parameter per step, which keeps a training step close to the cost of the array
+math itself. Each in-place update bumps the parameter's version counter, so a graph that
+saved the old value refuses to backward, as in PyTorch.
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+from collections import defaultdict
+
+import numpy as np
+
+from .. import backend
+from ..autograd import grad_mode
+from ..tensor import Tensor
+
+__all__ = ["Optimizer", "required"]
+
+
+class _RequiredParameter:
+    """The marker for a hyper-parameter without a default (it must be given)."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+# State entries that keep their own dtype and stay on the CPU when a state dict is loaded.
+# (PyTorch casts NAdam's float32 mu_product to the parameter's dtype on load, so a resumed
+# run drifts from an uninterrupted one; keeping it float32 makes resuming exact.)
+_SCALAR_STATE_KEYS = ("step", "mu_product")
+
+
+def _step_tensor(value: float = 0.0) -> Tensor:
+    """A 0-d float32 CPU tensor, as PyTorch keeps ``state['step']``."""
+    return Tensor._make(np.array(value, dtype=np.float32), backend.CPU, False)
+
+
+def _zeros_like_array(param: Tensor, fill: float = 0.0) -> Tensor:
+    """A tensor of ``fill`` with the parameter's shape, dtype and device."""
+    data = param._data
+    xp = backend.xp_of(data)
+    return Tensor._make(xp.full(data.shape, fill, dtype=data.dtype), param._device, False)
+
+
+def _count_steps(step_function):
+    """Wrap a subclass's ``step`` so schedulers can tell whether it was called."""
+
+    @functools.wraps(step_function)
+    def step(self, *args, **kwargs):
+        self._opt_called = True
+        self._step_count += 1
+        return step_function(self, *args, **kwargs)
+
+    step._counts_steps = True
+    return step
+
+
+class Optimizer:
+    """Base class of all optimizers.
+
+    ``params`` is an iterable of leaf tensors (or of ``(name, tensor)`` pairs), or of dicts
+    that each define a parameter group: ``{'params': [...], 'lr': 0.1, ...}``; options a
+    group leaves out come from ``defaults``. ``state[p]`` holds the per-parameter buffers
+    (momentum, moment estimates, step counts).
+
+    >>> w = ember.tensor([1.0, 2.0], requires_grad=True)
+    >>> opt = ember.optim.SGD([w], lr=0.1)
+    >>> (w * w).sum().backward()
+    >>> opt.step()
+    >>> w
+    tensor([0.8000, 1.6000], requires_grad=True)
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        own_step = cls.__dict__.get("step")
+        if own_step is not None and not getattr(own_step, "_counts_steps", False):
+            cls.step = _count_steps(own_step)
+
+    def __init__(self, params, defaults: dict) -> None:
+        self.defaults = dict(defaults)
+        self.state: defaultdict = defaultdict(dict)
+        self.param_groups: list[dict] = []
+        self._opt_called = False
+        self._step_count = 0
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or "
+                f"dicts, but got {params.type()}")
+        if isinstance(params, dict):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            "Tensors or dicts, but got a dict (wrap a group in a list: [group])")
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    # ----------------------------------------------------------------- groups
+    def add_param_group(self, param_group: dict) -> None:
+        """Add a group of parameters with its own options (the others from ``defaults``),
+        e.g. to train a layer that was frozen so far."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        group = dict(param_group)
+        params = group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
+        else:
+            params = list(params)
+        names = []
+        tensors = []
+        for item in params:
+            if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
+                names.append(item[0])
+                item = item[1]
+            tensors.append(item)
+        if names and len(names) != len(tensors):
+            raise ValueError("all optimizer params should be with/without names. Some param "
+                             "names are missing")
+        for p in tensors:
+            if not isinstance(p, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                f"{type(p).__module__}.{type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor (it was computed by "
+                                 f"{type(p.grad_fn).__name__}; optimize the leaf it came from, "
+                                 "or use .detach().requires_grad_())")
+        group["params"] = tensors
+        if names:
+            group["param_names"] = names
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError("parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
+            group.setdefault(name, default)
+        if len({id(p) for p in tensors}) != len(tensors):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
+                          "future, this will cause an error; see "
+                          "github.com/pytorch/pytorch/issues/40967 for more information",
+                          UserWarning, stacklevel=3)
+        seen = set()
+        for existing in self.param_groups:
+            seen.update(id(p) for p in existing["params"])
+        if any(id(p) in seen for p in tensors):
+            raise ValueError("some parameters appear in more than one parameter group")
+        if self.param_groups and (("param_names" in group)
+                                  != ("param_names" in self.param_groups[0])):
+            raise ValueError("all optimizer param groups should be with/without names.")
+        self._check_group(group)
+        self.param_groups.append(group)
+
+    def _check_group(self, group: dict) -> None:
+        """Validate a group's hyper-parameters (subclasses raise ValueError)."""
+
+    # ----------------------------------------------------------------- gradients
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of all parameters: to None (default, frees the memory), or
+        to zeros in place when ``set_to_none=False``."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                grad = p._grad
+                if grad is None:
+                    continue
+                if set_to_none:
+                    p._grad = None
+                    continue
+                if grad.grad_fn is not None:
+                    grad.detach_()
+                else:
+                    grad._requires_grad = False
+                grad._data.fill(0)
+                grad._version_counter.value += 1
+
+    def step(self, closure=None):
+        """Do one optimization step; ``closure`` (re-evaluating the model and returning the
+        loss) is called first with gradients enabled, and its loss is returned."""
+        raise NotImplementedError(f"{type(self).__name__} does not define step()")
+
+    def _closure_loss(self, closure):
+        if closure is None:
+            return None
+        with grad_mode.enable_grad():
+            return closure()
+
+    def _params_with_grad(self, group: dict):
+        """(parameter, its array, its gradient's array) for the parameters that have a
+        gradient, with the gradient negated when the group maximizes."""
+        maximize = group.get("maximize", False)
+        for p in group["params"]:
+            grad = p._grad
+            if grad is None:
+                continue
+            g = grad._data
+            yield p, p._data, (-g if maximize else g)
+
+    # ----------------------------------------------------------------- state dicts
+    def state_dict(self) -> dict:
+        """The optimizer's state in PyTorch's layout:
+        ``{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}``, where
+        parameters are numbered in the order of the groups. The state holds references to
+        the live buffers (save it with ``ember.save``, which copies)."""
+        index_of: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for p in group["params"]:
+                index_of.setdefault(id(p), len(index_of))
+            packed["params"] = [index_of[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {}
+        for p, values in self.state.items():
+            key = index_of[id(p)] if isinstance(p, Tensor) else p
+            state[key] = values
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restore the state saved by ``state_dict()`` (the same parameters in the same
+        order). Buffers are copied and cast to each parameter's dtype and device; ``step``
+        stays a float32 CPU scalar."""
+        if not isinstance(state_dict, dict) or "state" not in state_dict \
+                or "param_groups" not in state_dict:
+            raise ValueError("load_state_dict expects a dict with the keys 'state' and "
+                             "'param_groups', as made by Optimizer.state_dict()")
+        saved_groups = state_dict["param_groups"]
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups "
+                             f"({len(saved_groups)} saved, {len(self.param_groups)} here)")
+        for i, (mine, saved) in enumerate(zip(self.param_groups, saved_groups)):
+            if len(mine["params"]) != len(saved["params"]):
+                raise ValueError(
+                    f"loaded state dict contains a parameter group that doesn't match the size "
+                    f"of optimizer's group: group {i} has {len(saved['params'])} parameters "
+                    f"saved and {len(mine['params'])} here")
+        param_of = {}
+        for mine, saved in zip(self.param_groups, saved_groups):
+            for index, p in zip(saved["params"], mine["params"]):
+                param_of[index] = p
+        state: defaultdict = defaultdict(dict)
+        for key, values in state_dict["state"].items():
+            p = param_of.get(key)
+            if p is None:
+                state[key] = _copy_state_value(None, key, values)
+                continue
+            state[p] = {name: _copy_state_value(p, name, value) for name, value in values.items()}
+        new_groups = []
+        for mine, saved in zip(self.param_groups, saved_groups):
+            group = {k: v for k, v in saved.items() if k != "params"}
+            group["params"] = mine["params"]
+            if "param_names" in mine and "param_names" not in saved:
+                group["param_names"] = mine["param_names"]
+            new_groups.append(group)
+        self.state = state
+        self.param_groups = new_groups
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for key in sorted(group):
+                if key not in ("params", "param_names"):
+                    lines.append(f"    {key}: {group[key]}")
+        lines.append(")")
+        return "\n".join(lines)
+
+
+def _copy_state_value(param, name, value):
+    """A state entry from a loaded dict: tensors copied, cast and moved to the parameter."""
+    if not isinstance(value, Tensor):
+        return value
+    if param is None or name in _SCALAR_STATE_KEYS:
+        data = value._host().copy()
+        return Tensor._make(data, backend.CPU, False)
+    data = value._data
+    if value._device != param._device:
+        data = backend.move(data, value._device, param._device)
+    else:
+        data = data.copy()
+    if data.dtype.kind == "f" and data.dtype != param._data.dtype:
+        data = data.astype(param._data.dtype)
+    return Tensor._make(data, param._device, False)
+
+
+# --------------------------------------------------------------------- shared helpers
+def _check_hyper(lr=None, eps=None, betas=None, weight_decay=None, momentum=None) -> None:
+    """PyTorch's argument checks, with its messages."""
+    if lr is not None and not lr >= 0.0:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if eps is not None and not eps >= 0.0:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if betas is not None:
+        if len(betas) != 2:
+            raise ValueError(f"betas must be a pair (beta1, beta2), got {betas!r}")
+        for index, beta in enumerate(betas):
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {index}: {beta}")
+    if weight_decay is not None and not weight_decay >= 0.0:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+    if momentum is not None and not momentum >= 0.0:
+        raise ValueError(f"Invalid momentum value: {momentum}")
+
+
+def _flags(name: str, foreach, fused, capturable: bool = False,
+           differentiable: bool = False) -> dict:
+    """PyTorch's implementation-choice options. ``foreach`` and ``fused`` pick kernels in
+    PyTorch with the same math; ember has one implementation, so they change nothing.
+    ``capturable`` (CUDA graphs) and ``differentiable`` (a graph through the update) have
+    no ember counterpart and are refused rather than ignored."""
+    if capturable:
+        raise ValueError(f"{name}: capturable=True (CUDA-graph capture) is not supported by "
+                         "ember")
+    if differentiable:
+        raise ValueError(f"{name}: differentiable=True (autograd through the optimizer step) is "
+                         "not supported by ember")
+    return {"foreach": foreach, "fused": fused, "capturable": False, "differentiable": False}
+
+
+def _as_float(value, what: str) -> float:
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise ValueError(f"Tensor {what} must be 1-element")
+        return float(value.item())
+    return value

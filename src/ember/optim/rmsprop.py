@@ -1,0 +1,72 @@
+"""RMSprop: gradients scaled by a running root-mean-square."""
+from __future__ import annotations
+
+from .. import backend
+from .optimizer import Optimizer, _as_float, _check_hyper, _flags, _step_tensor, _zeros_like_array
+
+__all__ = ["RMSprop"]
+
+
+class RMSprop(Optimizer):
+    r"""RMSprop (Hinton's lecture 6e), optionally centered and with momentum.
+
+    .. math::
+        g &\leftarrow g_t + \lambda\theta, \qquad v_t = \alpha v_{t-1} + (1-\alpha) g^2 \\
+        \bar g_t &= \alpha \bar g_{t-1} + (1-\alpha) g \text{ (centered)}, \qquad
+        d = \sqrt{v_t - \bar g_t^2} + \epsilon \text{ (centered) or } \sqrt{v_t} + \epsilon \\
+        b_t &= \mu b_{t-1} + g / d, \qquad \theta \leftarrow \theta - \gamma b_t
+        \quad(\text{or } \theta - \gamma g / d \text{ without momentum})
+    """
+
+    def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
+                 weight_decay: float = 0, momentum: float = 0, centered: bool = False,
+                 capturable: bool = False, foreach=None, maximize: bool = False,
+                 differentiable: bool = False) -> None:
+        lr = _as_float(lr, "lr")
+        _check_hyper(lr=lr, eps=eps, weight_decay=weight_decay, momentum=momentum)
+        if not alpha >= 0.0:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps,
+                    "centered": centered, "weight_decay": weight_decay, "maximize": maximize,
+                    **_flags("RMSprop", foreach, None, capturable, differentiable)}
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """One RMSprop step; returns the closure's loss (None without a closure)."""
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+            weight_decay, momentum, centered = (group["weight_decay"], group["momentum"],
+                                                group["centered"])
+            for p, param, grad in self._params_with_grad(group):
+                xp = backend.xp_of(param)
+                state = self.state[p]
+                if not state:
+                    state["step"] = _step_tensor()
+                    state["square_avg"] = _zeros_like_array(p)
+                    if momentum > 0:
+                        state["momentum_buffer"] = _zeros_like_array(p)
+                    if centered:
+                        state["grad_avg"] = _zeros_like_array(p)
+                state["step"]._data += 1
+                if weight_decay != 0:
+                    grad = grad + weight_decay * param
+                square_avg = state["square_avg"]._data
+                square_avg *= alpha
+                square_avg += (1 - alpha) * (grad * grad)
+                if centered:
+                    grad_avg = state["grad_avg"]._data
+                    grad_avg += (1 - alpha) * (grad - grad_avg)
+                    avg = xp.sqrt(square_avg - grad_avg * grad_avg)
+                else:
+                    avg = xp.sqrt(square_avg)
+                avg += eps
+                if momentum > 0:
+                    buf = state["momentum_buffer"]._data
+                    buf *= momentum
+                    buf += grad / avg
+                    param -= lr * buf
+                else:
+                    param -= lr * (grad / avg)
+                p._version_counter.value += 1
+        return loss

@@ -1,0 +1,67 @@
+"""Stochastic gradient descent with momentum, Nesterov momentum and weight decay."""
+from __future__ import annotations
+
+from ..tensor import Tensor
+from .optimizer import Optimizer, _as_float, _check_hyper, _flags
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    r"""Stochastic gradient descent.
+
+    With gradient :math:`g_t` (negated when ``maximize``), per step:
+
+    .. math::
+        g &\leftarrow g_t + \lambda \theta \\
+        b_t &= \mu b_{t-1} + (1 - \tau) g \quad (b_1 = g) \\
+        g &\leftarrow g + \mu b_t \text{ (nesterov) or } b_t \text{ (momentum)} \\
+        \theta &\leftarrow \theta - \gamma g
+
+    where :math:`\gamma` = ``lr``, :math:`\mu` = ``momentum``, :math:`\tau` =
+    ``dampening``, :math:`\lambda` = ``weight_decay``.
+
+    >>> w = ember.tensor([1.0], requires_grad=True)
+    >>> opt = ember.optim.SGD([w], lr=0.5, momentum=0.9)
+    >>> (w * w).sum().backward(); opt.step(); w
+    tensor([0.], requires_grad=True)
+    """
+
+    def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
+                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
+                 foreach=None, differentiable: bool = False, fused=None) -> None:
+        lr = _as_float(lr, "lr")
+        _check_hyper(lr=lr, momentum=momentum, weight_decay=weight_decay)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        defaults = {"lr": lr, "momentum": momentum, "dampening": dampening,
+                    "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize,
+                    **_flags("SGD", foreach, fused, differentiable=differentiable)}
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """One SGD step; returns the closure's loss (None without a closure)."""
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            lr = group["lr"]
+            momentum = group["momentum"]
+            dampening = group["dampening"]
+            weight_decay = group["weight_decay"]
+            nesterov = group["nesterov"]
+            for p, param, grad in self._params_with_grad(group):
+                if weight_decay != 0:
+                    grad = grad + weight_decay * param
+                if momentum != 0:
+                    state = self.state[p]
+                    buffer = state.get("momentum_buffer")
+                    if buffer is None:
+                        state["momentum_buffer"] = buffer = Tensor._make(
+                            grad.copy(), p._device, False)
+                    else:
+                        buf = buffer._data
+                        buf *= momentum
+                        buf += (1 - dampening) * grad
+                    grad = grad + momentum * buffer._data if nesterov else buffer._data
+                param -= lr * grad
+                p._version_counter.value += 1
+        return loss
