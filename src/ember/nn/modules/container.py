@@ -5,7 +5,7 @@ import operator
 from collections import OrderedDict
 
 from ..parameter import Parameter
-from ...tensor import Tensor
+from ...tensor import Tensor, _legacy_type_name
 from .module import Module
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
@@ -291,26 +291,16 @@ class ParameterList(Module):
         for k, p in enumerate(self):
             if isinstance(p, Tensor):
                 size = "x".join(str(s) for s in p.size())
-                device = "" if p.device.type == "cpu" else f" ({p.device})"
+                device = "" if p.device.type == "cpu" else f" (GPU {p.get_device()})"
                 kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-                lines.append(f"  ({k}): {kind} containing: [{_type_name(p)} of size "
-                             f"{size}{device}]")
+                lines.append(f"  ({k}): {kind} containing: [{p.dtype} of size {size}{device}]")
             else:
                 lines.append(f"  ({k}): Object of type: {type(p).__name__}")
         return "\n".join(lines)
 
-    def __repr__(self) -> str:
-        body = self.extra_repr()
-        return self._get_name() + "(" + ("\n" + body + "\n" if body else "") + ")"
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError("ParameterList has no forward")
-
-
-def _type_name(t: Tensor) -> str:
-    from ...tensor import _legacy_type_name
-
-    return _legacy_type_name(t)
 
 
 class ParameterDict(Module):
@@ -375,17 +365,13 @@ class ParameterDict(Module):
         for k, p in self.items():
             if isinstance(p, Tensor):
                 size = "x".join(str(s) for s in p.size())
-                device = "" if p.device.type == "cpu" else f" ({p.device})"
+                device = "" if p.device.type == "cpu" else f" (GPU {p.get_device()})"
                 kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-                lines.append(f"  ({k}): {kind} containing: [{_type_name(p)} of size "
-                             f"{size}{device}]")
+                lines.append(f"  ({k}): {kind} containing: [{_legacy_type_name(p)} of size {size}{device}]")
             else:
                 lines.append(f"  ({k}): Object of type: {type(p).__name__}")
         return "\n".join(lines)
 
-    def __repr__(self) -> str:
-        body = self.extra_repr()
-        return self._get_name() + "(" + ("\n" + body + "\n" if body else "") + ")"
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError("ParameterDict has no forward")

@@ -13,14 +13,16 @@ from ..parameter import Buffer, Parameter, is_lazy
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook"]
 
-_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+_IncompatibleKeys = namedtuple("_IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
 class _IncompatibleKeysResult(_IncompatibleKeys):
+    __slots__ = ()
+
     def __repr__(self) -> str:
         if not self.missing_keys and not self.unexpected_keys:
             return "<All keys matched successfully>"
-        return super().__repr__()
+        return "_IncompatibleKeys" + super().__repr__()[len("_IncompatibleKeys"):]
 
     __str__ = __repr__
 
