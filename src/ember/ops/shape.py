@@ -93,16 +93,20 @@ def view(input, *shape):
     return View.apply(input, shape)
 
 
-def _view_as(self, other):
-    return view(self, other.shape)
+@register_op(methods=("view_as",),
+             samples=lambda make: [Sample((make((3, 4)), make((2, 6), requires_grad=False)))])
+def view_as(input, other):
+    """``input.view(other.shape)`` (a view)."""
+    ensure_tensor(other, "view_as", "other")
+    return view(input, other.shape)
 
 
-def _reshape_as(self, other):
-    return reshape(self, other.shape)
-
-
-Tensor.view_as = _view_as
-Tensor.reshape_as = _reshape_as
+@register_op(methods=("reshape_as",),
+             samples=lambda make: [Sample((make((3, 4)).t(), make((12,), requires_grad=False)))])
+def reshape_as(input, other):
+    """``input.reshape(other.shape)`` (a view when possible)."""
+    ensure_tensor(other, "reshape_as", "other")
+    return reshape(input, other.shape)
 
 
 class Transpose(Function):
@@ -223,16 +227,18 @@ def expand(input, *sizes):
     return Expand.apply(input, tuple(target))
 
 
-def _expand_as(self, other):
-    return expand(self, other.shape)
+@register_op(methods=("expand_as",),
+             samples=lambda make: [Sample((make((3, 1)), make((2, 3, 4), requires_grad=False)))])
+def expand_as(input, other):
+    """``input.expand(other.shape)`` (a read-only view)."""
+    ensure_tensor(other, "expand_as", "other")
+    return expand(input, other.shape)
 
 
-Tensor.expand_as = _expand_as
-
-
-@register_op(samples=lambda make: [Sample((make((3, 1)), (2, 3, 4)))])
+@register_op(methods=("broadcast_to",),
+             samples=lambda make: [Sample((make((3, 1)), (2, 3, 4))), Sample((make(()), (3,)))])
 def broadcast_to(input, size):
-    """``input.expand(size)``."""
+    """``input.expand(size)``: a read-only view of ``input`` broadcast to ``size``."""
     return expand(input, tuple(size))
 
 
@@ -405,3 +411,789 @@ def stack(tensors, dim=0):
                                f"{list(ref.shape)} at entry 0 and {list(t.shape)} at entry {i}")
     d = wrap_dim(dim, ref._data.ndim + 1, "stack")
     return Stack.apply(d, *_common_dtype(tensors, "stack"))
+
+
+# ----------------------------------------------------------------------------- more views
+def _unflatten_samples(make):
+    return [Sample((make((2, 6)), 1, (2, 3))), Sample((make((12,)), 0, (2, -1, 3))),
+            Sample((make((3, 4)), -1, (4, 1)))]
+
+
+@register_op(methods=("unflatten",), samples=_unflatten_samples)
+def unflatten(input, dim, sizes):
+    """Split dimension ``dim`` into ``sizes`` (one may be -1); a view."""
+    ensure_tensor(input, "unflatten")
+    shape = input._data.shape
+    d = wrap_dim(dim, len(shape), "unflatten")
+    sizes = parse_shape((sizes,), "unflatten")
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    size = shape[d] if shape else 1
+    try:
+        sizes = _infer_shape(sizes, size, "unflatten")
+    except RuntimeError:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+                           f"size of dim {dim} ({size}) in the input tensor") from None
+    return view(input, shape[:d] + sizes + shape[d + 1:])
+
+
+def _dims_list(dims, ndim: int, op: str, what: str) -> tuple:
+    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+    out = tuple(wrap_dim(d, ndim, op) for d in dims)
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"{op}: repeated dim in `{what}` ({list(dims)})")
+    return out
+
+
+@register_op(methods=("movedim", "moveaxis"), also=("moveaxis",),
+             samples=lambda make: [Sample((make((2, 3, 4)), 0, -1)),
+                                   Sample((make((2, 3, 4)), (0, 1), (2, 0)))])
+def movedim(input, source, destination):
+    """Move the dims ``source`` to positions ``destination``, the others keeping their
+    order (a view, via permute)."""
+    ensure_tensor(input, "movedim")
+    n = input._data.ndim
+    src = _dims_list(source, n, "movedim", "source")
+    dst = _dims_list(destination, n, "movedim", "destination")
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} "
+                           f"dims) should contain the same number of dims as destination "
+                           f"({list(dst)} dims)")
+    order = [d for d in range(n) if d not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute(input, tuple(order)) if n else input.view(())
+
+
+@register_op(samples=lambda make: [Sample((make((3, 1)), make((2, 1, 4)))),
+                                   Sample((make(()), make((2,)), make((3, 1))))])
+def broadcast_tensors(*tensors):
+    """The tensors expanded to their common broadcast shape (read-only views)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    for i, t in enumerate(tensors):
+        ensure_tensor(t, "broadcast_tensors", f"tensors[{i}]")
+    try:
+        shape = tuple(np.broadcast_shapes(*(t._data.shape for t in tensors)))
+    except ValueError:
+        raise RuntimeError(f"broadcast_tensors(): shapes {[list(t.shape) for t in tensors]} "
+                           f"don't broadcast") from None
+    return tuple(expand(t, shape) for t in tensors)
+
+
+def broadcast_shapes(*shapes):
+    """The shape that tensors of ``shapes`` broadcast to."""
+    from ..tensor import Size
+
+    try:
+        return Size(np.broadcast_shapes(*(tuple(s) if isinstance(s, (list, tuple)) else (s,)
+                                          for s in shapes)))
+    except ValueError:
+        raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape "
+                           f"({[list(s) if isinstance(s, (list, tuple)) else s for s in shapes]})"
+                           ) from None
+
+
+# ----------------------------------------------------------------------------- repeats
+class Repeat(Function):
+    node_name = "RepeatBackward0"
+
+    @staticmethod
+    def forward(ctx, x, repeats):
+        ctx.input_shape, ctx.repeats = x.shape, repeats
+        return ctx.xp.tile(x, repeats)
+
+    @staticmethod
+    def backward(ctx, grad):
+        repeats, shape = ctx.repeats, ctx.input_shape
+        padded = (1,) * (len(repeats) - len(shape)) + tuple(shape)
+        split = []
+        for r, s in zip(repeats, padded):
+            split += [r, s]
+        summed = grad.reshape(tuple(split)).sum(dim=tuple(range(0, len(split), 2)))
+        return summed.reshape(shape), None
+
+
+def _repeat_samples(make):
+    return [Sample((make((2, 3)), 2, 1)), Sample((make((3,)), (2, 1, 2))),
+            Sample((make(()), 3))]
+
+
+def _repeat_method(input, *sizes):
+    ensure_tensor(input, "repeat")
+    sizes = parse_shape(sizes, "repeat")
+    if len(sizes) < input._data.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(sizes)}")
+    return Repeat.apply(input, sizes)
+
+
+@register_op("repeat", methods=("repeat",), samples=_repeat_samples,
+             torch=lambda torch, x, *sizes: x.repeat(*sizes))
+def repeat(input, *sizes):
+    """Tile the tensor: ``sizes[i]`` copies along dim i (more sizes than dims add leading
+    dims). Gradient: the sum over the copies."""
+    return _repeat_method(input, *sizes)
+
+
+@register_op(methods=("tile",), samples=lambda make: [Sample((make((2, 3)), (2,))),
+                                                      Sample((make((3,)), (2, 2)))])
+def tile(input, dims):
+    """``repeat`` with ``dims`` padded by leading 1s when shorter than input's dims."""
+    ensure_tensor(input, "tile")
+    dims = parse_shape((dims,), "tile")
+    dims = (1,) * (input._data.ndim - len(dims)) + dims
+    return _repeat_method(input, *dims)
+
+
+def _repeat_interleave_samples(make):
+    return [Sample((make((2, 3)), 2), name="int, flattened"),
+            Sample((make((2, 3)), _const_tensor(make, [1, 0, 3]), 1), name="tensor, dim 1"),
+            Sample((make((3, 2)), 2), {"dim": -2}, name="int, dim -2")]
+
+
+def _const_tensor(make, values):
+    from ..creation import tensor
+
+    return tensor(values, device=make.device)
+
+
+@register_op(methods=("repeat_interleave",), samples=_repeat_interleave_samples)
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Repeat each element (along ``dim``; of the flattened input without one) ``repeats``
+    times: an int, or a tensor of per-element counts. ``repeat_interleave(counts)`` alone
+    gives ``arange(len(counts))`` repeated by counts."""
+    from ..creation import arange
+    from .scatter import index_select
+
+    ensure_tensor(input, "repeat_interleave")
+    if repeats is None:
+        counts = input
+        if counts._data.ndim > 1 or counts._data.dtype.kind not in "iu":
+            raise RuntimeError("repeat_interleave: repeats must be 0-dim or 1-dim integer tensor")
+        return repeat_interleave(arange(counts._data.size, device=counts.device),
+                                 counts.reshape(-1), 0, output_size=output_size)
+    if dim is None:
+        input, d = input.reshape(-1), 0
+    else:
+        d = wrap_dim(dim, input._data.ndim, "repeat_interleave")
+    size = input._data.shape[d] if input._data.ndim else 1
+    xp = backend.xp_for_device(input._device)
+    if isinstance(repeats, Tensor):
+        if repeats._data.ndim > 1 or repeats._data.dtype.kind not in "iu":
+            raise RuntimeError("repeat_interleave: repeats must be 0-dim or 1-dim integer tensor")
+        counts = repeats._data.reshape(-1)
+        if counts.size not in (1, size):
+            raise RuntimeError(f"repeat_interleave: repeats must have the same size as input "
+                               f"along dim {d} (got {counts.size}, expected {size})")
+        counts = backend.move(counts, repeats._device, input._device)
+    else:
+        counts = xp.asarray([int(repeats)])
+    if counts.size and int(counts.min()) < 0:
+        raise RuntimeError("repeat_interleave: repeats can not be negative")
+    index = xp.repeat(xp.arange(size), counts if counts.size == size else int(counts[0]))
+    if output_size is not None and index.shape[0] != output_size:
+        raise RuntimeError(f"repeat_interleave: output_size {output_size} doesn't match the "
+                           f"total number of repeats {index.shape[0]}")
+    if input._data.ndim == 0:
+        input = input.reshape(1)
+    return index_select(input, d, Tensor._make(index.astype(np.int64), input._device))
+
+
+# ----------------------------------------------------------------------------- reorderings
+class Flip(Function):
+    node_name = "FlipBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.dims = dims
+        return ctx.xp.flip(x, dims).copy()  # PyTorch's flip copies
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Flip.apply(grad, ctx.dims), None
+
+
+@register_op(methods=("flip",), samples=lambda make: [Sample((make((3, 4)), (0,))),
+                                                      Sample((make((2, 3, 4)), (-1, 0))),
+                                                      Sample((make(()), ()))])
+def flip(input, *dims):
+    """Reverse the order of elements along ``dims`` (a copy, as in PyTorch)."""
+    ensure_tensor(input, "flip")
+    dims = parse_shape(dims, "flip") if dims else ()
+    return Flip.apply(input, _dims_list(dims, input._data.ndim, "flip", "dims"))
+
+
+@register_op(methods=("fliplr",), samples=lambda make: [Sample((make((3, 4)),))])
+def fliplr(input):
+    """Reverse dim 1 (left/right); the input needs at least 2 dims."""
+    ensure_tensor(input, "fliplr")
+    if input._data.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return Flip.apply(input, (1,))
+
+
+@register_op(methods=("flipud",), samples=lambda make: [Sample((make((3, 4)),)),
+                                                        Sample((make((4,)),))])
+def flipud(input):
+    """Reverse dim 0 (up/down); the input needs at least 1 dim."""
+    ensure_tensor(input, "flipud")
+    if input._data.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return Flip.apply(input, (0,))
+
+
+class Roll(Function):
+    node_name = "RollBackward0"
+
+    @staticmethod
+    def forward(ctx, x, shifts, dims):
+        ctx.shifts, ctx.dims = shifts, dims
+        return ctx.xp.roll(x, shifts, axis=dims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        back = tuple(-s for s in ctx.shifts) if ctx.dims is not None else -ctx.shifts
+        return Roll.apply(grad, back, ctx.dims), None, None
+
+
+@register_op(methods=("roll",), samples=lambda make: [Sample((make((3, 4)), 1)),
+                                                      Sample((make((3, 4)), (1, -2), (0, 1))),
+                                                      Sample((make((2, 3)), 5, -1))])
+def roll(input, shifts, dims=None):
+    """Shift elements cyclically by ``shifts`` along ``dims`` (ints or tuples of equal
+    length); without dims, over the flattened tensor, shape kept."""
+    ensure_tensor(input, "roll")
+    if dims is None:
+        if isinstance(shifts, (tuple, list)):
+            if len(shifts) != 1:
+                raise RuntimeError(f"roll(): shifts and dimensions must align. shifts: "
+                                   f"{len(shifts)}, dims:0")
+            shifts = shifts[0]
+        return Roll.apply(input, int(shifts), None)
+    shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
+    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"roll(): shifts and dimensions must align. shifts: {len(shifts)}, "
+                           f"dims:{len(dims)}")
+    dims = tuple(wrap_dim(d, input._data.ndim, "roll") for d in dims)
+    return Roll.apply(input, tuple(int(s) for s in shifts), dims)
+
+
+@register_op(methods=("rot90",), samples=lambda make: [Sample((make((3, 4)),)),
+                                                       Sample((make((2, 3, 4)), 2, (2, 0))),
+                                                       Sample((make((3, 4)), -1))])
+def rot90(input, k=1, dims=(0, 1)):
+    """Rotate by 90 degrees ``k`` times in the plane of ``dims``, from the first dim
+    towards the second."""
+    ensure_tensor(input, "rot90")
+    dims = tuple(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    n = input._data.ndim
+    if n < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {n}")
+    a, b = (wrap_dim(d, n, "rot90") for d in dims)
+    if a == b:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {a} and "
+                           f"dim1 = {b}")
+    k %= 4
+    if k == 1:
+        return Flip.apply(input, (b,)).transpose(a, b)
+    if k == 2:
+        return Flip.apply(input, (a, b))
+    if k == 3:
+        return Flip.apply(input, (a,)).transpose(a, b)
+    return input.clone()
+
+
+# ----------------------------------------------------------------------------- atleast, stacks
+def _atleast(tensors, op, make_view):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return tuple(_atleast(tuple(tensors[0]), op, make_view)) if tensors[0] else ()
+    for i, t in enumerate(tensors):
+        ensure_tensor(t, op, f"tensors[{i}]")
+    out = tuple(make_view(t) for t in tensors)
+    return out[0] if len(out) == 1 else out
+
+
+def _atleast_samples(make):
+    return [Sample((make(()),), name="0-d"), Sample((make((3,)),), name="1-D"),
+            Sample((make((2, 3)), make((2,))), name="two")]
+
+
+def _at1(t):
+    return reshape(t, (1,)) if t._data.ndim == 0 else view(t, t._data.shape)
+
+
+def _at2(t):
+    n = t._data.ndim
+    return reshape(t, (1, 1)) if n == 0 else unsqueeze(t, 0) if n == 1 else view(t, t.shape)
+
+
+def _at3(t):
+    n = t._data.ndim
+    if n == 0:
+        return reshape(t, (1, 1, 1))
+    if n == 1:
+        return reshape(t, (1, t._data.shape[0], 1))
+    if n == 2:
+        return unsqueeze(t, -1)
+    return view(t, t._data.shape)
+
+
+@register_op(samples=_atleast_samples)
+def atleast_1d(*tensors):
+    """Each tensor with at least 1 dim (0-d becomes shape (1,)); views."""
+    return _atleast(tensors, "atleast_1d", _at1)
+
+
+@register_op(samples=_atleast_samples)
+def atleast_2d(*tensors):
+    """Each tensor with at least 2 dims (leading 1s added); views."""
+    return _atleast(tensors, "atleast_2d", _at2)
+
+
+@register_op(samples=_atleast_samples)
+def atleast_3d(*tensors):
+    """Each tensor with at least 3 dims: () -> (1, 1, 1), (n,) -> (1, n, 1),
+    (m, n) -> (m, n, 1); views."""
+    return _atleast(tensors, "atleast_3d", _at3)
+
+
+def _stack_like_samples(make):
+    return [Sample(([make((3,)), make((2,))],), name="1-D"),
+            Sample(([make((2, 3)), make((2, 1))],), name="2-D")]
+
+
+@register_op(samples=_stack_like_samples)
+def hstack(tensors):
+    """``cat`` along dim 1 (dim 0 for 1-D tensors), after ``atleast_1d``."""
+    tensors = [_at1(t) for t in _sequence(tensors, "hstack")]
+    return cat(tensors, 0 if tensors[0]._data.ndim == 1 else 1)
+
+
+def _vstack_samples(make):
+    return [Sample(([make((3,)), make((3,))],), name="1-D"),
+            Sample(([make((2, 3)), make((1, 3))],), name="2-D")]
+
+
+@register_op(also=("row_stack",), samples=_vstack_samples)
+def vstack(tensors):
+    """``cat`` along dim 0, after ``atleast_2d`` (1-D tensors become rows)."""
+    return cat([_at2(t) for t in _sequence(tensors, "vstack")], 0)
+
+
+@register_op(samples=lambda make: [Sample(([make((3,)), make((3,))],)),
+                                   Sample(([make((2, 3)), make((2, 3, 2))],))])
+def dstack(tensors):
+    """``cat`` along dim 2, after ``atleast_3d``."""
+    return cat([_at3(t) for t in _sequence(tensors, "dstack")], 2)
+
+
+@register_op(samples=lambda make: [Sample(([make((3,)), make((3, 2))],)),
+                                   Sample(([make(()), make((1, 2))],))])
+def column_stack(tensors):
+    """Tensors as columns side by side: 0-d and 1-D tensors become (n, 1) columns, then
+    ``cat`` along dim 1."""
+    columns = []
+    for t in _sequence(tensors, "column_stack"):
+        columns.append(reshape(t, (t._data.size, 1)) if t._data.ndim <= 1 else t)
+    return cat(columns, 1)
+
+
+# ----------------------------------------------------------------------------- splits
+class Split(Function):
+    """Pieces ``[start, stop)`` of one dim, all views of the input."""
+
+    node_name = "SplitWithSizesBackward0"
+    is_view = True
+    always_view = True
+
+    @staticmethod
+    def forward(ctx, x, bounds, dim):
+        ctx.bounds, ctx.dim, ctx.size = bounds, dim, x.shape[dim]
+        lead = (slice(None),) * dim
+        return tuple(x[lead + (slice(a, b), Ellipsis)] for a, b in bounds)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        bounds, dim = ctx.bounds, ctx.dim
+        partition = bounds[0][0] == 0 and bounds[-1][1] == ctx.size and all(
+            b == c for (_, b), (c, _) in zip(bounds, bounds[1:]))
+        if partition:
+            return cat(list(grads), dim), None, None
+        total = None
+        for (a, b), g in zip(bounds, grads):
+            placed = _constant_pad_dim(g, dim, a, ctx.size - b)
+            total = placed if total is None else total + placed
+        return total, None, None
+
+
+class Unbind(Function):
+    node_name = "UnbindBackward0"
+    is_view = True
+    always_view = True
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        lead = (slice(None),) * dim
+        return tuple(x[lead + (i, Ellipsis)] for i in range(x.shape[dim]))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return stack(list(grads), ctx.dim), None
+
+
+def _split(input: Tensor, bounds, d: int, name: str):
+    if not bounds:
+        return ()
+    if input._data.ndim == 0:
+        raise RuntimeError(f"{name}(): expected a tensor with at least one dimension")
+    out = Split.apply(input, tuple(bounds), d)
+    if name == "split" and out and out[0].grad_fn is not None:
+        out[0].grad_fn.node_name = "SplitBackward0"
+    return out
+
+
+def _bounds_from_sizes(sizes):
+    bounds, start = [], 0
+    for s in sizes:
+        bounds.append((start, start + s))
+        start += s
+    return bounds
+
+
+def _split_samples(make):
+    return [Sample((make((5, 2)), 2), name="int, remainder"),
+            Sample((make((2, 6)), [1, 3, 2], 1), name="sizes"),
+            Sample((make((3, 4)), 4, -1), name="one piece")]
+
+
+@register_op(methods=("split",), samples=_split_samples)
+def split(tensor, split_size_or_sections, dim=0):
+    """Views of consecutive pieces along ``dim``: of ``split_size`` each (the last may be
+    shorter), or of the given list of sizes (which must add up to the dim's size)."""
+    ensure_tensor(tensor, "split", "tensor")
+    d = wrap_dim(dim, tensor._data.ndim, "split")
+    n = tensor._data.shape[d] if tensor._data.ndim else 0
+    if isinstance(split_size_or_sections, (int, np.integer)):
+        size = int(split_size_or_sections)
+        if size < 0 or (size == 0 and n):
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}" if size == 0 else
+                               f"split expects split_size be non-negative, but got "
+                               f"split_size={size}")
+        sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
+        return _split(tensor, _bounds_from_sizes(sizes), d, "split")
+    sizes = [int(s) for s in split_size_or_sections]
+    if sum(sizes) != n or any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
+                           f"tensor's size at dimension {d}), but got split_sizes={sizes}")
+    return _split(tensor, _bounds_from_sizes(sizes), d, "split_with_sizes")
+
+
+@register_op(methods=("chunk",), samples=lambda make: [Sample((make((5, 2)), 3)),
+                                                       Sample((make((2, 6)), 4, 1)),
+                                                       Sample((make((2, 3)), 5, -1))])
+def chunk(input, chunks, dim=0):
+    """Split into ``chunks`` views of ``ceil(size / chunks)`` along ``dim`` (fewer when the
+    size doesn't allow that many)."""
+    ensure_tensor(input, "chunk")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = wrap_dim(dim, input._data.ndim, "chunk")
+    n = input._data.shape[d] if input._data.ndim else 0
+    size = -(-n // chunks)
+    return split(input, size, d) if n else split(input, [0] * chunks, d)
+
+
+def _tensor_split_samples(make):
+    return [Sample((make((7, 2)), 3), name="sections"),
+            Sample((make((2, 6)), [1, 4], 1), name="indices"),
+            Sample((make((5,)), [3, 1, 9]), name="unsorted, past the end"),
+            Sample((make((5,)), _const_tensor(make, 2)), name="0-d tensor sections")]
+
+
+@register_op(methods=("tensor_split",), samples=_tensor_split_samples)
+def tensor_split(input, indices_or_sections, dim=0):
+    """Views along ``dim``: ``sections`` nearly equal pieces (the first ``size % sections``
+    one longer), or the pieces between the given indices (clamped to the size; a later
+    index smaller than an earlier one gives an empty piece)."""
+    ensure_tensor(input, "tensor_split")
+    d = wrap_dim(dim, input._data.ndim, "tensor_split")
+    if input._data.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                           "tensor with 0 dims")
+    n = input._data.shape[d]
+    spec = indices_or_sections
+    if isinstance(spec, Tensor):
+        if spec._data.dtype.kind not in "iu" or spec._data.ndim > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have "
+                               "integer dtype and be 0-D or 1-D")
+        spec = int(spec.item()) if spec._data.ndim == 0 else [int(v) for v in spec.tolist()]
+    if isinstance(spec, (int, np.integer)):
+        sections = int(spec)
+        if sections <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        small, extra = divmod(n, sections)
+        sizes = [small + 1] * extra + [small] * (sections - extra)
+        return _split(input, _bounds_from_sizes(sizes), d, "tensor_split")
+    points = [min(max(int(i) if i >= 0 else int(i) + n, 0), n) for i in spec]
+    starts = [0] + points
+    stops = points + [n]
+    bounds = [(a, max(a, b)) for a, b in zip(starts, stops)]
+    return _split(input, bounds, d, "tensor_split")
+
+
+def _directional_split(input, spec, dim: int, op: str):
+    if isinstance(spec, (int, np.integer)):
+        n = input._data.shape[dim]
+        if spec == 0 or n % spec:
+            raise RuntimeError(f"torch.{op} attempted to split along dimension {dim}, but the "
+                               f"size of the dimension {n} is not divisible by the split_size "
+                               f"{spec}!")
+    return tensor_split(input, spec, dim)
+
+
+@register_op(methods=("hsplit",), samples=lambda make: [Sample((make((2, 6)), 3)),
+                                                        Sample((make((6,)), [2, 3]))])
+def hsplit(input, indices_or_sections):
+    """``tensor_split`` along dim 1 (dim 0 for 1-D); an int must divide the size."""
+    ensure_tensor(input, "hsplit")
+    if input._data.ndim < 1:
+        raise RuntimeError("torch.hsplit requires a tensor with at least 1 dimension, but got a "
+                           "tensor with 0 dimensions!")
+    return _directional_split(input, indices_or_sections, 1 if input._data.ndim > 1 else 0,
+                              "hsplit")
+
+
+@register_op(methods=("vsplit",), samples=lambda make: [Sample((make((4, 3)), 2))])
+def vsplit(input, indices_or_sections):
+    """``tensor_split`` along dim 0 of a tensor with at least 2 dims."""
+    ensure_tensor(input, "vsplit")
+    if input._data.ndim < 2:
+        raise RuntimeError(f"torch.vsplit requires a tensor with at least 2 dimension, but got "
+                           f"a tensor with {input._data.ndim} dimensions!")
+    return _directional_split(input, indices_or_sections, 0, "vsplit")
+
+
+@register_op(methods=("dsplit",), samples=lambda make: [Sample((make((2, 2, 4)), [1]))])
+def dsplit(input, indices_or_sections):
+    """``tensor_split`` along dim 2 of a tensor with at least 3 dims."""
+    ensure_tensor(input, "dsplit")
+    if input._data.ndim < 3:
+        raise RuntimeError(f"torch.dsplit requires a tensor with at least 3 dimension, but got "
+                           f"a tensor with {input._data.ndim} dimensions!")
+    return _directional_split(input, indices_or_sections, 2, "dsplit")
+
+
+@register_op(methods=("unbind",), samples=lambda make: [Sample((make((3, 4)),)),
+                                                        Sample((make((2, 3, 2)), -1))])
+def unbind(input, dim=0):
+    """The slices along ``dim`` as a tuple of views, that dim removed."""
+    ensure_tensor(input, "unbind")
+    if input._data.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = wrap_dim(dim, input._data.ndim, "unbind")
+    if input._data.shape[d] == 0:
+        return ()
+    return Unbind.apply(input, d)
+
+
+@register_op(samples=lambda make: [Sample((make((3,)), make((2,))), {"indexing": "ij"}),
+                                   Sample((make((3,)), make((2,)), make(())), {"indexing": "xy"})])
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids: output i holds tensor i's values varying along dim i of the
+    shape (n0, n1, ...) ('ij'); 'xy' swaps the first two dims (Cartesian). Views."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    for i, t in enumerate(tensors):
+        ensure_tensor(t, "meshgrid", f"tensors[{i}]")
+        if t._data.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
+                               f"got: {t}")
+        if t.dtype is not tensors[0].dtype or t._device != tensors[0]._device:
+            raise RuntimeError("torch.meshgrid: Expected all tensors in the tensor list to have "
+                               "the same dtype and device.")
+    if indexing is None:
+        import warnings
+
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    if not tensors:
+        return ()
+    order = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) >= 2:
+        order[0], order[1] = 1, 0
+    grid = [tensors[i] for i in order]
+    shape = tuple(t._data.size for t in grid)
+    out = []
+    for k, t in enumerate(grid):
+        ones = [1] * len(grid)
+        ones[k] = t._data.size
+        out.append(expand(reshape(t, tuple(ones)), shape))
+    return tuple(out[order.index(i)] for i in range(len(tensors)))
+
+
+# ----------------------------------------------------------------------------- padding
+class ConstantPad(Function):
+    """Pad with a constant (negative amounts crop). Its backward is the opposite pad."""
+
+    node_name = "ConstantPadNdBackward0"
+
+    @staticmethod
+    def forward(ctx, x, pairs, value):
+        ctx.pairs = pairs
+        xp = ctx.xp
+        crop = tuple(slice(max(-a, 0), x.shape[d] - max(-b, 0)) for d, (a, b) in
+                     enumerate(pairs))
+        x = x[crop]
+        widths = [(max(a, 0), max(b, 0)) for a, b in pairs]
+        if not any(a or b for a, b in widths):
+            return x.copy()
+        return xp.pad(x, widths, mode="constant", constant_values=value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ConstantPad.apply(grad, tuple((-a, -b) for a, b in ctx.pairs), 0), None, None
+
+
+def _constant_pad_dim(t: Tensor, dim: int, before: int, after: int) -> Tensor:
+    pairs = [(0, 0)] * t._data.ndim
+    pairs[dim] = (before, after)
+    return ConstantPad.apply(t, tuple(pairs), 0)
+
+
+def _pad_index(n: int, before: int, after: int, mode: str, xp):
+    """For each output position along one padded dim, the input position it copies."""
+    out = xp.arange(n + before + after)
+    if mode == "circular":
+        start = max(-before, 0)
+        kept = n - start - max(-after, 0)
+        return (out - max(before, 0)) % kept + start
+    position = out - before
+    if mode == "replicate":
+        return xp.clip(position, 0, n - 1)
+    position = xp.abs(position)  # reflect: mirror at both edges, edge not repeated
+    return xp.where(position > n - 1, 2 * (n - 1) - position, position)
+
+
+class IndexPad(Function):
+    """Reflect / replicate / circular padding: each padded dim gathers input positions;
+    the backward scatter-adds them back (``IndexPadBackward``), and vice versa."""
+
+    node_name = "ReflectionPadBackward0"
+
+    @staticmethod
+    def forward(ctx, x, indices, input_shape, name):
+        ctx.indices, ctx.input_shape, ctx.node_name = indices, input_shape, name
+        for d, index in indices:
+            x = ctx.xp.take(x, index, axis=d)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexPadBackward.apply(grad, ctx.indices, ctx.input_shape, ctx.node_name), \
+            None, None, None
+
+
+class IndexPadBackward(Function):
+    node_name = "IndexPadBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, indices, input_shape, name):
+        ctx.indices, ctx.input_shape, ctx.name = indices, input_shape, name
+        xp = ctx.xp
+        for d, index in reversed(indices):
+            shape = list(grad.shape)
+            shape[d] = input_shape[d]
+            out = xp.zeros(shape, grad.dtype)
+            backend.scatter_add(out, (slice(None),) * d + (index,), grad)
+            grad = out
+        return grad
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexPad.apply(grad, ctx.indices, ctx.input_shape, ctx.name), None, None, None
+
+
+_PAD_NAMES = {"reflect": "Reflection", "replicate": "Replication", "circular": "Circular"}
+
+
+def _pad_samples(make):
+    return [Sample((make((2, 3)), (1, 2)), name="constant last dim"),
+            Sample((make((2, 3, 4)), (1, 0, -1, 2)), {"value": 1.5}, name="constant, crop"),
+            Sample((make((1, 2, 4)), (3, -1)), {"mode": "reflect"}, name="reflect 1-D, crop"),
+            Sample((make((1, 3, 4)), (2, 1, 1, 2)), {"mode": "replicate"}, name="replicate 2-D"),
+            Sample((make((2, 2, 3)), (-1, 2, 1, 2)), {"mode": "circular"},
+                   name="circular 2-D, crop")]
+
+
+@register_op(namespace="nn.functional", samples=_pad_samples)
+def pad(input, pad, mode="constant", value=None):  # noqa: A002 - PyTorch's names
+    """Pad ``input``: ``pad`` = (left, right) for the last dim, then (top, bottom) for the
+    one before, and so on; negative amounts crop. Modes: 'constant' (``value``, default 0),
+    'reflect' (mirror without repeating the edge; pad < size), 'replicate' (repeat the
+    edge), 'circular' (wrap around; pad <= size). Non-constant modes pad the last 1, 2 or 3
+    dims of a 2-3-D, 3-4-D or 4-5-D input. Cost: one copy of the output."""
+    ensure_tensor(input, "pad")
+    pad = tuple(int(p) for p in pad)
+    shape = input._data.shape
+    ndim = len(shape)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) > 2 * ndim:
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input "
+                           f"dimension but got padding length {len(pad)} and input of dimension "
+                           f"{ndim}")
+    pairs = [(0, 0)] * ndim
+    for k in range(len(pad) // 2):
+        pairs[ndim - 1 - k] = (pad[2 * k], pad[2 * k + 1])
+    for d, (a, b) in enumerate(pairs):
+        if shape[d] + a + b < 0:
+            raise RuntimeError(f"The input size {shape[d]}, plus negative padding {a} and {b} "
+                               f"resulted in a negative output size, which is invalid. Check "
+                               f"dimension {d} of your input.")
+    if mode == "constant":
+        return ConstantPad.apply(input, tuple(pairs), 0 if value is None else value)
+    if mode not in _PAD_NAMES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode} (expected 'constant', "
+                                  f"'reflect', 'replicate' or 'circular')")
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    k = len(pad) // 2
+    if k not in (1, 2, 3) or ndim not in (k + 1, k + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {ndim}D input tensor.\nSupported "
+            "combinations for non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads "
+            "last dimension)\n  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    xp = backend.xp_for_device(input._device)
+    indices = []
+    for d, (a, b) in enumerate(pairs):
+        if not (a or b):
+            continue
+        n = shape[d]
+        if mode == "reflect" and (a >= n or b >= n):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
+                               f"input dimension, but got: padding ({a}, {b}) at dimension {d} "
+                               f"of input {list(shape)}")
+        kept = n - max(-a, 0) - max(-b, 0)  # circular wraps over the cropped tensor
+        if mode == "circular" and (a > kept or b > kept):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if n + a + b < 1 or n == 0:
+            raise RuntimeError(f"pad(): input size {n} with padding ({a}, {b}) at dimension {d} "
+                               f"gives an output size below 1 (mode {mode})")
+        indices.append((d, _pad_index(n, a, b, mode, xp)))
+    if not indices:
+        return input.clone()
+    name = f"{_PAD_NAMES[mode]}Pad{k}DBackward0"
+    return IndexPad.apply(input, tuple(indices), shape, name)
