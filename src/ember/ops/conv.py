@@ -102,16 +102,19 @@ def _im2col(xp, x, geo: _Geometry, batch_last: bool = False):
     return view.reshape(batch, g, cg * kernel_volume, positions)
 
 
-def _col2im(xp, col, batch: int, channels: int, geo: _Geometry):
-    """The adjoint of im2col: col (B, C * K, P) (any grouping of C) summed back into an
-    array (B, C, *size). One strided add per kernel offset."""
+def _col2im(xp, col, lead: tuple, geo: _Geometry):
+    """The adjoint of im2col: ``col`` (lead..., C * K, P), or already (lead..., *k, *out),
+    summed back into an array (lead..., *size). One strided add per kernel offset."""
     padded_size = tuple(s + a + b for s, a, b in zip(geo.size, geo.pad_lo, geo.pad_hi))
-    padded = xp.zeros((batch, channels) + padded_size, dtype=col.dtype)
-    blocks = col.reshape((batch, channels) + geo.kernel + geo.out)
+    padded = xp.zeros(tuple(lead) + padded_size, dtype=col.dtype)
+    blocks = col.reshape(tuple(lead) + geo.kernel + geo.out)
+    depth = len(lead)
     for offset in itertools.product(*(range(k) for k in geo.kernel)):
         target = tuple(slice(o * d, o * d + st * (m - 1) + 1, st)
                        for o, d, st, m in zip(offset, geo.dilation, geo.stride, geo.out))
-        padded[(slice(None), slice(None)) + target] += blocks[(slice(None), slice(None)) + offset]
+        padded[(Ellipsis,) + target] += blocks[(slice(None),) * depth + offset]
+    if not any(geo.pad_lo) and not any(geo.pad_hi):
+        return padded
     inner = tuple(slice(a, a + s) for a, s in zip(geo.pad_lo, geo.size))
     return padded[(Ellipsis,) + inner]
 
@@ -135,7 +138,7 @@ def _conv_transpose(xp, y, w, geo: _Geometry):
     weight = w.reshape(g, out_channels // g, -1)                # (g, Og, CgK)
     grads = y.reshape(batch, g, out_channels // g, -1)          # (B, g, Og, P)
     col = xp.matmul(weight.transpose(0, 2, 1), grads)           # (B, g, CgK, P)
-    return _col2im(xp, col, batch, cg * g, geo)
+    return _col2im(xp, col, (batch, cg * g), geo)
 
 
 def _conv_weight(xp, x, y, geo: _Geometry, kernel_shape):
@@ -535,7 +538,7 @@ class Fold(Function):
     @staticmethod
     def forward(ctx, col, geo, channels):
         ctx.geo = geo
-        return _col2im(ctx.xp, col, col.shape[0], channels, geo)
+        return _col2im(ctx.xp, col, (col.shape[0], channels), geo)
 
     @staticmethod
     def backward(ctx, grad):

@@ -1,2 +1,899 @@
-"""Pooling: max/avg/adaptive/lp pooling, max_unpool, interpolate, pixel_shuffle."""
+"""Pooling: max/avg pooling (1-3 d), adaptive avg/max pooling, lp pooling, max_unpool,
+interpolate, pixel_shuffle / pixel_unshuffle.
+
+Pooling works on the last n dims of any leading shape, with strided windows:
+- sums over windows (avg/lp pooling) are one strided add per kernel offset, and their
+  adjoint (the backward) is col2im, the same loop the other way (``WindowSum`` and
+  ``WindowSumTranspose`` are each other's backward, so double backward works);
+- max pooling finds per-plane flat indices (PyTorch's ``return_indices``) and gathers;
+  its backward scatters into the plane (``PlaneGather`` / ``PlaneScatter``, each other's
+  backward);
+- adaptive pooling and interpolation are separable: along each dim, every output reads a
+  few input positions ("taps") with weights; ``AxisGather`` / ``AxisScatter`` move values
+  along one axis and are each other's backward.
+"""
 from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from .. import backend
+from ..autograd.function import Function
+from ..tensor import Tensor
+from ._util import ensure_tensor
+from .conv import _col2im, _Geometry, _pad, _sizes, _tuple
+from .registry import Sample, register_op
+
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+           "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "lp_pool1d", "lp_pool2d",
+           "max_unpool1d", "max_unpool2d", "max_unpool3d", "interpolate", "pixel_shuffle",
+           "pixel_unshuffle"]
+
+
+# ----------------------------------------------------------------------------- Functions
+def _window_sum(xp, x, geo: _Geometry):
+    padded = _pad(xp, x, geo.pad_lo, geo.pad_hi)
+    out = None
+    for offset in itertools.product(*(range(k) for k in geo.kernel)):
+        part = padded[(Ellipsis,) + tuple(
+            slice(o * d, o * d + st * (m - 1) + 1, st)
+            for o, d, st, m in zip(offset, geo.dilation, geo.stride, geo.out))]
+        out = part.copy() if out is None else out.__iadd__(part)
+    return out
+
+
+class WindowSum(Function):
+    """out[..., p] = scale[p] * sum over the window of p (zero padding); backward is the
+    transpose (col2im)."""
+
+    node_name = "AvgPool2DBackward0"
+
+    @staticmethod
+    def forward(ctx, x, geo, scale, node_name):
+        ctx.geo, ctx.scale = geo, scale
+        if node_name:
+            ctx.node_name = node_name
+        out = _window_sum(ctx.xp, x, geo)
+        if scale is not None:
+            out *= ctx.xp.asarray(scale, dtype=out.dtype)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return WindowSumTranspose.apply(grad, ctx.geo, ctx.scale), None, None, None
+
+
+class WindowSumTranspose(Function):
+    """Spread ``scale[p] * grad[..., p]`` over the window of p: the adjoint of WindowSum."""
+
+    node_name = "AvgPoolBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, geo, scale):
+        ctx.geo, ctx.scale = geo, scale
+        xp = ctx.xp
+        if scale is not None:
+            grad = grad * xp.asarray(scale, dtype=grad.dtype)
+        n = len(geo.kernel)
+        lead = grad.shape[:grad.ndim - n]
+        blocks = xp.broadcast_to(grad.reshape(lead + (1,) * n + geo.out),
+                                 lead + geo.kernel + geo.out)
+        return _col2im(xp, blocks, lead, geo)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return WindowSum.apply(grad, ctx.geo, ctx.scale, None), None, None
+
+
+def _plane_rows(xp, index, plane: int):
+    """Global flat positions of per-plane indices (lead..., P) in (lead..., plane)."""
+    rows = index.reshape(-1, index.shape[-1]) if index.ndim else index.reshape(1, 1)
+    offsets = xp.arange(rows.shape[0], dtype=rows.dtype)[:, None] * plane
+    return (rows + offsets).ravel()
+
+
+class PlaneGather(Function):
+    """out[..., p] = x[..., index[..., p]] with x's last n dims flattened into a plane."""
+
+    node_name = "MaxPool2DWithIndicesBackward0"
+
+    @staticmethod
+    def forward(ctx, x, index, n, node_name):
+        if node_name:
+            ctx.node_name = node_name
+        lead = x.shape[:x.ndim - n]
+        plane = math.prod(x.shape[x.ndim - n:])
+        ctx.save_for_backward(index)
+        ctx.shape, ctx.n = x.shape, n
+        flat = x.reshape(lead + (plane,))
+        picked = ctx.xp.take_along_axis(flat, index.reshape(lead + (-1,)), axis=-1)
+        return picked.reshape(index.shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
+        return PlaneScatter.apply(grad, index, ctx.n, ctx.shape), None, None, None
+
+
+class PlaneScatter(Function):
+    """out = zeros(shape); out[..., index[..., p]] += values[..., p] (per plane of the last
+    n dims): the adjoint of PlaneGather (and max_unpool)."""
+
+    node_name = "MaxUnpoolBackward0"
+
+    @staticmethod
+    def forward(ctx, values, index, n, shape):
+        xp = ctx.xp
+        ctx.save_for_backward(index)
+        ctx.n = n
+        plane = math.prod(shape[len(shape) - n:])
+        out = xp.zeros(math.prod(shape), dtype=values.dtype)
+        index_rows = index.reshape(math.prod(shape[:len(shape) - n]), -1)
+        backend.scatter_add(out, _plane_rows(xp, index_rows, plane), values.ravel())
+        return out.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
+        return PlaneGather.apply(grad, index, ctx.n, "PlaneScatterBackward0"), None, None, None
+
+
+class MaxUnpool(Function):
+    """out = zeros(shape); out[..., index[..., p]] = values[..., p] per plane (a repeated
+    index keeps one of its values, as in PyTorch); backward gathers at the indices."""
+
+    node_name = "MaxUnpool2DBackward0"
+
+    @staticmethod
+    def forward(ctx, values, index, n, shape):
+        xp = ctx.xp
+        ctx.save_for_backward(index)
+        ctx.n = n
+        ctx.node_name = f"MaxUnpool{n}DBackward0"
+        plane = math.prod(shape[len(shape) - n:])
+        out = xp.zeros(math.prod(shape), dtype=values.dtype)
+        index_rows = index.reshape(math.prod(shape[:len(shape) - n]), -1)
+        out[_plane_rows(xp, index_rows, plane)] = values.ravel()
+        return out.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
+        return PlaneGather.apply(grad, index, ctx.n, "GatherBackward0"), None, None, None
+
+
+class AxisGather(Function):
+    """out = take(x, index, axis): one axis read at given positions (repeats allowed)."""
+
+    node_name = "IndexSelectBackward0"
+
+    @staticmethod
+    def forward(ctx, x, index, axis):
+        ctx.index, ctx.axis, ctx.size = index, axis, x.shape[axis]
+        return ctx.xp.take(x, ctx.xp.asarray(index), axis=axis)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return AxisScatter.apply(grad, ctx.index, ctx.axis, ctx.size), None, None
+
+
+class AxisScatter(Function):
+    """The adjoint of AxisGather: out = zeros, out[index[j]] += values[j] along ``axis``."""
+
+    node_name = "IndexAddBackward0"
+
+    @staticmethod
+    def forward(ctx, values, index, axis, size):
+        xp = ctx.xp
+        ctx.index, ctx.axis = index, axis
+        shape = list(values.shape)
+        shape[axis] = size
+        out = xp.zeros(shape, dtype=values.dtype)
+        backend.scatter_add(xp.moveaxis(out, axis, 0), xp.asarray(index),
+                            xp.moveaxis(values, axis, 0))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return AxisGather.apply(grad, ctx.index, ctx.axis), None, None, None
+
+
+def _apply_taps(x: Tensor, axis: int, index: np.ndarray, weight):
+    """Along ``axis``: out[i] = sum_j weight[i, j] * x[index[i, j]] (index (n, taps));
+    ``weight`` None means one tap of weight 1."""
+    n, taps = index.shape
+    picked = AxisGather.apply(x, index.ravel(), axis)
+    if taps == 1 and weight is None:
+        return picked
+    shape = list(picked.shape)
+    shape[axis:axis + 1] = [n, taps]
+    picked = picked.reshape(tuple(shape))
+    wshape = [1] * len(shape)
+    wshape[axis:axis + 2] = [n, taps]
+    w = Tensor._make(backend.xp_for_device(x._device).asarray(
+        weight.reshape(wshape), dtype=x._data.dtype), x._device)
+    return (picked * w).sum(dim=axis + 1)
+
+
+# ----------------------------------------------------------------------------- arguments
+def _check_input(input, n: int, op: str):
+    ensure_tensor(input, op)
+    ndim = input._data.ndim
+    if ndim not in (n + 1, n + 2):
+        raise RuntimeError(f"{op}(): Expected {n + 1}D or {n + 2}D (batch mode) tensor for "
+                           f"input with optional 0 dim batch size, but got input of size: "
+                           f"{_sizes(input.shape)}")
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"{op}(): expected a floating-point input, but got "
+                           f"{input.dtype.name}")
+    if any(s == 0 for s in input.shape[ndim - n:]):
+        raise RuntimeError(f"{op}(): Expected input's non-batch dimensions to have positive "
+                           f"length, but input has a shape of {_sizes(input.shape)}")
+
+
+def _pool_geometry(op, size, kernel_size, stride, padding, dilation, ceil_mode, n,
+                   pad_limit_text):
+    kernel = _tuple(kernel_size, n, op, "kernel_size")
+    stride = kernel if stride is None or stride == [] or stride == () else \
+        _tuple(stride, n, op, "stride")
+    padding = _tuple(padding, n, op, "padding")
+    dilation = _tuple(dilation, n, op, "dilation")
+    if any(k <= 0 for k in kernel):
+        raise RuntimeError(f"{op}(): kernel_size must be greater than zero, but got "
+                           f"{list(kernel)}")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError(f"{op}(): stride must be greater than zero, but got {list(stride)}")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"{op}(): dilation must be greater than zero, but got "
+                           f"{list(dilation)}")
+    for p, k, d in zip(padding, kernel, dilation):
+        if p < 0 or p > (d * (k - 1) + 1) // 2:
+            raise RuntimeError(f"{op}(): pad should be at most half of {pad_limit_text}, but "
+                               f"got pad={p}, kernel_size={k}" +
+                               (f" and dilation={d}" if "effective" in pad_limit_text else ""))
+    out = []
+    for s, k, st, p, d in zip(size, kernel, stride, padding, dilation):
+        span = s + 2 * p - d * (k - 1) - 1
+        o = (-(-span // st) if ceil_mode else span // st) + 1
+        if ceil_mode and (o - 1) * st >= s + p:
+            o -= 1
+        out.append(o)
+    if any(o < 1 for o in out):
+        raise RuntimeError(f"{op}(): Given input size: ({'x'.join(map(str, size))}). "
+                           f"Calculated output size: ({'x'.join(map(str, out))}). Output size "
+                           "is too small")
+    hi = tuple(max(p, (o - 1) * st + d * (k - 1) + 1 - s - p)
+               for s, k, st, p, d, o in zip(size, kernel, stride, padding, dilation, out))
+    return _Geometry(tuple(size), kernel, stride, padding, hi, dilation, 1, tuple(out))
+
+
+# ----------------------------------------------------------------------------- max pooling
+def _max_pool_indices(xp, x, geo: _Geometry):
+    """Per-plane flat indices (int64, shape lead + out) of each window's maximum (the
+    first one on ties; NaN wins, as in PyTorch)."""
+    n = len(geo.kernel)
+    padded = _pad(xp, x, geo.pad_lo, geo.pad_hi, -np.inf)
+    lead = x.shape[:x.ndim - n]
+    strides = padded.strides
+    spatial = strides[len(lead):]
+    view = xp.lib.stride_tricks.as_strided(
+        padded, lead + geo.kernel + geo.out,
+        strides[:len(lead)] + tuple(s * d for s, d in zip(spatial, geo.dilation))
+        + tuple(s * st for s, st in zip(spatial, geo.stride)))
+    kernel_volume = math.prod(geo.kernel)
+    windows = view.reshape(lead + (kernel_volume,) + geo.out)
+    local = xp.argmax(windows, axis=len(lead))                 # lead + out
+    flat = xp.zeros(local.shape, dtype=np.int64)
+    rest = local
+    place = 1
+    for i in reversed(range(n)):
+        k_i = rest % geo.kernel[i]
+        rest = rest // geo.kernel[i]
+        position = xp.arange(geo.out[i]).reshape((-1,) + (1,) * (n - 1 - i))
+        coordinate = position * geo.stride[i] - geo.pad_lo[i] + k_i * geo.dilation[i]
+        flat += coordinate * place
+        place *= geo.size[i]
+    return flat
+
+
+class _MaxPoolIndices(Function):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x, geo):
+        return _max_pool_indices(ctx.xp, x, geo)
+
+
+def _max_pool(n, op, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    _check_input(input, n, op)
+    size = tuple(input.shape[input._data.ndim - n:])
+    geo = _pool_geometry(op, size, kernel_size, stride, padding, dilation, ceil_mode, n,
+                         "effective kernel size")
+    indices = _MaxPoolIndices.apply(input.detach(), geo)
+    values = PlaneGather.apply(input, indices._data, n, f"MaxPool{n}DWithIndicesBackward0")
+    return (values, indices) if return_indices else values
+
+
+def _max_pool_samples(n):
+    def samples(make):
+        if n == 1:
+            return [Sample((make((2, 2, 6)), 3), dict(stride=2, padding=1), name="pad"),
+                    Sample((make((1, 7)), 2), dict(dilation=2, ceil_mode=True,
+                                                   return_indices=True), name="dil ceil idx")]
+        if n == 2:
+            return [Sample((make((1, 2, 4, 4)), 2), name="kernel 2"),
+                    Sample((make((1, 1, 5, 5)), 3), dict(stride=2, padding=1, ceil_mode=True,
+                                                         return_indices=True),
+                           name="pad ceil indices"),
+                    Sample((make((2, 5, 4)), (2, 3)), dict(stride=1, dilation=(2, 1)),
+                           name="unbatched dilation overlap")]
+        return [Sample((make((1, 1, 3, 4, 3)), 2), dict(stride=1, padding=1,
+                                                        return_indices=True), name="pad"),
+                Sample((make((1, 3, 3, 3)), (2, 2, 3)), dict(ceil_mode=True), name="ceil")]
+    return samples
+
+
+@register_op(namespace="nn.functional", samples=_max_pool_samples(1))
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Maximum over sliding windows of the last dim (padding counts as -inf); with
+    ``return_indices`` also the flat position of each maximum in its row.
+    Time O(N * L_out * k) for N rows."""
+    return _max_pool(1, "max_pool1d", input, kernel_size, stride, padding, dilation,
+                     ceil_mode, return_indices)
+
+
+@register_op(namespace="nn.functional", samples=_max_pool_samples(2))
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """``out[..., i, j] = max_{p, q} x_padded[..., i * sh + p * dh, j * sw + q * dw]`` with
+    -inf padding; stride defaults to kernel_size; ``ceil_mode`` keeps a last partial window
+    that starts inside the input. ``return_indices`` also gives each maximum's flat index
+    ``h * W + w`` in its (H, W) plane, as PyTorch does (for max_unpool2d). Gradients flow to
+    the chosen (first) maximum. Time O(N * H_out * W_out * kh * kw), N = batch * channels."""
+    return _max_pool(2, "max_pool2d", input, kernel_size, stride, padding, dilation,
+                     ceil_mode, return_indices)
+
+
+@register_op(namespace="nn.functional", samples=_max_pool_samples(3))
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max pooling over (D, H, W) windows, as max_pool2d; indices are flat in the
+    (D, H, W) volume. Time O(N * D_out * H_out * W_out * K), K the kernel volume."""
+    return _max_pool(3, "max_pool3d", input, kernel_size, stride, padding, dilation,
+                     ceil_mode, return_indices)
+
+
+# ----------------------------------------------------------------------------- avg pooling
+def _avg_divisor(geo: _Geometry, count_include_pad: bool, divisor_override):
+    """1 / divisor for each output position (shape ``out``), PyTorch's rule: windows are
+    clipped to the padded input; padding counts only with ``count_include_pad``."""
+    if divisor_override is not None:
+        return np.full(geo.out, 1.0 / divisor_override)
+    scale = np.ones(geo.out)
+    n = len(geo.kernel)
+    for i in range(n):
+        start = np.arange(geo.out[i]) * geo.stride[i] - geo.pad_lo[i]
+        end = np.minimum(start + geo.kernel[i], geo.size[i] + geo.pad_lo[i])
+        length = end - start
+        if not count_include_pad:
+            length = np.minimum(end, geo.size[i]) - np.maximum(start, 0)
+        scale = scale / length.reshape((-1,) + (1,) * (n - 1 - i))
+    return scale
+
+
+def _avg_pool(n, op, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override):
+    _check_input(input, n, op)
+    if divisor_override is not None and (isinstance(divisor_override, bool)
+                                         or int(divisor_override) == 0):
+        raise RuntimeError(f"{op}(): divisor must be not zero")
+    size = tuple(input.shape[input._data.ndim - n:])
+    geo = _pool_geometry(op, size, kernel_size, stride, padding, 1, ceil_mode, n,
+                         "kernel size")
+    scale = _avg_divisor(geo, count_include_pad, divisor_override)
+    return WindowSum.apply(input, geo, scale, f"AvgPool{n}DBackward0")
+
+
+def _avg_pool_samples(n):
+    def samples(make):
+        if n == 1:
+            return [Sample((make((2, 2, 6)), 3), dict(stride=2, padding=1), name="pad"),
+                    Sample((make((1, 7)), 2), dict(ceil_mode=True, count_include_pad=False),
+                           name="ceil exclude pad")]
+        if n == 2:
+            return [Sample((make((1, 2, 4, 4)), 2), name="kernel 2"),
+                    Sample((make((1, 1, 5, 5)), 3), dict(stride=2, padding=1, ceil_mode=True,
+                                                         count_include_pad=False),
+                           name="pad ceil exclude"),
+                    Sample((make((2, 5, 4)), (2, 3)), dict(stride=1, padding=(1, 1),
+                                                           ceil_mode=True),
+                           name="unbatched pad ceil include"),
+                    Sample((make((1, 1, 4, 4)), 3), dict(stride=2, padding=1,
+                                                         divisor_override=2),
+                           name="divisor override")]
+        return [Sample((make((1, 1, 3, 4, 3)), 2), dict(stride=1, padding=1), name="pad"),
+                Sample((make((1, 3, 3, 3)), (2, 2, 3)), dict(ceil_mode=True,
+                                                             count_include_pad=False),
+                       name="ceil")]
+    return samples
+
+
+@register_op(namespace="nn.functional", samples=_avg_pool_samples(1))
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    """Mean over sliding windows of the last dim (zero padding, counted unless
+    ``count_include_pad=False``). Time O(N * L_out * k)."""
+    return _avg_pool(1, "avg_pool1d", input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, None)
+
+
+@register_op(namespace="nn.functional", samples=_avg_pool_samples(2))
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """``out[..., i, j] = sum_window(x_padded) / divisor``: divisor is the window's size
+    clipped to the padded input (``count_include_pad``), or the number of real input
+    elements in it, or ``divisor_override``. Time O(N * H_out * W_out * kh * kw) (one
+    strided add per kernel offset); backward spreads each gradient back over its window."""
+    return _avg_pool(2, "avg_pool2d", input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
+
+
+@register_op(namespace="nn.functional", samples=_avg_pool_samples(3))
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """Average pooling over (D, H, W) windows, as avg_pool2d.
+    Time O(N * D_out * H_out * W_out * K), K the kernel volume."""
+    return _avg_pool(3, "avg_pool3d", input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
+
+
+# ----------------------------------------------------------------------------- lp pooling
+def _lp_pool(n, op, input, norm_type, kernel_size, stride, ceil_mode):
+    _check_input(input, n, op)
+    kernel = _tuple(kernel_size, n, op, "kernel_size")
+    from .elementwise import abs as _abs, relu as _relu, sign as _sign
+    powered = input ** norm_type
+    pooled = _avg_pool(n, op, powered, kernel, stride, 0, ceil_mode, True, None)
+    # PyTorch's form: the mean times the window size, clipped at zero, to the power 1/p
+    return (_sign(pooled) * _relu(_abs(pooled))).mul(math.prod(kernel)) ** (1.0 / norm_type)
+
+
+def _lp_pool_samples(n):
+    def samples(make):
+        if n == 1:
+            return [Sample((make((1, 2, 6), low=0.5, high=2.0), 2.0, 3), dict(stride=2),
+                           name="p=2"),
+                    Sample((make((2, 5), low=0.5, high=2.0), 3, 2), dict(ceil_mode=True),
+                           name="p=3 ceil")]
+        return [Sample((make((1, 2, 4, 4), low=0.5, high=2.0), 2.0, 2), name="p=2"),
+                Sample((make((1, 5, 4), low=0.5, high=2.0), 1.5, (2, 3)),
+                       dict(stride=1, ceil_mode=True), name="p=1.5 unbatched")]
+    return samples
+
+
+@register_op(namespace="nn.functional", samples=_lp_pool_samples(1))
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling ``(sum_window x^p)^(1/p)`` over the last dim.
+    Time O(N * L_out * k)."""
+    return _lp_pool(1, "lp_pool1d", input, norm_type, kernel_size, stride, ceil_mode)
+
+
+@register_op(namespace="nn.functional", samples=_lp_pool_samples(2))
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling ``(sum_window x^p)^(1/p)`` over (H, W) windows (p = inf is
+    max pooling, p = 1 sum pooling). Time O(N * H_out * W_out * kh * kw)."""
+    return _lp_pool(2, "lp_pool2d", input, norm_type, kernel_size, stride, ceil_mode)
+
+
+# ----------------------------------------------------------------------------- adaptive
+def _adaptive_taps(size: int, out: int, mean: bool):
+    """For each of ``out`` windows over ``size`` positions, [floor(i*size/out),
+    ceil((i+1)*size/out)): tap indices (out, taps) (short windows repeat their last
+    position) and, for means, weights 1/length on real taps and 0 on repeats."""
+    i = np.arange(out)
+    start = (i * size) // out
+    end = -((-(i + 1) * size) // out)
+    taps = int((end - start).max())
+    j = np.arange(taps)
+    index = np.minimum(start[:, None] + j, end[:, None] - 1)
+    if not mean:
+        return index, None
+    length = (end - start)[:, None]
+    return index, np.where(j < length, 1.0 / length, 0.0)
+
+
+def _output_size(output_size, size, n, op):
+    if isinstance(output_size, (list, tuple)):
+        if len(output_size) != n:
+            raise ValueError(f"{op}(): output_size must have {n} elements, got "
+                             f"{list(output_size)}")
+        out = tuple(s if o is None else o for o, s in zip(output_size, size))
+    else:
+        out = (size[0],) * n if output_size is None else (output_size,) * n
+    out = tuple(int(o) for o in out)
+    if any(o < 0 for o in out):
+        raise RuntimeError(f"{op}(): elements of output_size must be greater than or equal to "
+                           f"0 but received {list(out)}")
+    return out
+
+
+def _adaptive_avg(n, op, input, output_size):
+    _check_input(input, n, op)
+    ndim = input._data.ndim
+    size = tuple(input.shape[ndim - n:])
+    out = _output_size(output_size, size, n, op)
+    if any(o == 0 for o in out):
+        raise RuntimeError(f"{op}(): output_size must be positive, got {list(out)}")
+    if all(s % o == 0 for s, o in zip(size, out)):
+        # equal windows: plain average pooling (the common global-average case)
+        kernel = tuple(s // o for s, o in zip(size, out))
+        geo = _Geometry(size, kernel, kernel, (0,) * n, (0,) * n, (1,) * n, 1, out)
+        return WindowSum.apply(input, geo, np.full(out, 1.0 / math.prod(kernel)),
+                               f"AdaptiveAvgPool{n}DBackward0")
+    result = input
+    for i in range(n):
+        index, weight = _adaptive_taps(size[i], out[i], True)
+        result = _apply_taps(result, ndim - n + i, index, weight)
+    return result
+
+
+def _adaptive_avg_samples(n):
+    def samples(make):
+        if n == 1:
+            return [Sample((make((2, 2, 7)), 3), name="uneven"),
+                    Sample((make((2, 6)), 3), name="even unbatched")]
+        if n == 2:
+            return [Sample((make((1, 2, 5, 7)), (3, 4)), name="uneven"),
+                    Sample((make((2, 4, 4)), 1), name="global unbatched"),
+                    Sample((make((1, 1, 3, 4)), (None, 6)), name="None and upsampling")]
+        return [Sample((make((1, 3, 4, 5)), (2, 3, 2)), name="uneven")]
+    return samples
+
+
+@register_op(namespace="nn.functional", samples=_adaptive_avg_samples(1))
+def adaptive_avg_pool1d(input, output_size):
+    """Average pooling to a fixed output length: window i covers
+    [floor(i L / out), ceil((i + 1) L / out)). Time O(N * L_out * ceil(L / L_out))."""
+    return _adaptive_avg(1, "adaptive_avg_pool1d", input, output_size)
+
+
+@register_op(namespace="nn.functional", samples=_adaptive_avg_samples(2))
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling to a fixed (H_out, W_out) (an int, a pair, None keeps a size), with
+    window i along a dim of size S covering [floor(i S / out), ceil((i + 1) S / out)); done
+    one dim at a time (the windows are separable). Time O(N * H_out * W_out * window)."""
+    return _adaptive_avg(2, "adaptive_avg_pool2d", input, output_size)
+
+
+@register_op(namespace="nn.functional", samples=_adaptive_avg_samples(3))
+def adaptive_avg_pool3d(input, output_size):
+    """Average pooling to a fixed (D_out, H_out, W_out), as adaptive_avg_pool2d."""
+    return _adaptive_avg(3, "adaptive_avg_pool3d", input, output_size)
+
+
+class _AdaptiveMaxIndices(Function):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x, taps, size):
+        xp = ctx.xp
+        n = len(taps)
+        lead = x.shape[:x.ndim - n]
+        gathered = x
+        for i, index in enumerate(taps):
+            gathered = xp.take(gathered, xp.asarray(index.ravel()), axis=len(lead) + i)
+        split = lead + tuple(itertools.chain.from_iterable(t.shape for t in taps))
+        gathered = gathered.reshape(split)
+        # (lead, o0, k0, o1, k1, ...) -> (lead, o0, o1, ..., k0 k1 ...)
+        order = (tuple(range(len(lead))) + tuple(len(lead) + 2 * i for i in range(n))
+                 + tuple(len(lead) + 2 * i + 1 for i in range(n)))
+        outs = tuple(t.shape[0] for t in taps)
+        windows = gathered.transpose(order).reshape(lead + outs + (-1,))
+        local = xp.argmax(windows, axis=-1)
+        flat = xp.zeros(local.shape, dtype=np.int64)
+        rest = local
+        place = 1
+        for i in reversed(range(n)):
+            k_i = rest % taps[i].shape[1]
+            rest = rest // taps[i].shape[1]
+            index = xp.asarray(taps[i])
+            rows = xp.arange(outs[i]).reshape((-1,) + (1,) * (n - 1 - i))
+            flat += index[rows, k_i] * place
+            place *= size[i]
+        return flat
+
+
+def _adaptive_max(n, op, input, output_size, return_indices):
+    _check_input(input, n, op)
+    ndim = input._data.ndim
+    size = tuple(input.shape[ndim - n:])
+    out = _output_size(output_size, size, n, op)
+    if any(o == 0 for o in out):
+        raise RuntimeError(f"{op}(): output_size must be positive, got {list(out)}")
+    taps = tuple(_adaptive_taps(s, o, False)[0] for s, o in zip(size, out))
+    indices = _AdaptiveMaxIndices.apply(input.detach(), taps, size)
+    values = PlaneGather.apply(input, indices._data, n, f"AdaptiveMaxPool{n}DBackward0")
+    return (values, indices) if return_indices else values
+
+
+def _adaptive_max_samples(n):
+    def samples(make):
+        if n == 1:
+            return [Sample((make((2, 2, 7)), 3), dict(return_indices=True), name="uneven")]
+        return [Sample((make((1, 2, 5, 7)), (3, 4)), dict(return_indices=True), name="uneven"),
+                Sample((make((2, 4, 4)), 1), name="global unbatched"),
+                Sample((make((1, 1, 3, 4)), (None, 2)), dict(return_indices=True),
+                       name="None")]
+    return samples
+
+
+@register_op(namespace="nn.functional", samples=_adaptive_max_samples(1))
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max pooling to a fixed output length (windows as adaptive_avg_pool1d); indices are
+    positions in the row. Time O(N * L_out * ceil(L / L_out))."""
+    return _adaptive_max(1, "adaptive_max_pool1d", input, output_size, return_indices)
+
+
+@register_op(namespace="nn.functional", samples=_adaptive_max_samples(2))
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max pooling to a fixed (H_out, W_out) with adaptive windows; ``return_indices``
+    gives flat ``h * W + w`` positions in each plane. Time O(N * H_out * W_out * window)."""
+    return _adaptive_max(2, "adaptive_max_pool2d", input, output_size, return_indices)
+
+
+# ----------------------------------------------------------------------------- max_unpool
+def _max_unpool(n, op, input, indices, kernel_size, stride, padding, output_size):
+    _check_input(input, n, op)
+    if not isinstance(indices, Tensor) or indices._data.dtype != np.int64:
+        raise RuntimeError(f"{op}(): expected 'indices' to be an int64 tensor (as max_pool "
+                           f"returns with return_indices=True)")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"{op}(): Expected shape of indices to be same as that of the "
+                           f"input tensor ({_sizes(input.shape)}) but got indices tensor with "
+                           f"shape: {_sizes(indices.shape)}")
+    kernel = _tuple(kernel_size, n, op, "kernel_size")
+    stride = kernel if stride is None else _tuple(stride, n, op, "stride")
+    padding = _tuple(padding, n, op, "padding")
+    ndim = input._data.ndim
+    size = tuple(input.shape[ndim - n:])
+    default = tuple((s - 1) * st - 2 * p + k for s, st, p, k in zip(size, stride, padding,
+                                                                     kernel))
+    if output_size is None:
+        out = default
+    else:
+        out = tuple(int(o) for o in output_size)
+        if len(out) == n + 2 or (len(out) == n + 1 and ndim == n + 1):
+            out = out[len(out) - n:]
+        if len(out) != n:
+            raise ValueError(f"{op}(): output_size should be a sequence containing {n} or "
+                             f"{n + 2} elements, but it has a length of '{len(out)}'")
+        for o, d, st in zip(out, default, stride):
+            if not d - st < o < d + st:
+                raise ValueError(f"{op}(): invalid output_size {list(out)} (dim should be "
+                                 f"between {[d - s + 1 for d, s in zip(default, stride)]} and "
+                                 f"{[d + s - 1 for d, s in zip(default, stride)]})")
+    plane = math.prod(out)
+    data = indices._data
+    if data.size and (int(data.min()) < 0 or int(data.max()) >= plane):
+        raise RuntimeError(f"{op}(): Found an invalid max index: {int(data.max())} (output "
+                           f"volumes are of size {'x'.join(map(str, out))})")
+    shape = tuple(input.shape[:ndim - n]) + out
+    return MaxUnpool.apply(input, data, n, shape)
+
+
+def _max_unpool_samples(n):
+    def samples(make):
+        if n == 2:
+            x = make((1, 2, 4, 4), requires_grad=False)
+            values, idx = max_pool2d(x, 2, return_indices=True)
+            x5 = make((1, 1, 5, 5), requires_grad=False)
+            v5, i5 = max_pool2d(x5, 2, return_indices=True)
+            return [Sample((values.detach().requires_grad_(), idx, 2), name="kernel 2"),
+                    Sample((v5.detach().requires_grad_(), i5, 2), dict(output_size=(5, 5)),
+                           name="output_size")]
+        if n == 1:
+            x = make((2, 2, 6), requires_grad=False)
+            values, idx = max_pool1d(x, 3, stride=3, padding=1, return_indices=True)
+            return [Sample((values.detach().requires_grad_(), idx, 3),
+                           dict(stride=3, padding=1, output_size=(6,)), name="pad")]
+        x = make((1, 1, 2, 4, 4), requires_grad=False)
+        values, idx = max_pool3d(x, 2, return_indices=True)
+        return [Sample((values.detach().requires_grad_(), idx, 2), name="kernel 2")]
+    return samples
+
+
+@register_op(namespace="nn.functional", samples=_max_unpool_samples(1))
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool1d: zeros everywhere except ``input`` placed at
+    ``indices`` (positions in each output row). Time O(N * L)."""
+    return _max_unpool(1, "max_unpool1d", input, indices, kernel_size, stride, padding,
+                       output_size)
+
+
+@register_op(namespace="nn.functional", samples=_max_unpool_samples(2))
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool2d: an (H_out, W_out) plane of zeros with
+    ``input[..., p]`` written at flat position ``indices[..., p]``. Default output size
+    ``(H - 1) * stride - 2 * padding + kernel``. Time O(N * H_out * W_out)."""
+    return _max_unpool(2, "max_unpool2d", input, indices, kernel_size, stride, padding,
+                       output_size)
+
+
+@register_op(namespace="nn.functional", samples=_max_unpool_samples(3))
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool3d (flat indices in each (D, H, W) volume)."""
+    return _max_unpool(3, "max_unpool3d", input, indices, kernel_size, stride, padding,
+                       output_size)
+
+
+# ----------------------------------------------------------------------------- interpolate
+_MODE_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+_CUBIC_A = -0.75
+
+
+def _interp_taps(mode, size, out, scale, align_corners):
+    """Tap indices (out, taps) and weights (out, taps) along one dim, PyTorch's rules.
+    ``scale`` is input/output as PyTorch uses it (1/scale_factor when given)."""
+    dst = np.arange(out, dtype=np.float64)
+    if mode == "nearest":
+        return np.minimum(np.floor(dst * scale).astype(np.int64), size - 1)[:, None], None
+    if mode == "nearest-exact":
+        return np.minimum(np.floor((dst + 0.5) * scale).astype(np.int64),
+                          size - 1)[:, None], None
+    if align_corners:
+        src = dst * ((size - 1) / (out - 1) if out > 1 else 0.0)
+    else:
+        src = (dst + 0.5) * scale - 0.5
+        if mode != "bicubic":
+            src = np.maximum(src, 0.0)
+    if mode != "bicubic":
+        i0 = np.floor(src).astype(np.int64)
+        i0 = np.minimum(i0, size - 1)
+        i1 = np.minimum(i0 + 1, size - 1)
+        t = src - i0
+        return np.stack([i0, i1], 1), np.stack([1.0 - t, t], 1)
+    i = np.floor(src).astype(np.int64)
+    t = src - i
+    a = _CUBIC_A
+
+    def near(d):  # |d| <= 1
+        return ((a + 2) * d - (a + 3)) * d * d + 1
+
+    def far(d):  # 1 < |d| < 2
+        return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+
+    weights = np.stack([far(t + 1), near(t), near(1 - t), far(2 - t)], 1)
+    index = np.clip(np.stack([i - 1, i, i + 1, i + 2], 1), 0, size - 1)
+    return index, weights
+
+
+def _interpolate_samples(make):
+    return [Sample((make((1, 2, 3)),), dict(size=5, mode="nearest"), name="nearest up"),
+            Sample((make((1, 1, 5, 4)),), dict(scale_factor=0.6, mode="nearest"),
+                   name="nearest down scale"),
+            Sample((make((1, 1, 3, 4)),), dict(size=(5, 3), mode="bilinear"),
+                   name="bilinear"),
+            Sample((make((1, 1, 3, 3)),), dict(scale_factor=1.5, mode="bilinear",
+                                               align_corners=True), name="bilinear corners"),
+            Sample((make((1, 1, 3, 4)),), dict(size=(4, 5), mode="bicubic"), name="bicubic"),
+            Sample((make((2, 1, 4)),), dict(scale_factor=1.7, mode="linear"),
+                   name="linear scale"),
+            Sample((make((1, 2, 4)),), dict(size=7, mode="nearest-exact"), name="exact")]
+
+
+@register_op(namespace="nn.functional", samples=_interpolate_samples)
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resize the last 1-3 dims by ``size`` or ``scale_factor``, with ``mode`` 'nearest'
+    (PyTorch's legacy rule: source = floor(dst * in / out)), 'nearest-exact', 'linear' /
+    'bilinear' / 'trilinear' (align_corners: corners map to corners; else half-pixel
+    centres), 'bicubic' (cubic convolution, a = -0.75, clamped borders) or 'area'
+    (adaptive average pooling). Separable: one gather-and-weigh pass per dim, time
+    O(N * prod(out) * taps) per pass."""
+    ensure_tensor(input, "interpolate")
+    ndim = input._data.ndim
+    n = ndim - 2
+    if n < 1 or n > 3:
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                                  f"(got {ndim}D) for the modes: nearest | linear | bilinear "
+                                  f"| bicubic | trilinear | area | nearest-exact (got {mode})")
+    modes = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
+    if mode not in modes:
+        raise NotImplementedError(f"interpolate(): mode '{mode}' is not one of {modes}")
+    if antialias:
+        raise NotImplementedError("interpolate(): antialias=True is not supported by ember")
+    if mode in _MODE_DIMS and _MODE_DIMS[mode] != n:
+        raise NotImplementedError(f"Got {ndim}D input, but {mode} mode needs "
+                                  f"{_MODE_DIMS[mode] + 2}D input")
+    if align_corners is not None and mode not in _MODE_DIMS:
+        raise ValueError("align_corners option can only be set with the interpolating modes: "
+                         "linear | bilinear | bicubic | trilinear")
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"interpolate(): expected a floating-point input, got "
+                           f"{input.dtype.name}")
+    in_size = tuple(input.shape[2:])
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined" if size
+                         is not None else "either size or scale_factor should be defined")
+    scales = None
+    if size is not None:
+        out = _tuple(size, n, "interpolate", "size") if isinstance(size, (list, tuple)) \
+            else (int(size),) * n
+        if isinstance(size, (list, tuple)) and len(size) != n:
+            raise ValueError(f"Input and output must have the same number of spatial "
+                             f"dimensions, but got input with spatial dimensions of "
+                             f"{list(in_size)} and output size of {list(size)}.")
+    else:
+        factors = tuple(scale_factor) if isinstance(scale_factor, (list, tuple)) \
+            else (scale_factor,) * n
+        if len(factors) != n:
+            raise ValueError(f"Input and scale_factor must have the same number of spatial "
+                             f"dimensions, but got input with spatial dimensions of "
+                             f"{list(in_size)} and scale_factor of shape {list(factors)}.")
+        out = tuple(int(math.floor(float(s) * float(f))) for s, f in zip(in_size, factors))
+        if not recompute_scale_factor:
+            scales = tuple(1.0 / float(f) for f in factors)
+    if any(o <= 0 for o in out):
+        raise RuntimeError(f"interpolate(): output size must be positive, got {list(out)} for "
+                           f"input size {list(in_size)}")
+    if mode == "area":
+        return _adaptive_avg(n, "interpolate", input, out)
+    result = input
+    for i in range(n):
+        scale = scales[i] if scales is not None else in_size[i] / out[i]
+        index, weight = _interp_taps(mode, in_size[i], out[i], scale, bool(align_corners))
+        result = _apply_taps(result, 2 + i, index, weight)
+    return result
+
+
+# ----------------------------------------------------------------------------- pixel shuffle
+@register_op(namespace="nn.functional", exported_in=("ember",),
+             samples=lambda make: [Sample((make((1, 8, 2, 3)), 2), name="r=2"),
+                                   Sample((make((9, 1, 2)), 3), name="unbatched r=3")])
+def pixel_shuffle(input, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r): ``out[c, h r + i, w r + j] =
+    in[c r^2 + i r + j, h, w]``. A reshape and a permute."""
+    ensure_tensor(input, "pixel_shuffle")
+    r = int(upscale_factor)
+    if input._data.ndim < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input._data.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")
+    k = len(lead)
+    x = input.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
+    x = x.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)
+    return x.reshape(tuple(lead) + (c // (r * r), h * r, w * r))
+
+
+@register_op(namespace="nn.functional", exported_in=("ember",),
+             samples=lambda make: [Sample((make((1, 2, 4, 2)), 2), name="r=2"),
+                                   Sample((make((1, 3, 6)), 3), name="unbatched r=3")])
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H r, W r) -> (*, C r^2, H, W), the inverse of pixel_shuffle."""
+    ensure_tensor(input, "pixel_unshuffle")
+    r = int(downscale_factor)
+    if input._data.ndim < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input._data.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        which, value = ("height", h) if h % r else ("width", w)
+        raise RuntimeError(f"pixel_unshuffle expects {which} to be divisible by "
+                           f"downscale_factor, but input.size({-2 if h % r else -1})={value} "
+                           f"is not divisible by {r}")
+    k = len(lead)
+    x = input.reshape(tuple(lead) + (c, h // r, r, w // r, r))
+    x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)
+    return x.reshape(tuple(lead) + (c * r * r, h // r, w // r))
