@@ -55,8 +55,8 @@ class _Encoder:
         self.names_by_id: dict[int, str] = {}
         self.keep_alive: list = []
 
-    def _name(self, path: list[str]) -> str:
-        base = ".".join(path) if path else "tensor"
+    def _name(self, path: list) -> str:
+        base = ".".join(str(p) for p in path) if path else "tensor"
         name, n = base, 1
         while name in self.arrays:
             name = f"{base}#{n}"
@@ -89,11 +89,11 @@ class _Encoder:
         if isinstance(obj, backend.device):
             return {"device": str(obj)}
         if isinstance(obj, tuple):
-            return {"tuple": [self.encode(v, path + [str(i)]) for i, v in enumerate(obj)]}
+            return {"tuple": [self.encode(v, path + [i]) for i, v in enumerate(obj)]}
         if isinstance(obj, list):
-            return [self.encode(v, path + [str(i)]) for i, v in enumerate(obj)]
+            return [self.encode(v, path + [i]) for i, v in enumerate(obj)]
         if isinstance(obj, dict):
-            items = [[self._key(k, path), self.encode(v, path + [str(k)])]
+            items = [[self._key(k, path), self.encode(v, path + [k])]
                      for k, v in obj.items()]
             return {"odict" if isinstance(obj, OrderedDict) else "dict": items}
         raise TypeError(
@@ -134,7 +134,7 @@ class _Encoder:
         return entry
 
 
-def _where(path: list[str]) -> str:
+def _where(path: list) -> str:
     return "obj" + "".join(f"[{p!r}]" for p in path)
 
 
@@ -418,8 +418,9 @@ class _Decoder:
                 if not isinstance(pair, list) or len(pair) != 2:
                     self.fail(f"a dict item is {pair!r:.80}")
                 key = self.decode(pair[0])
+                value = self.decode(pair[1])
                 try:
-                    result[key] = self.decode(pair[1])
+                    result[key] = value
                 except TypeError:
                     self.fail(f"unhashable dict key {key!r:.80}")
             return result
@@ -450,6 +451,11 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool = True,
     if pickle_module is not None or pickle_load_args:
         raise ValueError("ember.load never unpickles (that can run code); leave pickle_module "
                          "and the pickle arguments unset")
+    if not (map_location is None or callable(map_location)
+            or isinstance(map_location, (str, dict, backend.device))):
+        raise TypeError("map_location should be None, a device (or its name), a dict mapping "
+                        "saved devices to devices, or a function; got "
+                        f"{type(map_location).__name__}")
     source = _describe(f)
     if hasattr(f, "read"):
         handle = f if hasattr(f, "readinto") else io.BytesIO(f.read())
