@@ -261,13 +261,17 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
     d = _dtype_or_default(dtype)
     target = _device(device)
     xp = backend.xp_for_device(target)
+    # PyTorch fills the first half from start and the second half back from end, with the
+    # step rounded to the result's precision and each value formed by a fused multiply-add;
+    # float64 arithmetic on the rounded step reproduces that rounding.
+    work = d.numpy.type if d.is_floating_point else np.float64
     if steps == 1:
         values = xp.full((1,), start, dtype=np.float64)
     else:
-        # PyTorch fills the first half from start and the second from end, symmetric
         i = xp.arange(steps, dtype=np.float64)
-        step = (end - start) / (steps - 1)
-        values = xp.where(i < steps // 2, start + i * step, end - (steps - 1 - i) * step)
+        step = float(work((work(end) - work(start)) / work(steps - 1)))
+        values = xp.where(i < steps // 2, float(work(start)) + i * step,
+                          float(work(end)) - (steps - 1 - i) * step)
     array = values.astype(d.numpy) if d.is_floating_point else xp.trunc(values).astype(d.numpy)
     return _finish(array, target, requires_grad)
 
