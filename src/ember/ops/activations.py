@@ -1,2 +1,560 @@
-"""Activation functions (relu6, leaky_relu, elu, selu, celu, gelu, silu, mish, softplus, ...), each in ember and ember.nn.functional."""
+"""Activation functions, as ``ember.nn.functional`` offers them (and ``ember.selu`` & co
+where PyTorch has a ``torch.<name>`` too).
+
+Each op is one Function class (forward on arrays via ``ctx.xp``, backward with ember ops,
+so gradients of gradients work) and one registered public function. In-place forms
+(``inplace=True``, ``relu_``, ``elu_``...) go through ``ember.tensor._inplace``: the same
+out-of-place op, written back into the input's memory.
+"""
 from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import Tensor, _inplace
+from . import _samples
+from ._util import float_operand, wrap_dim
+from .elementwise import (erf, erf_array, exp, relu, sigmoid, tanh, where, _in_float64)
+from .registry import NAMESPACES, Sample, bind_method, register_op
+
+_F = "nn.functional"
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_CUBIC = 0.044715
+
+
+def _float_input(input, op: str) -> Tensor:
+    """Activations take floating-point tensors; PyTorch raises for integer ones."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(input).__name__}")
+    if input._data.dtype.kind != "f":
+        raise NotImplementedError(f'"{op}" not implemented for {input.dtype.name} tensors '
+                                  f"({op} needs a floating-point tensor)")
+    return input
+
+
+def _maybe_inplace(function, input, inplace: bool, *args):
+    """``function(input, *args)``, written back into input when ``inplace``."""
+    if inplace:
+        return _inplace(input, function, *args)
+    return function(input, *args)
+
+
+def _number(value, op: str, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.generic)):
+        raise TypeError(f"{op}(): argument '{name}' must be a number, not "
+                        f"{type(value).__name__}")
+    return float(value)
+
+
+def _stable_softplus(xp, z):
+    """``log(1 + exp(z))`` for any z: max(z, 0) + log1p(exp(-|z|)) never overflows."""
+    return xp.maximum(z, 0) + xp.log1p(xp.exp(-xp.abs(z)))
+
+
+def _samples_in(low, high, extra=()):
+    """A matrix, a 0-d tensor and a 3-D tensor in [low, high), plus keyword variants."""
+    def samples(make):
+        out = [Sample((make((3, 4), low=low, high=high),), name="matrix"),
+               Sample((make((), low=low, high=high),), name="0-d"),
+               Sample((make((2, 1, 3), low=low, high=high),), name="3-d")]
+        for kwargs in extra:
+            out.append(Sample((make((5,), low=low, high=high),), dict(kwargs),
+                              name=", ".join(f"{k}={v}" for k, v in kwargs.items())))
+        return out
+    return samples
+
+
+# ----------------------------------------------------------------------------- relu family
+def _relu_inplace(input):
+    """``relu`` written into input; returns input."""
+    return _inplace(input, relu)
+
+
+@register_op("relu", namespace=_F, samples=lambda make: [Sample((make((3, 4)),))])
+def functional_relu(input, inplace: bool = False):
+    """``max(input, 0)``; the gradient at 0 is 0. ``inplace=True`` overwrites input."""
+    return _maybe_inplace(relu, input, inplace)
+
+
+NAMESPACES["ember"]["relu_"] = _relu_inplace
+NAMESPACES[_F]["relu_"] = _relu_inplace
+# sigmoid and tanh have the same signature in both namespaces
+NAMESPACES[_F]["sigmoid"] = sigmoid
+NAMESPACES[_F]["tanh"] = tanh
+NAMESPACES["special"]["expit"] = sigmoid
+
+
+class Hardtanh(Function):
+    """Clamp to [min_val, max_val]; the gradient passes strictly inside (PyTorch)."""
+
+    node_name = "HardtanhBackward0"
+
+    @staticmethod
+    def forward(ctx, x, min_val, max_val):
+        out = ctx.xp.minimum(ctx.xp.maximum(x, min_val), max_val).astype(x.dtype, copy=False)
+        # the output is enough to find the interior (and survives in-place use)
+        ctx.save_for_backward(out)
+        ctx.bounds = (min_val, max_val)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        low, high = ctx.bounds
+        return where((out > low) & (out < high), grad, 0.0), None, None
+
+
+def _hardtanh(input, min_val, max_val):
+    return Hardtanh.apply(input, min_val, max_val)
+
+
+@register_op(namespace=_F, samples=_samples_in(-2.0, 2.0, ({"min_val": -0.5, "max_val": 1.5},)))
+def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+    """``clamp(input, min_val, max_val)``; the gradient is 1 strictly between the bounds."""
+    _float_input(input, "hardtanh")
+    min_val, max_val = _number(min_val, "hardtanh", "min_val"), _number(max_val, "hardtanh",
+                                                                          "max_val")
+    if min_val > max_val:
+        raise ValueError(f"hardtanh(): min_val ({min_val}) cannot be greater than max_val "
+                         f"({max_val})")
+    return _maybe_inplace(_hardtanh, input, inplace, min_val, max_val)
+
+
+@register_op(namespace=_F, samples=_samples_in(-2.0, 8.0))
+def relu6(input, inplace: bool = False):
+    """``min(max(input, 0), 6)`` (hardtanh with bounds 0 and 6)."""
+    _float_input(input, "relu6")
+    return _maybe_inplace(_hardtanh, input, inplace, 0.0, 6.0)
+
+
+class LeakyRelu(Function):
+    node_name = "LeakyReluBackward0"
+
+    @staticmethod
+    def forward(ctx, x, negative_slope):
+        ctx.save_for_backward(x)
+        ctx.slope = negative_slope
+        return ctx.xp.where(x > 0, x, x * negative_slope).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return where(x > 0, grad, grad * ctx.slope), None
+
+
+def _leaky_relu(input, negative_slope):
+    return LeakyRelu.apply(input, negative_slope)
+
+
+@register_op(namespace=_F, samples=_samples_in(-2.0, 2.0, ({"negative_slope": 0.2},
+                                                           {"negative_slope": -0.5})))
+def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
+    """``input`` where positive, ``negative_slope * input`` elsewhere."""
+    _float_input(input, "leaky_relu")
+    slope = _number(negative_slope, "leaky_relu", "negative_slope")
+    return _maybe_inplace(_leaky_relu, input, inplace, slope)
+
+
+class Elu(Function):
+    """``scale * (x if x > 0 else alpha * (exp(input_scale * x) - 1))``: elu, selu, celu."""
+
+    node_name = "EluBackward0"
+
+    @staticmethod
+    def forward(ctx, x, alpha, scale, input_scale):
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        ctx.constants = (alpha, scale, input_scale)
+        negative = alpha * xp.expm1(xp.minimum(x, 0) * input_scale)
+        return (scale * xp.where(x > 0, x, negative)).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        alpha, scale, input_scale = ctx.constants
+        negative = grad * (scale * alpha * input_scale) * exp(x * input_scale)
+        return where(x > 0, grad * scale, negative), None, None, None
+
+
+def _elu(input, alpha, scale=1.0, input_scale=1.0):
+    return Elu.apply(input, alpha, scale, input_scale)
+
+
+@register_op(namespace=_F, samples=_samples_in(-3.0, 2.0, ({"alpha": 0.5},)))
+def elu(input, alpha: float = 1.0, inplace: bool = False):
+    """``input`` where positive, ``alpha * (exp(input) - 1)`` elsewhere."""
+    _float_input(input, "elu")
+    return _maybe_inplace(_elu, input, inplace, _number(alpha, "elu", "alpha"))
+
+
+@register_op(namespace=_F, exported_in=("ember",), samples=_samples_in(-3.0, 2.0))
+def selu(input, inplace: bool = False):
+    """``scale * elu(input, alpha)`` with the self-normalizing constants
+    alpha = 1.6732632..., scale = 1.0507009..."""
+    _float_input(input, "selu")
+    return _maybe_inplace(_elu, input, inplace, _SELU_ALPHA, _SELU_SCALE)
+
+
+@register_op(namespace=_F, exported_in=("ember",),
+             samples=_samples_in(-3.0, 2.0, ({"alpha": 2.0},)))
+def celu(input, alpha: float = 1.0, inplace: bool = False):
+    """``max(0, input) + min(0, alpha * (exp(input / alpha) - 1))``."""
+    _float_input(input, "celu")
+    alpha = _number(alpha, "celu", "alpha")
+    if alpha == 0:
+        raise ValueError("celu(): alpha must not be 0 (the input is divided by alpha)")
+    return _maybe_inplace(_elu, input, inplace, alpha, 1.0, 1.0 / alpha)
+
+
+def _inplace_form(name: str, function, namespaces):
+    def inplace_function(input, *args, **kwargs):
+        return function(input, *args, inplace=True, **kwargs)
+
+    inplace_function.__name__ = name
+    inplace_function.__doc__ = f"In-place ``{function.__name__}``: overwrites input, returns it."
+    for namespace in namespaces:
+        NAMESPACES[namespace][name] = inplace_function
+    return inplace_function
+
+
+_inplace_form("leaky_relu_", leaky_relu, (_F,))
+_inplace_form("elu_", elu, (_F,))
+_inplace_form("selu_", selu, (_F, "ember"))
+_inplace_form("celu_", celu, (_F, "ember"))
+_inplace_form("hardtanh_", hardtanh, (_F,))
+
+
+class Threshold(Function):
+    node_name = "ThresholdBackward0"
+
+    @staticmethod
+    def forward(ctx, x, threshold, value):
+        ctx.save_for_backward(x)
+        ctx.threshold = threshold
+        return ctx.xp.where(x > threshold, x, value).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return where(x > ctx.threshold, grad, 0.0), None, None
+
+
+def _threshold(input, threshold, value):
+    return Threshold.apply(input, threshold, value)
+
+
+@register_op(namespace=_F, exported_in=("ember",),
+             samples=lambda make: [Sample((make((3, 4)), 0.5, -2.0), name="matrix"),
+                                   Sample((make((2, 1, 3)), -0.3, 0.0), name="3-d")])
+def threshold(input, threshold: float, value: float, inplace: bool = False):
+    """``input`` where ``input > threshold``, else ``value``."""
+    _float_input(input, "threshold")
+    threshold = _number(threshold, "threshold", "threshold")
+    value = _number(value, "threshold", "value")
+    return _maybe_inplace(_threshold, input, inplace, threshold, value)
+
+
+_inplace_form("threshold_", threshold, (_F, "ember"))
+
+
+def _prelu_samples(make):
+    return [Sample((make((2, 3, 4)), make((3,), low=0.0, high=0.5)), name="per channel"),
+            Sample((make((3, 4)), make((1,), low=0.0, high=0.5)), name="one weight"),
+            Sample((make((5,)), make((1,), low=-0.5, high=0.5)), name="1-d input")]
+
+
+@register_op(namespace=_F, exported_in=("ember",), methods=("prelu",), samples=_prelu_samples)
+def prelu(input, weight):
+    """``input`` where positive, ``weight * input`` elsewhere; weight has one element or
+    one per channel (dimension 1 of input)."""
+    _float_input(input, "prelu")
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"prelu(): argument 'weight' must be a Tensor, not "
+                        f"{type(weight).__name__}")
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu(): weight must be 0-d or 1-d, got {weight.ndim} dimensions")
+    count = weight.numel()
+    if count != 1:
+        channels = input.shape[1] if input.ndim >= 2 else 1
+        if count != channels:
+            raise RuntimeError(
+                f"prelu(): mismatch of parameter numbers and input channel size. Found "
+                f"parameter numbers = {count} and channel size = {channels}.")
+        weight = weight.reshape((count,) + (1,) * (input.ndim - 2))
+    elif weight.ndim:
+        weight = weight.reshape(())
+    return where(input > 0, input, weight * input)
+
+
+# ----------------------------------------------------------------------------- smooth ones
+class Gelu(Function):
+    node_name = "GeluBackward0"
+
+    @staticmethod
+    def forward(ctx, x, approximate):
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        ctx.approximate = approximate
+        if approximate == "tanh":
+            inner = _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x)
+            return (0.5 * x * (1 + xp.tanh(inner))).astype(x.dtype, copy=False)
+        cdf = 0.5 * (1 + _in_float64(xp, erf_array, x * math.sqrt(0.5)))
+        return (x * cdf).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        if ctx.approximate == "tanh":
+            x_squared = x * x
+            t = tanh((x + x_squared * x * _GELU_CUBIC) * _SQRT_2_OVER_PI)
+            inner_slope = (x_squared * (3 * _GELU_CUBIC) + 1) * _SQRT_2_OVER_PI
+            return grad * ((t + 1) * 0.5 + x * (1 - t * t) * inner_slope * 0.5), None
+        cdf = (erf(x * math.sqrt(0.5)) + 1) * 0.5
+        density = exp(x * x * -0.5) * _INV_SQRT_2PI
+        return grad * (cdf + x * density), None
+
+
+@register_op(namespace=_F, samples=_samples_in(-3.0, 3.0, ({"approximate": "tanh"},)))
+def gelu(input, approximate: str = "none"):
+    """``input * Phi(input)`` with Phi the standard normal CDF; ``approximate='tanh'``
+    uses ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
+    _float_input(input, "gelu")
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"gelu(): approximate argument must be either none or tanh, got "
+                           f"{approximate!r}")
+    return Gelu.apply(input, approximate)
+
+
+class Silu(Function):
+    node_name = "SiluBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        e = xp.exp(-xp.abs(x))
+        s = xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+        return (x * s).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        s = sigmoid(x)
+        return grad * s * (x * (1 - s) + 1)
+
+
+@register_op(namespace=_F, samples=_samples_in(-4.0, 4.0))
+def silu(input, inplace: bool = False):
+    """``input * sigmoid(input)`` (swish)."""
+    _float_input(input, "silu")
+    return _maybe_inplace(Silu.apply, input, inplace)
+
+
+class Mish(Function):
+    node_name = "MishBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        return (x * xp.tanh(_stable_softplus(xp, x))).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        t = tanh(softplus(x))
+        return grad * (t + x * sigmoid(x) * (1 - t * t))
+
+
+@register_op(namespace=_F, samples=_samples_in(-4.0, 4.0))
+def mish(input, inplace: bool = False):
+    """``input * tanh(softplus(input))``."""
+    _float_input(input, "mish")
+    return _maybe_inplace(Mish.apply, input, inplace)
+
+
+class Softplus(Function):
+    node_name = "SoftplusBackward0"
+
+    @staticmethod
+    def forward(ctx, x, beta, threshold):
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        ctx.constants = (beta, threshold)
+        z = x * beta
+        smooth = _stable_softplus(xp, z) / beta
+        return xp.where(z > threshold, x, smooth).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        beta, threshold = ctx.constants
+        z = x * beta
+        return where(z > threshold, grad, grad * sigmoid(z)), None, None
+
+
+@register_op(namespace=_F, samples=_samples_in(-3.0, 3.0, ({"beta": 2.0, "threshold": 1.0},
+                                                           {"beta": 0.5},)))
+def softplus(input, beta: float = 1.0, threshold: float = 20.0):
+    """``log(1 + exp(beta * input)) / beta``, and ``input`` itself where
+    ``beta * input > threshold`` (linear there, as PyTorch). Computed without overflow."""
+    _float_input(input, "softplus")
+    beta = _number(beta, "softplus", "beta")
+    if beta == 0:
+        raise ValueError("softplus(): beta must not be 0")
+    return Softplus.apply(input, beta, _number(threshold, "softplus", "threshold"))
+
+
+@register_op(namespace=_F, samples=_samples_in(-3.0, 3.0))
+def softsign(input):
+    """``input / (1 + |input|)``."""
+    _float_input(input, "softsign")
+    return input / (input.abs() + 1)
+
+
+class LogSigmoid(Function):
+    node_name = "LogSigmoidBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): no overflow, no log(0)
+        return (xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * sigmoid(-x)
+
+
+@register_op(namespace=_F, samples=_samples_in(-4.0, 4.0))
+def logsigmoid(input):
+    """``log(sigmoid(input)) = -softplus(-input)``, stable for large |input|."""
+    _float_input(input, "logsigmoid")
+    return LogSigmoid.apply(input)
+
+
+# ----------------------------------------------------------------------------- hard ones
+class Hardsigmoid(Function):
+    node_name = "HardsigmoidBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        return (xp.minimum(xp.maximum(x + 3, 0), 6) / 6).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return where((x > -3) & (x < 3), grad / 6, 0.0)
+
+
+@register_op(namespace=_F, samples=_samples_in(-5.0, 5.0))
+def hardsigmoid(input, inplace: bool = False):
+    """``relu6(input + 3) / 6``; the gradient is 1/6 strictly inside (-3, 3)."""
+    _float_input(input, "hardsigmoid")
+    return _maybe_inplace(Hardsigmoid.apply, input, inplace)
+
+
+class Hardswish(Function):
+    node_name = "HardswishBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        return (x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        middle = grad * (x / 3 + 0.5)
+        return where(x < -3, 0.0, where(x <= 3, middle, grad))
+
+
+@register_op(namespace=_F, samples=_samples_in(-5.0, 5.0))
+def hardswish(input, inplace: bool = False):
+    """``input * relu6(input + 3) / 6``."""
+    _float_input(input, "hardswish")
+    return _maybe_inplace(Hardswish.apply, input, inplace)
+
+
+# ----------------------------------------------------------------------------- glu, logit
+def _glu_samples(make):
+    return [Sample((make((3, 4)),), name="last dim"),
+            Sample((make((4, 3)),), {"dim": 0}, name="dim=0"),
+            Sample((make((2, 2, 3)),), {"dim": -2}, name="dim=-2")]
+
+
+@register_op(namespace=_F, samples=_glu_samples)
+def glu(input, dim: int = -1):
+    """Gated linear unit: split input in halves ``a, b`` along ``dim``; ``a * sigmoid(b)``."""
+    _float_input(input, "glu")
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = wrap_dim(dim, input.ndim, "glu")
+    size = input.shape[d]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
+    half = size // 2
+    return input.narrow(d, 0, half) * sigmoid(input.narrow(d, half, half))
+
+
+class Logit(Function):
+    node_name = "LogitBackward0"
+
+    @staticmethod
+    def forward(ctx, x, eps):
+        xp = ctx.xp
+        ctx.eps = eps
+        ctx.save_for_backward(x)
+        z = x if eps is None else xp.clip(x, eps, 1 - eps)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (xp.log(z) - xp.log1p(-z)).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        eps = ctx.eps
+        slope = grad / (x * (1 - x))
+        if eps is None:
+            return slope, None
+        # clamped elements have no gradient (PyTorch's convention)
+        return where((x < eps) | (x > 1 - eps), 0.0, slope), None
+
+
+@register_op(methods=("logit",), exported_in=("special",),
+             samples=lambda make: [Sample((make((3, 4), low=0.05, high=0.95),), name="plain"),
+                                   Sample((make((6,), low=0.0, high=1.0),), {"eps": 0.2},
+                                          name="eps")])
+def logit(input, eps=None):
+    """``log(p / (1 - p))``, the inverse of sigmoid; with ``eps``, p is first clamped to
+    [eps, 1 - eps] (and the gradient is zero where it was)."""
+    x = float_operand(input, "logit")
+    if eps is not None:
+        eps = _number(eps, "logit", "eps")
+    return Logit.apply(x, eps)
+
+
+def _sigmoid_inplace(self):
+    return _inplace(self, sigmoid)
+
+
+def _tanh_inplace(self):
+    return _inplace(self, tanh)
+
+
+def _logit_inplace(self, eps=None):
+    return _inplace(self, logit, eps)
+
+
+NAMESPACES["ember"]["sigmoid_"] = _sigmoid_inplace
+NAMESPACES["ember"]["tanh_"] = _tanh_inplace
+bind_method("logit_", _logit_inplace)

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from .. import backend, dtypes
 from ..autograd.function import Function
-from ..tensor import Tensor
+from ..tensor import Tensor, _F, _inplace
 from . import _samples
 from ._util import binary_operands, broadcast_error, float_operand, shape_of, sum_to_shape
-from .registry import Sample, register_op
+from .registry import Sample, bind_method, register_op
 
 
 def _binary(cls, a, b, op: str):
-    """Apply a broadcasting binary op, turning NumPy's shape error into PyTorch's."""
+    """Promote two operands and apply a broadcasting binary op, turning NumPy's shape
+    error into PyTorch's."""
+    a, b = binary_operands(a, b, op)
     try:
         return cls.apply(a, b)
     except ValueError:
@@ -32,10 +34,11 @@ def _binary(cls, a, b, op: str):
 # ----------------------------------------------------------------------------- arithmetic
 def _save_operands(ctx, a, b) -> None:
     """Save array operands as tensors and Python-scalar operands as plain numbers."""
-    a_array, b_array = isinstance(a, ctx.xp.ndarray), isinstance(b, ctx.xp.ndarray)
+    ndarray = ctx.xp.ndarray
+    a_array, b_array = isinstance(a, ndarray), isinstance(b, ndarray)
     ctx.save_for_backward(a if a_array else None, b if b_array else None)
     ctx.scalars = (None if a_array else a, None if b_array else b)
-    ctx.shapes = (np.shape(a), np.shape(b))
+    ctx.shapes = (a.shape if a_array else (), b.shape if b_array else ())
 
 
 class Add(Function):
@@ -43,7 +46,7 @@ class Add(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.shapes = (np.shape(a), np.shape(b))
+        ctx.shapes = (getattr(a, "shape", ()), getattr(b, "shape", ()))
         return a + b
 
     @staticmethod
@@ -56,10 +59,9 @@ class Add(Function):
 @register_op(methods=("add",), samples=_samples.binary())
 def add(input, other, *, alpha=1):
     """``input + alpha * other``, broadcasting, with PyTorch's type promotion."""
-    a, b = binary_operands(input, other, "add")
     if alpha != 1:
-        b = mul(b, alpha)
-    return _binary(Add, a, b, "add")
+        other = mul(other, alpha)
+    return _binary(Add, input, other, "add")
 
 
 class Sub(Function):
@@ -67,7 +69,7 @@ class Sub(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.shapes = (np.shape(a), np.shape(b))
+        ctx.shapes = (getattr(a, "shape", ()), getattr(b, "shape", ()))
         return a - b
 
     @staticmethod
@@ -110,8 +112,7 @@ class Mul(Function):
 @register_op(methods=("mul",), also=("multiply",), samples=_samples.binary())
 def mul(input, other):
     """``input * other`` elementwise."""
-    a, b = binary_operands(input, other, "mul")
-    return _binary(Mul, a, b, "mul")
+    return _binary(Mul, input, other, "mul")
 
 
 class Div(Function):
@@ -183,8 +184,7 @@ class FloorDivide(Function):
              differentiable=False)
 def floor_divide(input, other):
     """``floor(input / other)`` (Python's ``//``); not differentiable."""
-    a, b = binary_operands(input, other, "floor_divide")
-    return _binary(FloorDivide, a, b, "floor_divide")
+    return _binary(FloorDivide, input, other, "floor_divide")
 
 
 _F_floor_divide = floor_divide
@@ -217,8 +217,7 @@ class Remainder(Function):
              gradgrad=True)
 def remainder(input, other):
     """Python's ``%``: the result has the sign of ``other``."""
-    a, b = binary_operands(input, other, "remainder")
-    return _binary(Remainder, a, b, "remainder")
+    return _binary(Remainder, input, other, "remainder")
 
 
 class Pow(Function):
@@ -579,8 +578,7 @@ def _comparison(name: str, ufunc: str, symbol: str):
     Compare.op_name = name
 
     def compare(input, other):
-        a, b = binary_operands(input, other, name)
-        return _binary(Compare, a, b, name)
+        return _binary(Compare, input, other, name)
 
     compare.__name__ = name
     compare.__doc__ = f"``input {symbol} other`` elementwise, as a bool tensor (no gradient)."
@@ -732,3 +730,1079 @@ class LogicalNot(Function):
 def logical_not(input):
     """True where ``input`` is zero (no gradient)."""
     return LogicalNot.apply(input)
+
+
+# ----------------------------------------------------------------------------- special kernels
+# NumPy has no erf. These are array code over ``xp`` (NumPy or CuPy alike), computed in
+# float64 and cast back. W. J. Cody's rational Chebyshev approximations (Math. Comp. 23,
+# 1969) give erf/erfc to about 1e-16 relative; erfinv starts from M. Giles' polynomial
+# ("Approximating the erfinv function", 2010) and is polished by Newton steps on erf/erfc.
+_ERF_A = (3.16112374387056560e00, 1.13864154151050156e02, 3.77485237685302021e02,
+          3.20937758913846947e03, 1.85777706184603153e-1)
+_ERF_B = (2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03,
+          2.84423683343917062e03)
+_ERF_C = (5.64188496988670089e-1, 8.88314979438837594e00, 6.61191906371416295e01,
+          2.98635138197400131e02, 8.81952221241769090e02, 1.71204761263407058e03,
+          2.05107837782607147e03, 1.23033935479799725e03, 2.15311535474403846e-8)
+_ERF_D = (1.57449261107098347e01, 1.17693950891312499e02, 5.37181101862009858e02,
+          1.62138957456669019e03, 3.29079923573345963e03, 4.36261909014324716e03,
+          3.43936767414372164e03, 1.23033935480374942e03)
+_ERF_P = (3.05326634961232344e-1, 3.60344899949804439e-1, 1.25781726111229246e-1,
+          1.60837851487422766e-2, 6.58749161529837803e-4, 1.63153871373020978e-2)
+_ERF_Q = (2.56852019228982242e00, 1.87295284992346725e00, 5.27905102951428412e-1,
+          6.05183413124413191e-2, 2.33520497626869185e-3)
+_GILES_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                  0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_GILES_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+               0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+_INV_SQRT_PI = 0.56418958354775628695
+_TWO_OVER_SQRT_PI = 1.1283791670955125739
+_SQRT_PI_OVER_TWO = 0.88622692545275801365
+_LN2 = 0.69314718055994530942
+_LN10 = 2.30258509299404568402
+
+
+def _erf_parts(xp, x):
+    """For float64 ``x``: |x| (capped at 30), erf(x) for |x| <= 0.5, erfc(|x|) for
+    |x| > 0.5 (each valid only on its own range)."""
+    y = xp.minimum(xp.abs(x), 30.0)  # erfc(30) underflows to 0 anyway; keeps inf out
+    # |x| <= 0.5: erf(x) = x R(x^2)
+    z = xp.minimum(y, 0.5) ** 2
+    num, den = _ERF_A[4] * z, z
+    for a, b in zip(_ERF_A[:3], _ERF_B[:3]):
+        num, den = (num + a) * z, (den + b) * z
+    small = x * (num + _ERF_A[3]) / (den + _ERF_B[3])
+    # 0.5 < |x| <= 4: erfc(y) = exp(-y^2) R(y)
+    m = xp.clip(y, 0.5, 4.0)
+    num, den = _ERF_C[8] * m, m
+    for c, d in zip(_ERF_C[:7], _ERF_D[:7]):
+        num, den = (num + c) * m, (den + d) * m
+    middle = (num + _ERF_C[7]) / (den + _ERF_D[7])
+    # |x| > 4: erfc(y) = exp(-y^2) / y (1/sqrt(pi) - R(1/y^2) / y^2)
+    big = xp.maximum(y, 4.0)
+    t = 1.0 / (big * big)
+    num, den = _ERF_P[5] * t, t
+    for p, q in zip(_ERF_P[:4], _ERF_Q[:4]):
+        num, den = (num + p) * t, (den + q) * t
+    large = (_INV_SQRT_PI - t * (num + _ERF_P[4]) / (den + _ERF_Q[4])) / big
+    tail = xp.where(y <= 4.0, middle, large)
+    # exp(-y^2) as exp(-s^2) exp(-(y-s)(y+s)), s = y rounded down to 1/16: keeps the
+    # relative accuracy of the tiny factor
+    s = xp.trunc(y * 16.0) / 16.0
+    tail = xp.exp(-s * s) * xp.exp(-(y - s) * (y + s)) * tail
+    return y, small, tail
+
+
+def erf_array(xp, x):
+    """erf of a float64 array (NaN stays NaN, erf(+-inf) = +-1)."""
+    y, small, tail = _erf_parts(xp, x)
+    return xp.where(y <= 0.5, small, xp.where(x < 0, tail - 1.0, 1.0 - tail))
+
+
+def erfc_array(xp, x):
+    """erfc = 1 - erf of a float64 array, with full relative accuracy in the tail."""
+    y, small, tail = _erf_parts(xp, x)
+    out = xp.where(y <= 0.5, 1.0 - small, xp.where(x < 0, 2.0 - tail, tail))
+    return xp.where(xp.isnan(x), x, out)
+
+
+def erfinv_array(xp, y):
+    """The inverse of erf on a float64 array: +-inf at +-1, NaN outside [-1, 1]."""
+    a = xp.abs(y)
+    inside = a < 1.0
+    a = xp.where(inside, a, 0.0)
+    w = -xp.log((1.0 - a) * (1.0 + a))
+    wc = w - 2.5
+    central = _GILES_CENTRAL[0]
+    for c in _GILES_CENTRAL[1:]:
+        central = central * wc + c
+    wt = xp.sqrt(w) - 3.0
+    tail_start = _GILES_TAIL[0]
+    for c in _GILES_TAIL[1:]:
+        tail_start = tail_start * wt + c
+    x = xp.where(w < 5.0, central, tail_start) * a
+    # Newton on erf(x) = a near 0; in the tail on log erfc(x) = log(1 - a) (1 - a is exact
+    # there), where erfc keeps its relative accuracy and the log scales the steps well
+    tail = a > 0.5
+    log_target = xp.log(xp.where(tail, 1.0 - a, 1.0))
+    for _ in range(4):
+        density = _TWO_OVER_SQRT_PI * xp.exp(-x * x)
+        central_step = (erf_array(xp, x) - a) / density
+        upper = erfc_array(xp, xp.where(tail, x, 1.0))
+        tail_step = (xp.log(upper) - log_target) * upper / -density
+        x = x - xp.where(tail, tail_step, central_step)
+    out = xp.where(inside, x, xp.where(xp.abs(y) == 1.0, np.inf, np.nan))
+    return xp.copysign(out, y)
+
+
+def _in_float64(xp, kernel, x):
+    """Run a float64 kernel on ``x`` and give the result in x's dtype."""
+    with np.errstate(all="ignore"):
+        return kernel(xp, x.astype(np.float64, copy=False)).astype(x.dtype, copy=False)
+
+
+# ----------------------------------------------------------------------------- more unary math
+def _zeros_like(grad: Tensor) -> Tensor:
+    """A constant zero gradient (rounding steps have derivative zero almost everywhere)."""
+    return Tensor._make(backend.xp_of(grad._data).zeros_like(grad._data), grad._device, False)
+
+
+def _float_unary(cls, input, op: str):
+    """Integer and bool inputs of float math become the default float dtype (PyTorch)."""
+    return cls.apply(float_operand(input, op))
+
+
+class Reciprocal(Function):
+    node_name = "ReciprocalBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        with np.errstate(divide="ignore"):
+            out = ctx.xp.reciprocal(x)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return -grad * out * out
+
+
+@register_op(methods=("reciprocal",), samples=_samples.unary(low=0.5, high=2.0))
+def reciprocal(input):
+    """``1 / input`` (integers give the default float dtype)."""
+    return _float_unary(Reciprocal, input, "reciprocal")
+
+
+class Rsqrt(Function):
+    node_name = "RsqrtBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = (1 / ctx.xp.sqrt(x)).astype(x.dtype, copy=False)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return grad * out * out * out * -0.5
+
+
+@register_op(methods=("rsqrt",), samples=_samples.unary(low=0.5, high=3.0))
+def rsqrt(input):
+    """``1 / sqrt(input)``."""
+    return _float_unary(Rsqrt, input, "rsqrt")
+
+
+@register_op(methods=("square",), samples=_samples.unary())
+def square(input):
+    """``input * input`` (as ``input ** 2``; bool gives int64, as in PyTorch)."""
+    if isinstance(input, Tensor) and input.dtype is dtypes.bool:
+        input = input.to(dtypes.int64)
+    return pow(input, 2)
+
+
+class Exp2(Function):
+    node_name = "Exp2Backward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        out = ctx.xp.exp2(x)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return grad * out * _LN2
+
+
+@register_op(methods=("exp2",), exported_in=("special",), samples=_samples.unary())
+def exp2(input):
+    """``2 ** input``."""
+    return _float_unary(Exp2, input, "exp2")
+
+
+class Expm1(Function):
+    node_name = "Expm1Backward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        out = ctx.xp.expm1(x)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return grad * (out + 1)
+
+
+@register_op(methods=("expm1",), exported_in=("special",), samples=_samples.unary())
+def expm1(input):
+    """``exp(input) - 1``, accurate for small inputs (no cancellation)."""
+    return _float_unary(Expm1, input, "expm1")
+
+
+def _log_family(name: str, ufunc: str, scale: float, shift: float):
+    """log2 / log10 / log1p: d/dx = 1 / ((x + shift) * scale)."""
+
+    class LogOp(Function):
+        node_name = name.capitalize() + "Backward0"
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return getattr(ctx.xp, ufunc)(x)
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            denominator = x if shift == 0 else x + shift
+            return grad / (denominator * scale if scale != 1 else denominator)
+
+    LogOp.__name__ = LogOp.__qualname__ = name.capitalize()
+    return LogOp
+
+
+Log2 = _log_family("log2", "log2", _LN2, 0.0)
+Log10 = _log_family("log10", "log10", _LN10, 0.0)
+Log1p = _log_family("log1p", "log1p", 1.0, 1.0)
+
+
+@register_op(methods=("log2",), samples=_samples.unary(low=0.1, high=3.0))
+def log2(input):
+    """Base-2 logarithm."""
+    return _float_unary(Log2, input, "log2")
+
+
+@register_op(methods=("log10",), samples=_samples.unary(low=0.1, high=3.0))
+def log10(input):
+    """Base-10 logarithm."""
+    return _float_unary(Log10, input, "log10")
+
+
+@register_op(methods=("log1p",), exported_in=("special",),
+             samples=_samples.unary(low=-0.5, high=3.0))
+def log1p(input):
+    """``log(1 + input)``, accurate for small inputs (no cancellation)."""
+    return _float_unary(Log1p, input, "log1p")
+
+
+class Tan(Function):
+    node_name = "TanBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        out = ctx.xp.tan(x)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return grad * (out * out + 1)
+
+
+@register_op(methods=("tan",), samples=_samples.unary(low=-1.2, high=1.2))
+def tan(input):
+    """Tangent (radians); d/dx = 1 + tan(x)^2."""
+    return _float_unary(Tan, input, "tan")
+
+
+def _input_unary(name: str, ufunc: str, derivative):
+    """A unary op that saves its input; backward is ``grad * derivative(x)``."""
+
+    class UnaryOp(Function):
+        node_name = name.capitalize() + "Backward0"
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return getattr(ctx.xp, ufunc)(x)
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return derivative(grad, x)
+
+    UnaryOp.__name__ = UnaryOp.__qualname__ = name.capitalize()
+    return UnaryOp
+
+
+Asin = _input_unary("asin", "arcsin", lambda g, x: g * rsqrt(1 - x * x))
+Acos = _input_unary("acos", "arccos", lambda g, x: -g * rsqrt(1 - x * x))
+Atan = _input_unary("atan", "arctan", lambda g, x: g / (x * x + 1))
+Sinh = _input_unary("sinh", "sinh", lambda g, x: g * cosh(x))
+Cosh = _input_unary("cosh", "cosh", lambda g, x: g * sinh(x))
+Asinh = _input_unary("asinh", "arcsinh", lambda g, x: g * rsqrt(x * x + 1))
+Acosh = _input_unary("acosh", "arccosh", lambda g, x: g * rsqrt(x * x - 1))
+Atanh = _input_unary("atanh", "arctanh", lambda g, x: g / (1 - x * x))
+
+
+@register_op(methods=("asin", "arcsin"), also=("arcsin",),
+             samples=_samples.unary(low=-0.9, high=0.9))
+def asin(input):
+    """Inverse sine; d/dx = 1 / sqrt(1 - x^2). NaN outside [-1, 1]."""
+    return _float_unary(Asin, input, "asin")
+
+
+@register_op(methods=("acos", "arccos"), also=("arccos",),
+             samples=_samples.unary(low=-0.9, high=0.9))
+def acos(input):
+    """Inverse cosine; d/dx = -1 / sqrt(1 - x^2). NaN outside [-1, 1]."""
+    return _float_unary(Acos, input, "acos")
+
+
+@register_op(methods=("atan", "arctan"), also=("arctan",), samples=_samples.unary())
+def atan(input):
+    """Inverse tangent; d/dx = 1 / (1 + x^2)."""
+    return _float_unary(Atan, input, "atan")
+
+
+@register_op(methods=("sinh",), samples=_samples.unary())
+def sinh(input):
+    """Hyperbolic sine; d/dx = cosh(x)."""
+    return _float_unary(Sinh, input, "sinh")
+
+
+@register_op(methods=("cosh",), samples=_samples.unary())
+def cosh(input):
+    """Hyperbolic cosine; d/dx = sinh(x)."""
+    return _float_unary(Cosh, input, "cosh")
+
+
+@register_op(methods=("asinh", "arcsinh"), also=("arcsinh",), samples=_samples.unary())
+def asinh(input):
+    """Inverse hyperbolic sine; d/dx = 1 / sqrt(x^2 + 1)."""
+    return _float_unary(Asinh, input, "asinh")
+
+
+@register_op(methods=("acosh", "arccosh"), also=("arccosh",),
+             samples=_samples.unary(low=1.2, high=3.0))
+def acosh(input):
+    """Inverse hyperbolic cosine; d/dx = 1 / sqrt(x^2 - 1). NaN below 1."""
+    return _float_unary(Acosh, input, "acosh")
+
+
+@register_op(methods=("atanh", "arctanh"), also=("arctanh",),
+             samples=_samples.unary(low=-0.9, high=0.9))
+def atanh(input):
+    """Inverse hyperbolic tangent; d/dx = 1 / (1 - x^2). +-inf at +-1."""
+    return _float_unary(Atanh, input, "atanh")
+
+
+class Erf(Function):
+    node_name = "ErfBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _in_float64(ctx.xp, erf_array, x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * _TWO_OVER_SQRT_PI * exp(-x * x)
+
+
+class Erfc(Function):
+    node_name = "ErfcBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _in_float64(ctx.xp, erfc_array, x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * -_TWO_OVER_SQRT_PI * exp(-x * x)
+
+
+class Erfinv(Function):
+    node_name = "ErfinvBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        out = _in_float64(ctx.xp, erfinv_array, x)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return grad * _SQRT_PI_OVER_TWO * exp(out * out)
+
+
+@register_op(methods=("erf",), exported_in=("special",), samples=_samples.unary(low=-3, high=3))
+def erf(input):
+    """The error function ``2/sqrt(pi) * integral_0^x exp(-t^2) dt``."""
+    return _float_unary(Erf, input, "erf")
+
+
+@register_op(methods=("erfc",), exported_in=("special",), samples=_samples.unary(low=-3, high=3))
+def erfc(input):
+    """``1 - erf(input)``, with full relative accuracy for large inputs."""
+    return _float_unary(Erfc, input, "erfc")
+
+
+@register_op(methods=("erfinv",), exported_in=("special",),
+             samples=_samples.unary(low=-0.95, high=0.95))
+def erfinv(input):
+    """The inverse error function: ``erf(erfinv(y)) = y`` on (-1, 1); +-inf at +-1."""
+    return _float_unary(Erfinv, input, "erfinv")
+
+
+def _rounding(name: str, ufunc: str):
+    """floor / ceil / trunc: zero gradient (PyTorch's convention); integers pass through."""
+
+    class RoundOp(Function):
+        node_name = name.capitalize() + "Backward0"
+
+        @staticmethod
+        def forward(ctx, x):
+            return getattr(ctx.xp, ufunc)(x)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return _zeros_like(grad)
+
+    RoundOp.__name__ = RoundOp.__qualname__ = name.capitalize()
+
+    def function(input):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' must be a Tensor, not "
+                            f"{type(input).__name__}")
+        if input._data.dtype.kind != "f":
+            if input.dtype is dtypes.bool:
+                raise RuntimeError(f'"{name}" is not implemented for bool tensors')
+            return input.clone()
+        return RoundOp.apply(input)
+
+    function.__name__ = name
+    return RoundOp, function
+
+
+Floor, floor = _rounding("floor", "floor")
+Ceil, ceil = _rounding("ceil", "ceil")
+Trunc, trunc = _rounding("trunc", "trunc")
+floor.__doc__ = "The largest integer <= input, elementwise; the gradient is zero."
+ceil.__doc__ = "The smallest integer >= input, elementwise; the gradient is zero."
+trunc.__doc__ = "Rounds toward zero, elementwise; the gradient is zero."
+register_op(methods=("floor",), samples=_samples.unary(low=-3, high=3))(floor)
+register_op(methods=("ceil",), samples=_samples.unary(low=-3, high=3))(ceil)
+register_op(methods=("trunc", "fix"), also=("fix",), samples=_samples.unary(low=-3, high=3))(trunc)
+
+
+class Round(Function):
+    node_name = "RoundBackward0"
+
+    @staticmethod
+    def forward(ctx, x, decimals):
+        if decimals == 0:
+            return ctx.xp.rint(x)
+        return ctx.xp.round(x, decimals)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _zeros_like(grad), None
+
+
+def _round_samples(make):
+    return [Sample((make((3, 4), low=-3, high=3),), name="half to even"),
+            Sample((make((5,), low=-3, high=3),), {"decimals": 2}, name="decimals=2"),
+            Sample((make((5,), low=-300, high=300),), {"decimals": -1}, name="decimals=-1")]
+
+
+@register_op(methods=("round",), exported_in=("special",), samples=_round_samples)
+def round(input, *, decimals=0):  # noqa: A001 - PyTorch's name
+    """Rounds half to even (as PyTorch), to ``decimals`` decimal places (negative: tens,
+    hundreds...); the gradient is zero. Integers pass through when decimals is 0."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"round(): argument 'input' must be a Tensor, not {type(input).__name__}")
+    if not isinstance(decimals, (int, np.integer)) or isinstance(decimals, bool):
+        raise TypeError(f"round(): argument 'decimals' must be int, not {type(decimals).__name__}")
+    if input._data.dtype.kind != "f":
+        if decimals != 0:
+            raise RuntimeError(f'round(): decimals={decimals} is only supported for '
+                               f'floating-point tensors, got {input.dtype.name}')
+        return input.clone()
+    return Round.apply(input, int(decimals))
+
+
+class Frac(Function):
+    node_name = "FracBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        return x - ctx.xp.trunc(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+@register_op(methods=("frac",), samples=_samples.unary(low=-3, high=3))
+def frac(input):
+    """``input - trunc(input)``: the fractional part, with the sign of input."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"frac(): argument 'input' must be a Tensor, not {type(input).__name__}")
+    if input._data.dtype.kind != "f":
+        raise NotImplementedError(f'"frac" not implemented for {input.dtype.name} tensors '
+                                  "(frac needs a floating-point tensor)")
+    return Frac.apply(input)
+
+
+# ----------------------------------------------------------------------------- clamp, lerp
+def _bound(value, name: str):
+    if value is None or isinstance(value, Tensor):
+        return value
+    if isinstance(value, (bool, int, float, np.generic)):
+        return value.item() if isinstance(value, np.generic) else value
+    raise TypeError(f"clamp(): argument '{name}' must be a number or a Tensor, not "
+                    f"{type(value).__name__}")
+
+
+class Clamp(Function):
+    node_name = "ClampBackward1"
+
+    @staticmethod
+    def forward(ctx, x, low, high):
+        xp = ctx.xp
+        ctx.save_for_backward(x, low if isinstance(low, xp.ndarray) else None,
+                              high if isinstance(high, xp.ndarray) else None)
+        ctx.bounds = (low, high)
+        ctx.shapes = (x.shape, np.shape(low), np.shape(high))
+        out = x
+        if low is not None:
+            out = xp.maximum(out, low)
+        if high is not None:
+            out = xp.minimum(out, high)
+        return out if out is not x else x.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, low_t, high_t = ctx.saved_tensors
+        low = low_t if low_t is not None else ctx.bounds[0]
+        high = high_t if high_t is not None else ctx.bounds[1]
+        need_x, need_low, need_high = ctx.needs_input_grad
+        grad_x = grad_low = grad_high = None
+        if need_x:
+            # inclusive at the bounds: x == min or x == max still passes the gradient
+            if low is not None and high is not None:
+                inside = (x >= low) & (x <= high)
+            else:
+                inside = (x >= low) if low is not None else (x <= high)
+            grad_x = sum_to_shape(where(inside, grad, 0.0), ctx.shapes[0])
+        if need_low:
+            below = x < low
+            if high is not None:
+                below = below & (low < high)  # with min > max, max wins everywhere
+            grad_low = sum_to_shape(where(below, grad, 0.0), ctx.shapes[1])
+        if need_high:
+            above = x > high
+            if low is not None:
+                above = above | (high < low)
+            grad_high = sum_to_shape(where(above, grad, 0.0), ctx.shapes[2])
+        return grad_x, grad_low, grad_high
+
+
+def _clamp_samples(make):
+    x = make((3, 4))
+    return [Sample((x,), {"min": -0.5, "max": 0.7}, name="numbers"),
+            Sample((make((3, 4)),), {"min": -0.5}, name="min only"),
+            Sample((make((3, 4)), None, 0.3), name="max only"),
+            Sample((make((2, 3)), make((3,), low=-1.0, high=0.0),
+                    make((2, 1), low=0.0, high=1.0)), name="tensor bounds, broadcast"),
+            Sample((make((4,)), make((4,), low=-1.0, high=0.0)), name="tensor min only")]
+
+
+@register_op(methods=("clamp", "clip"), also=("clip",), samples=_clamp_samples)
+def clamp(input, min=None, max=None):  # noqa: A002 - PyTorch's names
+    """``minimum(maximum(input, min), max)``, elementwise; min/max are numbers or tensors
+    (broadcast). Where min > max the result is max. The gradient reaches input where
+    ``min <= input <= max`` (bounds included), and min / max where they were chosen."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"clamp(): argument 'input' must be a Tensor, not {type(input).__name__}")
+    low, high = _bound(min, "min"), _bound(max, "max")
+    if low is None and high is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if low is not None and high is not None and isinstance(low, Tensor) != isinstance(high,
+                                                                                     Tensor):
+        raise TypeError(f"clamp(): min and max must both be numbers or both be Tensors, got "
+                        f"{type(low).__name__} and {type(high).__name__}")
+    result = dtypes.result_type(input, low, high)
+    x = input if input.dtype is result else input.to(result)
+    bounds = []
+    for value in (low, high):
+        if isinstance(value, Tensor):
+            value = value if value.dtype is result else value.to(result)
+        elif value is not None:
+            value = float(value) if result.is_floating_point else int(value)
+        bounds.append(value)
+    try:
+        return Clamp.apply(x, *bounds)
+    except ValueError:
+        raise broadcast_error("clamp", input.shape, *(shape_of(b) for b in bounds
+                                                      if b is not None)) from None
+
+
+class Lerp(Function):
+    node_name = "LerpBackward0"
+
+    @staticmethod
+    def forward(ctx, start, end, weight):
+        xp = ctx.xp
+        weight_array = isinstance(weight, xp.ndarray)
+        ctx.save_for_backward(start, end, weight if weight_array else None)
+        ctx.weight = None if weight_array else weight
+        ctx.shapes = (start.shape, end.shape, np.shape(weight))
+        if not weight_array:
+            ctx.node_name = "LerpBackward0"
+        else:
+            ctx.node_name = "LerpBackward1"
+        difference = end - start
+        # from the nearer end: exact at weight 0 and 1
+        near_start = start + weight * difference
+        near_end = end - difference * (1 - weight)
+        return xp.where(xp.abs(weight) < 0.5, near_start, near_end).astype(start.dtype,
+                                                                            copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        start, end, weight_t = ctx.saved_tensors
+        weight = weight_t if weight_t is not None else ctx.weight
+        need_start, need_end, need_weight = ctx.needs_input_grad
+        return (sum_to_shape(grad * (1 - weight), ctx.shapes[0]) if need_start else None,
+                sum_to_shape(grad * weight, ctx.shapes[1]) if need_end else None,
+                sum_to_shape(grad * (end - start), ctx.shapes[2]) if need_weight else None)
+
+
+def _lerp_samples(make):
+    return [Sample((make((3, 4)), make((3, 4)), 0.3), name="scalar weight"),
+            Sample((make((3, 4)), make((4,)), 0.8), name="scalar weight, broadcast"),
+            Sample((make((2, 3)), make((2, 3)), make((2, 3), low=-0.5, high=1.5)),
+                   name="tensor weight"),
+            Sample((make((3, 1)), make((1, 4)), make((3, 4), low=0.0, high=1.0)),
+                   name="tensor weight, broadcast")]
+
+
+@register_op(methods=("lerp",), samples=_lerp_samples)
+def lerp(input, end, weight):
+    """``input + weight * (end - input)``: linear interpolation; weight is a number or a
+    tensor (broadcast). input, end (and a tensor weight) must share one float dtype."""
+    if not isinstance(input, Tensor) or not isinstance(end, Tensor):
+        raise TypeError(f"lerp(): arguments 'input' and 'end' must be Tensors, got "
+                        f"{type(input).__name__} and {type(end).__name__}")
+    if input._data.dtype.kind != "f":
+        raise NotImplementedError(f'"lerp" not implemented for {input.dtype.name} tensors '
+                                  "(lerp needs floating-point tensors)")
+    for name, other in (("end", end), ("weight", weight)):
+        if isinstance(other, Tensor) and other.dtype is not input.dtype:
+            raise RuntimeError(f"lerp(): expected dtype {input.dtype.name} for `{name}` but "
+                               f"got dtype {other.dtype.name}")
+    if not isinstance(weight, Tensor):
+        if not isinstance(weight, (int, float, np.generic)) or isinstance(weight, bool):
+            raise TypeError(f"lerp(): argument 'weight' must be a number or a Tensor, not "
+                            f"{type(weight).__name__}")
+        weight = float(weight)
+    try:
+        return Lerp.apply(input, end, weight)
+    except ValueError:
+        raise broadcast_error("lerp", input.shape, end.shape, shape_of(weight)) from None
+
+
+# ----------------------------------------------------------------------------- float checks
+def _float_check(name: str, ufunc: str, integer_answer: bool, doc: str):
+    class Check(Function):
+        differentiable = False
+
+        @staticmethod
+        def forward(ctx, x):
+            if x.dtype.kind not in "fc":
+                return ctx.xp.full(x.shape, integer_answer, dtype=bool)
+            return getattr(ctx.xp, ufunc)(x)
+
+    Check.__name__ = Check.__qualname__ = name.capitalize()
+
+    def function(input):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' must be a Tensor, not "
+                            f"{type(input).__name__}")
+        return Check.apply(input)
+
+    function.__name__ = name
+    function.__doc__ = doc
+    return Check, function
+
+
+def _check_samples(make):
+    x = make((3, 4))
+    x._data[0, :3] = [np.nan, np.inf, -np.inf]
+    return [Sample((x,), name="nan and infs"), Sample((make.int((3,), -3, 3),), name="int")]
+
+
+for _name, _ufunc, _answer, _doc in (
+        ("isnan", "isnan", False, "True where input is NaN (no gradient)."),
+        ("isinf", "isinf", False, "True where input is +inf or -inf (no gradient)."),
+        ("isfinite", "isfinite", True, "True where input is neither NaN nor infinite.")):
+    globals()[_name] = register_op(methods=(_name,), samples=_check_samples,
+                                   differentiable=False)(
+        _float_check(_name, _ufunc, _answer, _doc)[1])
+
+
+class NanToNum(Function):
+    node_name = "NanToNumBackward0"
+
+    @staticmethod
+    def forward(ctx, x, nan, posinf, neginf):
+        ctx.save_for_backward(x)
+        return ctx.xp.nan_to_num(x, copy=True, nan=nan, posinf=posinf, neginf=neginf)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return where(isfinite(x), grad, 0.0), None, None, None
+
+
+def _nan_to_num_samples(make):
+    x = make((3, 4))
+    x._data[0, :3] = [np.nan, np.inf, -np.inf]
+    y = make((2, 3))
+    y._data[1, :3] = [-np.inf, np.nan, np.inf]
+    return [Sample((x,), name="defaults"),
+            Sample((y,), {"nan": 1.5, "posinf": 10.0, "neginf": -10.0}, name="values")]
+
+
+@register_op(methods=("nan_to_num",), samples=_nan_to_num_samples)
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """NaN becomes ``nan``, +inf ``posinf`` and -inf ``neginf`` (by default the largest
+    and lowest finite values of the dtype). The gradient is zero at replaced elements."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"nan_to_num(): argument 'input' must be a Tensor, not "
+                        f"{type(input).__name__}")
+    for name, value in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
+        if value is not None and (not isinstance(value, (int, float, np.generic))
+                                  or isinstance(value, bool)):
+            raise TypeError(f"nan_to_num(): argument '{name}' must be a number, not "
+                            f"{type(value).__name__}")
+    if input._data.dtype.kind not in "fc":
+        return input.clone()
+    return NanToNum.apply(input, 0.0 if nan is None else float(nan),
+                          None if posinf is None else float(posinf),
+                          None if neginf is None else float(neginf))
+
+
+# ----------------------------------------------------------------------------- more binary
+def _tensor_operands(input, other, op: str, float_only: bool = False, to_float: bool = False):
+    """Two tensors (PyTorch's signature), promoted; integers become the default float with
+    to_float and raise with float_only."""
+    a, b = _tensor_pair(input, other, op)
+    if a._data.dtype.kind != "f":
+        if float_only:
+            raise NotImplementedError(f'"{op}" not implemented for {a.dtype.name} tensors '
+                                      f"({op} needs floating-point tensors)")
+        if to_float:
+            default = dtypes.get_default_dtype()
+            a, b = a.to(default), b.to(default)
+    return a, b
+
+
+class Fmod(Function):
+    node_name = "FmodBackward1"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        _save_operands(ctx, a, b)
+        if not isinstance(b, ctx.xp.ndarray):
+            ctx.node_name = "FmodBackward0"
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return ctx.xp.fmod(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        grad_b = None
+        if need_b:
+            numerator = a if a is not None else ctx.scalars[0]
+            grad_b = sum_to_shape(-grad * div(numerator, b, rounding_mode="trunc"),
+                                  ctx.shapes[1])
+        return (sum_to_shape(grad, ctx.shapes[0]) if need_a else None), grad_b
+
+
+@register_op(methods=("fmod",), samples=_samples.binary(low=0.3, high=3.0, other_low=0.7,
+                                                        other_high=1.3, scalars=(1.7, -0.8)))
+def fmod(input, other):
+    """C's ``fmod``: ``input - trunc(input / other) * other``; the result has the sign of
+    input (``remainder`` takes the sign of other)."""
+    return _binary(Fmod, input, other, "fmod")
+
+
+class Fmax(Function):
+    """fmax/fmin: like maximum/minimum but NaN loses to a number. The winner gets the
+    whole gradient; on ties input wins (PyTorch's convention)."""
+
+    node_name = "FmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, largest):
+        ctx.save_for_backward(a, b)
+        ctx.shapes = (a.shape, b.shape)
+        ctx.largest = largest
+        if not largest:
+            ctx.node_name = "FminBackward0"
+        return ctx.xp.fmax(a, b) if largest else ctx.xp.fmin(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad[:2]
+        a_wins = ((a >= b) if ctx.largest else (a <= b)) | isnan(b)
+        return (sum_to_shape(where(a_wins, grad, 0.0), ctx.shapes[0]) if need_a else None,
+                sum_to_shape(where(a_wins, 0.0, grad), ctx.shapes[1]) if need_b else None,
+                None)
+
+
+def _fmax_samples(make):
+    a, b = make((3, 4)), make((3, 4))
+    a._data[0, 0], b._data[1, 1] = np.nan, np.nan
+    return [Sample((a, b), name="nans"),
+            Sample((make((2, 3, 4)), make((4,))), name="broadcast")]
+
+
+@register_op(methods=("fmax",), samples=_fmax_samples)
+def fmax(input, other):
+    """Elementwise maximum where a NaN loses to a number (NaN only if both are NaN)."""
+    a, b = _tensor_operands(input, other, "fmax")
+    return Fmax.apply(a, b, True)
+
+
+@register_op(methods=("fmin",), samples=_fmax_samples)
+def fmin(input, other):
+    """Elementwise minimum where a NaN loses to a number (NaN only if both are NaN)."""
+    a, b = _tensor_operands(input, other, "fmin")
+    return Fmax.apply(a, b, False)
+
+
+class Atan2(Function):
+    node_name = "Atan2Backward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        ctx.shapes = (a.shape, b.shape)
+        return ctx.xp.arctan2(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        scaled = grad / (a * a + b * b)
+        return (sum_to_shape(scaled * b, ctx.shapes[0]) if need_a else None,
+                sum_to_shape(-scaled * a, ctx.shapes[1]) if need_b else None)
+
+
+@register_op(methods=("atan2", "arctan2"), also=("arctan2",),
+             samples=_samples.binary(low=0.3, high=2.0, scalars=()))
+def atan2(input, other):
+    """The angle of the point (other, input): ``atan(input / other)`` in the right
+    quadrant, in [-pi, pi]. d/dinput = other / r^2, d/dother = -input / r^2."""
+    a, b = _tensor_operands(input, other, "atan2", to_float=True)
+    return _binary(Atan2, a, b, "atan2")
+
+
+class Hypot(Function):
+    node_name = "HypotBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        out = ctx.xp.hypot(a, b)
+        ctx.save_for_backward(a, b, out)
+        ctx.shapes = (a.shape, b.shape)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, out = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        scaled = grad / out
+        return (sum_to_shape(scaled * a, ctx.shapes[0]) if need_a else None,
+                sum_to_shape(scaled * b, ctx.shapes[1]) if need_b else None)
+
+
+@register_op(methods=("hypot",), samples=_samples.binary(low=0.3, high=2.0, scalars=()))
+def hypot(input, other):
+    """``sqrt(input^2 + other^2)`` without overflow or underflow in the squares."""
+    a, b = _tensor_operands(input, other, "hypot", float_only=True)
+    return _binary(Hypot, a, b, "hypot")
+
+
+class LogAddExp(Function):
+    node_name = "LogaddexpBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, base2):
+        ctx.save_for_backward(a, b)
+        ctx.shapes = (a.shape, b.shape)
+        ctx.base2 = base2
+        if base2:
+            ctx.node_name = "Logaddexp2Backward0"
+            return ctx.xp.logaddexp2(a, b)
+        return ctx.xp.logaddexp(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad[:2]
+        power = exp2 if ctx.base2 else exp
+        # d/da log(e^a + e^b) = 1 / (1 + e^(b - a)): overflow there gives 0, as it should
+        return (sum_to_shape(grad / (power(b - a) + 1), ctx.shapes[0]) if need_a else None,
+                sum_to_shape(grad / (power(a - b) + 1), ctx.shapes[1]) if need_b else None,
+                None)
+
+
+@register_op(methods=("logaddexp",), samples=_samples.binary(scalars=()))
+def logaddexp(input, other):
+    """``log(exp(input) + exp(other))`` without overflow."""
+    a, b = _tensor_operands(input, other, "logaddexp", float_only=True)
+    try:
+        return LogAddExp.apply(a, b, False)
+    except ValueError:
+        raise broadcast_error("logaddexp", a.shape, b.shape) from None
+
+
+@register_op(methods=("logaddexp2",), samples=_samples.binary(scalars=()))
+def logaddexp2(input, other):
+    """``log2(2^input + 2^other)`` without overflow."""
+    a, b = _tensor_operands(input, other, "logaddexp2", float_only=True)
+    try:
+        return LogAddExp.apply(a, b, True)
+    except ValueError:
+        raise broadcast_error("logaddexp2", a.shape, b.shape) from None
+
+
+def _shift_samples(make):
+    return [Sample((make.int((3, 4), -20, 20), make.int((4,), 0, 5)), name="tensors"),
+            Sample((make.int((5,), -20, 20), 2), name="scalar shift")]
+
+
+for _name, _ufunc in (("bitwise_left_shift", "left_shift"),
+                      ("bitwise_right_shift", "right_shift")):
+    _function = _integer_op(_name, _ufunc, False)
+    _function.__doc__ = (f"``input {'<<' if 'left' in _name else '>>'} other``: integers "
+                         f"{'times' if 'left' in _name else 'floor-divided by'} 2**other "
+                         "(no gradient).")
+    register_op(methods=(_name,), samples=_shift_samples, differentiable=False)(_function)
+
+
+# ----------------------------------------------------------------------------- masked_fill
+class MaskedFill(Function):
+    node_name = "MaskedFillBackward0"
+
+    @staticmethod
+    def forward(ctx, x, mask, value):
+        xp = ctx.xp
+        ctx.save_for_backward(mask)
+        ctx.shapes = (x.shape, np.shape(value))
+        if isinstance(value, xp.ndarray):
+            ctx.node_name = "MaskedFillBackward1"
+            value = value.astype(x.dtype)
+        out = xp.where(mask, value, x)
+        return out.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        need_x, _, need_value = ctx.needs_input_grad
+        grad_x = grad_value = None
+        if need_x:
+            grad_x = sum_to_shape(where(mask, 0.0, grad), ctx.shapes[0])
+        if need_value:
+            grad_value = where(mask, grad, 0.0).sum().reshape(ctx.shapes[1])
+        return grad_x, None, grad_value
+
+
+def _masked_fill_samples(make):
+    return [Sample((make((3, 4)), make.bool((3, 4)), -1.5), name="number"),
+            Sample((make((3, 4)), make.bool((4,)), make(())), name="0-d tensor value"),
+            Sample((make((1, 4)), make.bool((3, 1)), 2.0), name="mask broadcasts input")]
+
+
+@register_op(methods=("masked_fill",), samples=_masked_fill_samples)
+def masked_fill(input, mask, value):
+    """``value`` where the bool ``mask`` (broadcast) is True, else input. value is a number
+    or a 0-d tensor (which then gets the gradient of every filled element)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"masked_fill(): argument 'input' must be a Tensor, not "
+                        f"{type(input).__name__}")
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"masked_fill(): argument 'mask' must be a Tensor, not "
+                        f"{type(mask).__name__}")
+    if mask.dtype is not dtypes.bool:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{mask.dtype.name}")
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
+                               f"got tensor with {value.ndim} dimension(s).")
+        if value.dtype is not input.dtype and value.requires_grad:
+            value = value.to(input.dtype)
+    elif isinstance(value, (bool, int, float, np.generic)):
+        value = value.item() if isinstance(value, np.generic) else value
+        if input._data.dtype.kind == "b":
+            value = bool(value)
+        elif input._data.dtype.kind in "iu":
+            if isinstance(value, float) and not value.is_integer():
+                value = int(value)
+    else:
+        raise TypeError(f"masked_fill(): argument 'value' must be a number or a 0-d Tensor, "
+                        f"not {type(value).__name__}")
+    try:
+        return MaskedFill.apply(input, mask, value)
+    except ValueError:
+        raise broadcast_error("masked_fill", input.shape, mask.shape) from None
+
+
+# ----------------------------------------------------------------------------- in-place forms
+def _inplace_method(name: str, function):
+    def method(self, *args, **kwargs):
+        return _inplace(self, function, *args, **kwargs)
+
+    method.__name__ = name
+    method.__doc__ = f"In-place form of ``{function.__name__}``: writes the result into self."
+    return method
+
+
+for _name in ("abs", "sign", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
+              "rsqrt", "reciprocal", "square", "sin", "cos", "tan", "asin", "acos", "atan",
+              "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "erfinv",
+              "sigmoid", "relu", "floor", "ceil", "round", "trunc", "frac", "fmod",
+              "remainder", "atan2", "hypot", "lerp", "masked_fill", "nan_to_num",
+              "bitwise_left_shift", "bitwise_right_shift", "bitwise_and", "bitwise_or",
+              "bitwise_xor", "bitwise_not", "logical_not", "logical_and", "logical_or",
+              "logical_xor", "floor_divide"):
+    bind_method(_name + "_", _inplace_method(_name + "_", _F[_name]))
+for _alias, _name in (("absolute_", "abs"), ("arcsin_", "asin"), ("arccos_", "acos"),
+                      ("arctan_", "atan"), ("arcsinh_", "asinh"), ("arccosh_", "acosh"),
+                      ("arctanh_", "atanh"), ("arctan2_", "atan2"), ("fix_", "trunc"),
+                      ("negative_", "neg"), ("multiply_", "mul"), ("subtract_", "sub"),
+                      ("divide_", "div"), ("true_divide_", "div")):
+    bind_method(_alias, _inplace_method(_alias, _F[_name]))
+
+
+def _ilshift(self, other):
+    return _inplace(self, _F["bitwise_left_shift"], other)
+
+
+def _irshift(self, other):
+    return _inplace(self, _F["bitwise_right_shift"], other)
+
+
+bind_method("__ilshift__", _ilshift)
+bind_method("__irshift__", _irshift)
