@@ -196,3 +196,14 @@ def linalg_errstate():
     import cupyx
 
     return cupyx.errstate(linalg="raise")
+
+
+def pinned_copy(array):
+    """A NumPy copy of the host array ``array`` in page-locked (pinned) memory, from which
+    copies to the GPU are faster and can be asynchronous (DataLoader(pin_memory=True))."""
+    import numpy as np
+
+    memory = cupy().cuda.alloc_pinned_memory(max(array.nbytes, 1))
+    pinned = np.frombuffer(memory, dtype=array.dtype, count=array.size).reshape(array.shape)
+    pinned[...] = array
+    return pinned
