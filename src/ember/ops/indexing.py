@@ -62,6 +62,8 @@ def convert_index(index, tensor: Tensor):
         else:
             raise IndexError(f"{_INDEX_TYPES} (got {type(item).__name__})")
     converted = _validate(parsed, tensor._data.shape)
+    if not basic:
+        converted = _torch_placement(converted, tensor._data.shape, xp)
     if basic and Ellipsis not in converted:
         converted.append(Ellipsis)  # keeps x[0, 1] a 0-d view, not a NumPy scalar
     return tuple(converted), basic
@@ -123,6 +125,37 @@ def _validate(items, shape) -> list:
         out.append(item)
         dim += 1
     return out
+
+
+def _is_array(item) -> bool:
+    return hasattr(item, "dtype")
+
+
+def _torch_placement(items: list, shape, xp) -> list:
+    """PyTorch applies integer indices first (as selects), then the index arrays; NumPy
+    counts integers as index arrays. The two place the indexed dims differently only when
+    integers keep NumPy's index arrays apart while the arrays alone are adjacent (e.g.
+    ``x[1, :, [0, 2]]``). Then index with full coordinate arrays that reproduce PyTorch's
+    layout (rare, and costs one int array of the result's size per dim)."""
+    def adjacent(positions):
+        return not positions or positions[-1] - positions[0] == len(positions) - 1
+
+    numpy_positions = [i for i, it in enumerate(items) if isinstance(it, int) or _is_array(it)]
+    torch_positions = [i for i, it in enumerate(items) if _is_array(it)]
+    kept = [it for it in items if not isinstance(it, int)]
+    torch_adjacent = adjacent([i for i, it in enumerate(kept) if _is_array(it)])
+    if adjacent(numpy_positions) or not torch_adjacent or len(torch_positions) == len(
+            numpy_positions):
+        return items
+    first = [it if isinstance(it, int) or not _is_array(it) else slice(None) for it in items]
+    then = [slice(None) if it is None or isinstance(it, slice) else it for it in kept]
+    coordinates = []
+    for d, size in enumerate(shape):
+        axis = [1] * len(shape)
+        axis[d] = size
+        grid = xp.broadcast_to(xp.arange(size).reshape(axis), shape)
+        coordinates.append(grid[tuple(first)][tuple(then)])
+    return coordinates
 
 
 def _slice_part(part):
@@ -245,8 +278,17 @@ class IndexPut(Function):
         grad_value = None
         if need_value:
             picked = (BasicIndex if ctx.basic else AdvancedIndex).apply(grad, ctx.index)
-            grad_value = sum_to_shape(picked, ctx.value_shape)
+            grad_value = _to_value_shape(picked, ctx.value_shape)
         return grad_x, grad_value, None, None
+
+
+def _to_value_shape(picked: Tensor, value_shape: tuple) -> Tensor:
+    """The gradient of a value broadcast into an indexed region: summed over the broadcast
+    dims; a value with extra leading 1s (which assignment allows) gets them back."""
+    extra = len(value_shape) - picked._data.ndim
+    if extra > 0:
+        return sum_to_shape(picked, value_shape[extra:]).reshape(value_shape)
+    return sum_to_shape(picked, value_shape)
 
 
 class IndexPutAccumulate(Function):
@@ -268,7 +310,7 @@ class IndexPutAccumulate(Function):
         need_value = ctx.needs_input_grad[1]
         grad_value = None
         if need_value:
-            grad_value = sum_to_shape(AdvancedIndex.apply(grad, ctx.index), ctx.value_shape)
+            grad_value = _to_value_shape(AdvancedIndex.apply(grad, ctx.index), ctx.value_shape)
         return grad, grad_value, None
 
 
@@ -404,7 +446,9 @@ class Fill(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return None, grad.sum() if ctx.needs_input_grad[1] else None
+        # the old values are overwritten: their gradient is zero, not absent
+        return grad * 0 if ctx.needs_input_grad[0] else None, \
+            grad.sum() if ctx.needs_input_grad[1] else None
 
 
 @register_op("_fill", internal=True)
@@ -427,7 +471,8 @@ class CopyInto(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return None, sum_to_shape(grad, ctx.src_shape) if ctx.needs_input_grad[1] else None
+        return grad * 0 if ctx.needs_input_grad[0] else None, \
+            sum_to_shape(grad, ctx.src_shape) if ctx.needs_input_grad[1] else None
 
 
 @register_op("_copy_into", internal=True)
