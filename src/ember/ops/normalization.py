@@ -1,2 +1,298 @@
-"""Normalization: batch_norm, layer_norm, group_norm, instance_norm, rms_norm, local_response_norm, normalize."""
+"""Normalization: batch_norm, layer_norm, group_norm, instance_norm, rms_norm,
+local_response_norm, normalize.
+
+Each is written with ember's Tensor ops (mean, subtraction, rsqrt, ...), so backward and
+double backward come from those ops. Variances are two-pass (mean first, then the mean
+of squared deviations), which is stable where E[x^2] - E[x]^2 is not. Running statistics
+are updated in place, outside the graph, as PyTorch does.
+"""
 from __future__ import annotations
+
+import numpy as np
+
+from ..autograd import grad_mode
+from ._util import ensure_tensor, wrap_dim
+from .conv import _Geometry, _sizes
+from .registry import Sample, register_op
+
+__all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
+           "local_response_norm", "normalize"]
+
+
+def _check_float(input, op):
+    ensure_tensor(input, op)
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"{op}(): expected a floating-point input, but got "
+                           f"{input.dtype.name}")
+
+
+def _check_param(value, name, size, op):
+    if value is None:
+        return
+    ensure_tensor(value, op, name)
+    if value.numel() != size:
+        raise RuntimeError(f"{op}(): {name} should contain {size} elements not "
+                           f"{value.numel()}")
+
+
+def _channel_shape(ndim: int) -> tuple:
+    return (1, -1) + (1,) * (ndim - 2)
+
+
+def _affine(out, weight, bias, shape):
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def _standardize(x, dims, eps):
+    """(x - mean) / sqrt(var + eps) over ``dims`` (biased variance), and the statistics."""
+    mean = x.mean(dim=dims, keepdim=True)
+    centered = x - mean
+    var = (centered * centered).mean(dim=dims, keepdim=True)
+    return centered * (var + eps).rsqrt(), mean, var
+
+
+def _update_running(running, value, momentum):
+    """running = (1 - momentum) * running + momentum * value, in place (no graph)."""
+    with grad_mode.no_grad():
+        new = running * (1.0 - momentum) + value.detach().to(running.dtype) * momentum
+        running._data[...] = new._data
+        running._version_counter.value += 1
+
+
+# ----------------------------------------------------------------------------- batch_norm
+def _batch_norm_samples(make):
+    def stats(c):
+        return make((c,), requires_grad=False), make((c,), low=0.5, high=2.0,
+                                                     requires_grad=False)
+
+    mean3, var3 = stats(3)
+    mean2, var2 = stats(2)
+    return [Sample((make((4, 3)), mean3, var3, make((3,)), make((3,))),
+                   dict(training=True, momentum=0.2), name="2-D training affine"),
+            Sample((make((2, 2, 3)), mean2, var2), dict(training=False), name="eval"),
+            Sample((make((2, 2, 2, 2)), None, None, make((2,)), None), dict(training=True),
+                   name="4-D no running stats")]
+
+
+@register_op(namespace="nn.functional", exported_in=("ember",), samples=_batch_norm_samples)
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """``(x - mean) / sqrt(var + eps) * weight + bias`` per channel (dim 1), statistics over
+    the batch and spatial dims. In training the batch's statistics are used (biased
+    variance) and ``running_mean`` / ``running_var`` (if given) move toward them in place:
+    ``running = (1 - momentum) * running + momentum * batch_stat`` with the unbiased
+    variance; in evaluation the running statistics are used. Time O(numel)."""
+    _check_float(input, "batch_norm")
+    ndim = input._data.ndim
+    if ndim < 2:
+        raise ValueError(f"batch_norm(): expected 2D or more input (batch, channels, ...), "
+                         f"got {ndim}D input of size {_sizes(input.shape)}")
+    channels = input.shape[1]
+    for value, name in ((running_mean, "running_mean"), (running_var, "running_var"),
+                        (weight, "weight"), (bias, "bias")):
+        _check_param(value, name, channels, "batch_norm")
+    shape = _channel_shape(ndim)
+    if training:
+        count = input.numel() // channels
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {_sizes(input.shape)}")
+        dims = [0] + list(range(2, ndim))
+        out, mean, var = _standardize(input, dims, eps)
+        if running_mean is not None:
+            _update_running(running_mean, mean.reshape(-1), momentum)
+        if running_var is not None:
+            _update_running(running_var, var.reshape(-1) * (count / (count - 1)), momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("batch_norm(): running_mean and running_var must be defined in "
+                               "evaluation mode (training=False)")
+        mean = running_mean.to(input.dtype).reshape(shape)
+        inv_std = (running_var.to(input.dtype).reshape(shape) + eps).rsqrt()
+        out = (input - mean) * inv_std
+    return _affine(out, weight, bias, shape)
+
+
+# ----------------------------------------------------------------------------- layer_norm
+def _normalized_dims(input, normalized_shape, op):
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(int(s) for s in normalized_shape)
+    n = len(normalized_shape)
+    if n == 0:
+        raise RuntimeError(f"{op}(): Expected normalized_shape to be at least 1-dimensional, "
+                           "i.e., containing at least one element, but got normalized_shape "
+                           "= []")
+    if input._data.ndim < n or tuple(input.shape[input._data.ndim - n:]) != normalized_shape:
+        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input "
+                           f"with shape [*, {', '.join(map(str, normalized_shape))}], but got "
+                           f"input of size{_sizes(input.shape)}")
+    return normalized_shape, tuple(range(input._data.ndim - n, input._data.ndim))
+
+
+def _check_elementwise_param(value, name, normalized_shape, op):
+    if value is None:
+        return
+    ensure_tensor(value, op, name)
+    if tuple(value.shape) != tuple(normalized_shape):
+        raise RuntimeError(f"{op}(): Expected {name} to be of same shape as normalized_shape, "
+                           f"but got {name} of shape {_sizes(value.shape)} and normalized_shape "
+                           f"= {_sizes(normalized_shape)}")
+
+
+@register_op(namespace="nn.functional", exported_in=("ember",),
+             samples=lambda make: [
+                 Sample((make((2, 3, 4)), (4,), make((4,)), make((4,))), name="last dim affine"),
+                 Sample((make((2, 2, 3)), [2, 3]), dict(eps=1e-3), name="two dims"),
+                 Sample((make((3, 4)), (4,), make((4,)), None), name="weight only")])
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """``(x - mean) / sqrt(var + eps) * weight + bias`` with mean and (biased) variance
+    over the trailing ``normalized_shape`` dims of each sample; weight and bias have that
+    shape. Time O(numel)."""
+    _check_float(input, "layer_norm")
+    normalized_shape, dims = _normalized_dims(input, normalized_shape, "layer_norm")
+    _check_elementwise_param(weight, "weight", normalized_shape, "layer_norm")
+    _check_elementwise_param(bias, "bias", normalized_shape, "layer_norm")
+    out, _, _ = _standardize(input, list(dims), eps)
+    return _affine(out, weight, bias, normalized_shape)
+
+
+@register_op(namespace="nn.functional", exported_in=("ember",),
+             samples=lambda make: [
+                 Sample((make((2, 3, 4)), (4,), make((4,))), name="weight"),
+                 Sample((make((2, 2, 3)), [2, 3]), dict(eps=1e-3), name="two dims"),
+                 Sample((make((3, 4)), (4,)), name="eps None")])
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """``x / sqrt(mean(x^2) + eps) * weight`` over the trailing ``normalized_shape`` dims
+    (no centering); eps None means the dtype's machine epsilon. Time O(numel)."""
+    _check_float(input, "rms_norm")
+    normalized_shape, dims = _normalized_dims(input, normalized_shape, "rms_norm")
+    _check_elementwise_param(weight, "weight", normalized_shape, "rms_norm")
+    if eps is None:
+        eps = float(np.finfo(input._data.dtype).eps)
+    out = input * ((input * input).mean(dim=list(dims), keepdim=True) + eps).rsqrt()
+    return out * weight if weight is not None else out
+
+
+# ----------------------------------------------------------------------------- group / instance
+@register_op(namespace="nn.functional", exported_in=("ember",),
+             samples=lambda make: [
+                 Sample((make((2, 4, 3)), 2, make((4,)), make((4,))), name="affine"),
+                 Sample((make((1, 6, 2, 2)), 3), dict(eps=1e-3), name="4-D"),
+                 Sample((make((3, 2)), 1, make((2,)), make((2,))), name="2-D")])
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Split the channels (dim 1) into ``num_groups`` groups and standardize each group of
+    each sample over its channels and spatial positions; then a per-channel affine.
+    Time O(numel)."""
+    _check_float(input, "group_norm")
+    ndim = input._data.ndim
+    if ndim < 2:
+        raise RuntimeError(f"group_norm(): Expected at least 2 dimensions for input tensor but "
+                           f"received {ndim}")
+    batch, channels = input.shape[:2]
+    if num_groups <= 0 or channels % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {_sizes(input.shape)} and "
+                           f"num_groups={num_groups}")
+    _check_param(weight, "weight", channels, "group_norm")
+    _check_param(bias, "bias", channels, "group_norm")
+    grouped = input.reshape(batch, num_groups, -1)
+    out, _, _ = _standardize(grouped, [2], eps)
+    return _affine(out.reshape(tuple(input.shape)), weight, bias, _channel_shape(ndim))
+
+
+def _instance_norm_samples(make):
+    mean = make((2,), requires_grad=False)
+    var = make((2,), low=0.5, high=2.0, requires_grad=False)
+    return [Sample((make((2, 2, 4)),), name="no stats"),
+            Sample((make((2, 2, 2, 2)), mean, var, make((2,)), make((2,))),
+                   dict(momentum=0.3), name="running stats affine"),
+            Sample((make((1, 2, 3)), mean, var), dict(use_input_stats=False),
+                   name="use running stats")]
+
+
+@register_op(namespace="nn.functional", exported_in=("ember",), samples=_instance_norm_samples)
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Standardize each channel of each sample over its spatial dims, then a per-channel
+    affine. With ``use_input_stats`` and running statistics given, these move (in place)
+    toward the batch average of the per-instance mean and unbiased variance; with
+    ``use_input_stats=False`` the running statistics are used instead. Time O(numel)."""
+    _check_float(input, "instance_norm")
+    ndim = input._data.ndim
+    if ndim < 3:
+        raise ValueError(f"instance_norm(): expected 3D or more input (batch, channels, "
+                         f"spatial...), got {ndim}D input of size {_sizes(input.shape)}")
+    channels = input.shape[1]
+    for value, name in ((running_mean, "running_mean"), (running_var, "running_var"),
+                        (weight, "weight"), (bias, "bias")):
+        _check_param(value, name, channels, "instance_norm")
+    shape = _channel_shape(ndim)
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("instance_norm(): Expected running_mean and running_var to be "
+                               "defined when use_input_stats is false")
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    count = input.numel() // (input.shape[0] * channels)
+    if count <= 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                         f"{_sizes(input.shape)}")
+    out, mean, var = _standardize(input, list(range(2, ndim)), eps)
+    if running_mean is not None:
+        _update_running(running_mean, mean.reshape(input.shape[0], channels).mean(dim=0),
+                        momentum)
+    if running_var is not None:
+        unbiased = var.reshape(input.shape[0], channels) * (count / (count - 1))
+        _update_running(running_var, unbiased.mean(dim=0), momentum)
+    return _affine(out, weight, bias, shape)
+
+
+# ----------------------------------------------------------------------------- LRN, normalize
+@register_op(namespace="nn.functional", exported_in=("ember",),
+             samples=lambda make: [
+                 Sample((make((2, 5, 3)), 3), name="3-D size 3"),
+                 Sample((make((1, 4, 2, 2)), 2), dict(alpha=0.1, beta=0.5, k=2.0),
+                        name="4-D size 2")])
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """``x / (k + alpha * mean_window(x^2)) ^ beta``, the window running over ``size``
+    neighbouring channels (dim 1; zero beyond the ends, ``size // 2`` before and
+    ``(size - 1) // 2`` after). Time O(numel * size)."""
+    from .pooling import WindowSum
+
+    _check_float(input, "local_response_norm")
+    ndim = input._data.ndim
+    if ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {ndim} "
+                         "dimensions)")
+    if int(size) <= 0:
+        raise ValueError(f"local_response_norm(): size must be positive, got {size}")
+    size = int(size)
+    batch, channels = input.shape[:2]
+    squares = (input * input).reshape(batch, channels, -1).transpose(1, 2)   # (N, R, C)
+    geo = _Geometry((channels,), (size,), (1,), (size // 2,), ((size - 1) // 2,), (1,), 1,
+                    (channels,))
+    mean = WindowSum.apply(squares, geo, np.full((channels,), 1.0 / size), None)
+    div = (mean.transpose(1, 2).reshape(tuple(input.shape)) * alpha + k) ** beta
+    return input / div
+
+
+@register_op(namespace="nn.functional",
+             samples=lambda make: [
+                 Sample((make((3, 4)),), name="default p=2 dim=1"),
+                 Sample((make((2, 3, 2)),), dict(p=1.0, dim=-1), name="p=1 dim=-1"),
+                 Sample((make((2, 3)),), dict(p=3.0, dim=0, eps=1e-2), name="p=3 dim=0")])
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """``x / max(||x||_p, eps)`` with the norm taken along ``dim``: unit-norm vectors,
+    and no division by zero for zero vectors. Time O(numel)."""
+    _check_float(input, "normalize")
+    if out is not None:
+        raise TypeError("normalize(): the out= argument is not supported by ember")
+    from .. import linalg
+
+    d = wrap_dim(dim, input._data.ndim, "normalize")
+    norm = linalg.vector_norm(input, p, dim=d, keepdim=True)
+    return input / norm.clamp(min=eps).expand_as(input)
