@@ -226,12 +226,20 @@ class Sum(Function):
         ctx.shape, ctx.dims, ctx.keepdim, ctx.in_dtype = x.shape, dims, keepdim, x.dtype
         if len(dims) != x.ndim or keepdim:
             ctx.node_name = "SumBackward1"
-        return ctx.xp.sum(x, axis=dims, keepdims=keepdim, dtype=dtype)
+        return _accumulate(ctx.xp, x, dims, keepdim, dtype)
 
     @staticmethod
     def backward(ctx, grad):
         grad = _cast_back(grad, ctx.in_dtype)
         return _expand_back(grad, ctx.shape, ctx.dims, ctx.keepdim), None, None, None
+
+
+def _accumulate(xp, x, dims, keepdim, dtype):
+    """``sum`` in ``dtype``; float16 is accumulated in float32 (as PyTorch does), so long
+    sums don't stall at float16's resolution."""
+    if np.dtype(dtype) == np.float16:
+        return xp.sum(x, axis=dims, keepdims=keepdim, dtype=np.float32).astype(np.float16)
+    return xp.sum(x, axis=dims, keepdims=keepdim, dtype=dtype)
 
 
 def _sum_dtype(x: Tensor, dtype):
@@ -266,8 +274,9 @@ class Mean(Function):
         if len(dims) != x.ndim or keepdim:
             ctx.node_name = "MeanBackward1"
         with np.errstate(invalid="ignore", divide="ignore"):  # the mean of nothing is NaN
-            total = ctx.xp.sum(x, axis=dims, keepdims=keepdim, dtype=dtype)
-            return (total / dtype.type(ctx.count)).astype(dtype, copy=False)
+            wide = np.dtype(np.float32) if dtype == np.float16 else dtype
+            total = ctx.xp.sum(x, axis=dims, keepdims=keepdim, dtype=wide)
+            return (total / wide.type(ctx.count)).astype(dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -660,8 +669,8 @@ def _variance(input, dim, unbiased, keepdim, correction, op, take_sqrt, with_mea
         raise TypeError(f"{op}(): argument 'correction' must be a number, not "
                         f"{type(correction).__name__}")
     if input._data.dtype.kind != "f":
-        raise RuntimeError(f"{op}(): expected a floating point input, got "
-                           f"{_scalar_name(input)} (convert with .float())")
+        raise RuntimeError(f"{op}(): std and var only support floating point and complex "
+                           f"dtypes, got {_scalar_name(input)} (convert with .float())")
     dims = _reduced_dims(input, dim, op)
     n = _count(tuple(input.shape), dims)
     if n - correction <= 0:
@@ -1140,6 +1149,8 @@ def _median(input, dim, keepdim, ignore_nan):
     ensure_tensor(input, name)
     result_type = NanmedianResult if ignore_nan else MedianResult
     if dim is None:
+        if keepdim:
+            raise TypeError(f"{name}(): keepdim=True needs a dim")
         if input._data.size == 0:
             _float_required(input, name)
             return Tensor._make(backend.xp_for_device(input._device).full((), np.nan,
@@ -1214,6 +1225,14 @@ def sort(input, dim=-1, descending=False, *, stable=False):
     return _squeeze_result(Sort.apply(x, d, bool(descending)), was_0d, SortResult)
 
 
+class ArgSort(Function):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x, dim, descending):
+        return _stable_argsort(ctx.xp, x, dim, descending).astype(np.int64, copy=False)
+
+
 @register_op(methods=("argsort",), differentiable=False,
              samples=lambda make: [Sample((make((3, 4)),), name="last dim"),
                                    Sample((make((3, 4)), 0, True), name="descending"),
@@ -1224,9 +1243,8 @@ def argsort(input, dim=-1, descending=False, *, stable=False):
     ensure_tensor(input, "argsort")
     d = wrap_dim(dim, input._data.ndim, "argsort")
     x, was_0d = _as_1d(input)
-    xp = backend.xp_for_device(x._device)
-    out = _stable_argsort(xp, x._data, d, bool(descending)).astype(np.int64)
-    return Tensor._make(out.reshape(()) if was_0d else out, x._device)
+    out = ArgSort.apply(x, d, bool(descending))
+    return out.reshape(()) if was_0d else out
 
 
 @register_op(methods=("msort",), samples=lambda make: [Sample((make((4, 3)),)),
