@@ -6,6 +6,13 @@ import numpy as np
 import ember
 
 
+class Const:
+    """An input array that gets no gradient (labels, targets)."""
+
+    def __init__(self, array):
+        self.array = array
+
+
 def to_ember(value, requires_grad=False):
     """A torch tensor as an ember tensor with the same values (float64 stays float64)."""
     return ember.tensor(value.detach().cpu().numpy().copy(), requires_grad=requires_grad)
@@ -45,7 +52,9 @@ def check_module(torch_module, ember_module, *inputs, atol=1e-10, rtol=1e-7, see
     copy_weights(torch_module, ember_module)
     torch_inputs, ember_inputs = [], []
     for x in inputs:
-        if isinstance(x, np.ndarray):
+        if isinstance(x, Const):
+            t, e = torch.tensor(x.array), ember.tensor(x.array)
+        elif isinstance(x, np.ndarray):
             floating = x.dtype.kind == "f"
             t = torch.tensor(x, requires_grad=floating and grad_inputs)
             e = ember.tensor(x, requires_grad=floating and grad_inputs)
