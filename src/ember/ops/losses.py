@@ -1,2 +1,860 @@
-"""Loss functions of ember.nn.functional."""
+"""Loss functions of ember.nn.functional.
+
+Most losses are short compositions of registered ops (their gradients, and gradients of
+gradients, come from those ops). Three get nodes of their own: softplus (stable in both
+directions, used by the logistic losses), binary cross-entropy (PyTorch's clamped logs and
+its gradient formula), and CTC (an alpha/beta recursion on arrays, looping over time only).
+
+Every loss takes ``reduction`` = 'none' | 'mean' | 'sum' (kl_div also 'batchmean') and the
+legacy ``size_average``/``reduce`` flags where PyTorch has them.
+"""
 from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from .. import backend, dtypes
+from ..autograd.function import Function
+from ..tensor import Tensor
+from .elementwise import abs as _abs, minimum, relu, sigmoid, where
+from .neural import _constant, _p_norm, log_softmax
+from ._util import ensure_tensor
+from .registry import Sample, register_op
+
+_NN = "nn.functional"
+
+# PyTorch's short names for dtypes in its loss errors ("but got Int").
+_TORCH_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
+                     "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                     "uint8": "Byte", "bool": "Bool"}
+
+
+# ----------------------------------------------------------------------------- helpers
+def _legacy_reduction(size_average, reduce) -> str:
+    """The reduction that the deprecated ``size_average``/``reduce`` flags ask for."""
+    warnings.warn("size_average and reduce args will be deprecated, please use "
+                  "reduction='mean', 'sum' or 'none' instead.", UserWarning, stacklevel=4)
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if not reduce:
+        return "none"
+    return "mean" if size_average else "sum"
+
+
+def _reduction(reduction, name: str, size_average=None, reduce=None, extra=()) -> str:
+    if size_average is not None or reduce is not None:
+        return _legacy_reduction(size_average, reduce)
+    if reduction not in ("none", "mean", "sum") + tuple(extra):
+        allowed = ", ".join(repr(r) for r in ("none", "mean", "sum") + tuple(extra))
+        raise ValueError(f"{reduction} is not a valid value for reduction ({name} accepts "
+                         f"{allowed})")
+    return reduction
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def _as_tensor_like(value, like: Tensor) -> Tensor:
+    if isinstance(value, Tensor):
+        return value
+    from ..creation import tensor
+
+    return tensor(value, dtype=like.dtype, device=like.device)
+
+
+def _broadcast_warning(input: Tensor, target: Tensor, name: str) -> None:
+    if tuple(input.shape) != tuple(target.shape):
+        warnings.warn(f"{name}(): using a target size ({target.shape}) that is different to "
+                      f"the input size ({input.shape}). This will likely lead to incorrect "
+                      "results due to broadcasting. Please ensure they have the same size.",
+                      UserWarning, stacklevel=3)
+
+
+def _float_pair(input, target, name: str):
+    ensure_tensor(input, name)
+    target = _as_tensor_like(target, input)
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"{name}(): expected a floating-point input, got "
+                           f"{input.dtype.name}")
+    if target.dtype is not input.dtype and target._data.dtype.kind in "fiub":
+        target = target.to(dtypes.promote_types(input.dtype, target.dtype)
+                           if target._data.dtype.kind == "f" else input.dtype)
+        if target.dtype is not input.dtype:
+            input = input.to(target.dtype)
+    try:
+        np.broadcast_shapes(tuple(input.shape), tuple(target.shape))
+    except ValueError:
+        raise RuntimeError(f"{name}(): the size of input {list(input.shape)} and target "
+                           f"{list(target.shape)} don't broadcast") from None
+    return input, target
+
+
+def _elementwise_weight(loss: Tensor, weight, input: Tensor, reduction: str, mean_by_weight):
+    """Apply an elementwise ``weight`` (same size as input) and reduce."""
+    if weight is None:
+        return _reduce(loss, reduction)
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError(f"Weights and input must have the same size (weight "
+                         f"{list(weight.shape)}, input {list(input.shape)}).")
+    loss = loss * weight
+    if reduction == "mean" and mean_by_weight:
+        return loss.sum() / weight.sum()
+    return _reduce(loss, reduction)
+
+
+class Softplus(Function):
+    """``log(1 + exp(x))`` as ``max(x, 0) + log1p(exp(-|x|))``: finite for any x."""
+
+    node_name = "SoftplusBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        return xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * sigmoid(x)
+
+
+def _softplus(x: Tensor) -> Tensor:
+    return Softplus.apply(x)
+
+
+# ----------------------------------------------------------------------------- regression
+def _regression_samples(make):
+    return [Sample((make((3, 4)), make((3, 4), requires_grad=False)), name="mean"),
+            Sample((make((3, 4)), make((3, 4))), {"reduction": "sum"},
+                   name="sum, target with grad"),
+            Sample((make((2, 3)), make((2, 3), requires_grad=False)), {"reduction": "none"},
+                   name="none"),
+            Sample((make(()), make((), requires_grad=False)), name="0-d")]
+
+
+def _weighted_samples(make):
+    return _regression_samples(make) + [
+        Sample((make((2, 3)), make((2, 3), requires_grad=False)),
+               {"weight": make((2, 3), low=0.5, high=2.0, requires_grad=False)},
+               name="elementwise weight")]
+
+
+@register_op(namespace=_NN, samples=_weighted_samples)
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """``(input - target)^2``, reduced. Inputs broadcast (with a warning when their sizes
+    differ). With an elementwise ``weight``, 'mean' is ``sum(w * loss) / sum(w)``."""
+    input, target = _float_pair(input, target, "mse_loss")
+    _broadcast_warning(input, target, "mse_loss")
+    reduction = _reduction(reduction, "mse_loss", size_average, reduce)
+    difference = input - target
+    return _elementwise_weight(difference * difference, weight, input, reduction, True)
+
+
+@register_op(namespace=_NN, samples=_weighted_samples)
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """``|input - target|``, reduced (the gradient at 0 is 0). With an elementwise
+    ``weight``, 'mean' is ``sum(w * loss) / sum(w)``."""
+    input, target = _float_pair(input, target, "l1_loss")
+    _broadcast_warning(input, target, "l1_loss")
+    reduction = _reduction(reduction, "l1_loss", size_average, reduce)
+    return _elementwise_weight(_abs(input - target), weight, input, reduction, True)
+
+
+def _smooth_samples(parameter):
+    def samples(make):
+        out = _regression_samples(make)
+        out.append(Sample((make((3, 4)), make((3, 4), requires_grad=False)),
+                          {parameter: 0.5}, name=f"{parameter} 0.5"))
+        if parameter == "beta":
+            out.append(Sample((make((2, 3)), make((2, 3), requires_grad=False)),
+                              {"beta": 0.0}, name="beta 0 (L1)"))
+        return out
+    return samples
+
+
+@register_op(namespace=_NN, samples=_smooth_samples("beta"))
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (d = input -
+    target); ``beta = 0`` is the L1 loss."""
+    input, target = _float_pair(input, target, "smooth_l1_loss")
+    _broadcast_warning(input, target, "smooth_l1_loss")
+    reduction = _reduction(reduction, "smooth_l1_loss", size_average, reduce)
+    if beta < 0:
+        raise RuntimeError(f"smooth_l1_loss does not support negative values for beta "
+                           f"(got {beta})")
+    size = _abs(input - target)
+    if beta == 0:
+        return _reduce(size, reduction)
+    loss = where(size < beta, 0.5 * size * size / beta, size - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+@register_op(namespace=_NN, samples=_smooth_samples("delta"))
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``: smooth_l1 scaled
+    by delta. An elementwise ``weight`` multiplies the loss ('mean' stays a plain mean)."""
+    input, target = _float_pair(input, target, "huber_loss")
+    _broadcast_warning(input, target, "huber_loss")
+    reduction = _reduction(reduction, "huber_loss")
+    if delta <= 0:
+        raise RuntimeError(f"huber_loss does not support non-positive values for delta "
+                           f"(got {delta})")
+    size = _abs(input - target)
+    loss = where(size < delta, 0.5 * size * size, delta * (size - 0.5 * delta))
+    return _elementwise_weight(loss, weight, input, reduction, False)
+
+
+# ----------------------------------------------------------------------------- classification
+def _class_layout(input: Tensor, target: Tensor, name: str):
+    """Checks an (N, C, d1, ...) or (C,) input against an index target; returns C."""
+    if input.ndim == 0:
+        raise ValueError(f"{name}(): input must have at least 1 dimension (C,) or (N, C, ...), "
+                         "got a 0-d tensor")
+    if target._data.dtype not in (np.int64, np.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{_TORCH_TYPE_NAMES.get(target.dtype.name, target.dtype.name)} "
+                           f"({name}() takes class indices as int64; class probabilities "
+                           "need a float target of the input's shape)")
+    if input.ndim == 1:
+        if target.ndim != 0:
+            raise RuntimeError(f"{name}(): an unbatched input of shape {list(input.shape)} "
+                               f"needs a 0-d target, got {list(target.shape)}")
+        return input.shape[0]
+    if target.ndim == 0 or target.shape[0] != input.shape[0]:
+        got = target.shape[0] if target.ndim else 0
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                         f"batch_size ({got}).")
+    if tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        raise RuntimeError(f"{name}(): expected target size "
+                           f"{[input.shape[0]] + list(input.shape[2:])}, got "
+                           f"{list(target.shape)}")
+    return input.shape[1]
+
+
+def _pick(log_probs: Tensor, target: Tensor, ignore_index: int, name: str):
+    """(the log-probability at each target class, its valid mask, the safe indices).
+    ``ignore_index`` entries pick class 0 and are masked out by the caller."""
+    xp = backend.xp_for_device(log_probs._device)
+    classes = log_probs.shape[0 if log_probs.ndim == 1 else 1]
+    indices = target._data.astype(np.int64)
+    valid = indices != ignore_index
+    if indices.size:
+        checked = indices[valid]
+        if checked.size:
+            low, high = int(checked.min()), int(checked.max())
+            bad = low if low < 0 else (high if high >= classes else None)
+            if bad is not None:
+                raise IndexError(f"Target {bad} is out of bounds: {name}() expects class "
+                                 f"indices in [0, {classes}) for an input with {classes} "
+                                 f"classes (or ignore_index={ignore_index})")
+    safe = xp.where(valid, indices, 0)
+    if log_probs.ndim == 1:
+        return log_probs[_constant(safe.reshape(1), log_probs)].reshape(()), valid, safe
+    # Move the class dim last and pick one entry per remaining position.
+    order = [0] + list(range(2, log_probs.ndim)) + [1]
+    flat = log_probs.permute(*order).reshape(-1, classes)
+    rows = xp.arange(flat.shape[0])
+    picked = flat[(_constant(rows, log_probs), _constant(safe.reshape(-1), log_probs))]
+    return picked.reshape(tuple(target.shape)), valid, safe
+
+
+def _class_weights(weight, classes: int, like: Tensor, name: str):
+    if weight is None:
+        return None
+    ensure_tensor(weight, name, "weight")
+    if weight.ndim != 1 or weight.shape[0] != classes:
+        raise RuntimeError(f"{name}(): weight tensor should be defined either for all "
+                           f"{classes} classes or no classes but got weight tensor of shape: "
+                           f"{list(weight.shape)}")
+    return weight.to(like.dtype) if weight.dtype is not like.dtype else weight
+
+
+def _nll(log_probs, target, weight, ignore_index, reduction, name):
+    classes = _class_layout(log_probs, target, name)
+    weight = _class_weights(weight, classes, log_probs, name)
+    picked, valid, safe = _pick(log_probs, target, ignore_index, name)
+    mask = _constant(valid.astype(log_probs._data.dtype), log_probs)
+    if weight is not None:
+        mask = weight[_constant(safe, log_probs)] * mask
+    losses = -picked * mask
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return losses.sum()
+    # PyTorch's weighted mean: divide by the total weight of the non-ignored targets.
+    return losses.sum() / mask.sum()
+
+
+def _nll_samples(make):
+    from ..creation import tensor
+
+    return [Sample((make((3, 4)), make.index((3,), 4)), name="mean"),
+            Sample((make((3, 4)), tensor([1, 3, 1], device=make.device)),
+                   {"weight": make((4,), low=0.5, high=2.0, requires_grad=False),
+                    "ignore_index": 3}, name="weight and ignore_index"),
+            Sample((make((2, 3, 2, 2)), make.index((2, 2, 2), 3)), {"reduction": "none"},
+                   name="spatial none"),
+            Sample((make((4,)), make.index((), 4)), {"reduction": "sum"}, name="unbatched")]
+
+
+@register_op(namespace=_NN, samples=_nll_samples)
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """``-w[y] * input[y]`` for log-probabilities ``input`` (N, C, d1, ...) or (C,) and
+    class indices ``y`` (N, d1, ...). Targets equal to ``ignore_index`` contribute nothing;
+    'mean' divides by the summed weight of the other targets."""
+    ensure_tensor(input, "nll_loss")
+    ensure_tensor(target, "nll_loss", "target")
+    reduction = _reduction(reduction, "nll_loss", size_average, reduce)
+    return _nll(input, target, weight, ignore_index, reduction, "nll_loss")
+
+
+def _cross_entropy_samples(make):
+    from ..creation import tensor
+    from .neural import softmax
+
+    probabilities = softmax(make((3, 4), requires_grad=False), 1)
+    return [Sample((make((3, 4)), make.index((3,), 4)), name="indices"),
+            Sample((make((3, 4)), tensor([0, 2, 3], device=make.device)),
+                   {"weight": make((4,), low=0.5, high=2.0, requires_grad=False),
+                    "ignore_index": 2, "label_smoothing": 0.2}, name="weight, ignore, smoothing"),
+            Sample((make((3, 4)), tensor([2, 1, 2], device=make.device)),
+                   {"ignore_index": 2, "label_smoothing": 0.2}, name="ignore, smoothing"),
+            Sample((make((2, 3, 2)), make.index((2, 2), 3)),
+                   {"reduction": "sum", "label_smoothing": 0.1}, name="spatial smoothing"),
+            Sample((make((3, 4)), probabilities),
+                   {"weight": make((4,), low=0.5, high=2.0, requires_grad=False),
+                    "label_smoothing": 0.3}, name="probabilities"),
+            Sample((make((4,)), make.index((), 4)), {"reduction": "none"}, name="unbatched")]
+
+
+@register_op(namespace=_NN, samples=_cross_entropy_samples)
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    """Cross-entropy between logits ``input`` (N, C, d1, ...) or (C,) and either class
+    indices (int64, shape (N, d1, ...)) or class probabilities (float, the input's shape):
+    ``-sum_c w_c q_c log_softmax(x)_c``. Computed through log_softmax, so it stays finite
+    for any finite logits. ``label_smoothing`` e mixes the target with the uniform
+    distribution: ``q = (1 - e) q + e / C``. With indices, ``ignore_index`` targets are
+    skipped and the weighted 'mean' divides by the total weight of the counted targets."""
+    ensure_tensor(input, "cross_entropy")
+    ensure_tensor(target, "cross_entropy", "target")
+    reduction = _reduction(reduction, "cross_entropy", size_average, reduce)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"cross_entropy(): label_smoothing must be between 0.0 and 1.0. "
+                           f"Got: {label_smoothing}")
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"cross_entropy(): expected floating-point logits, got "
+                           f"{input.dtype.name}")
+    class_dim = 0 if input.ndim == 1 else 1
+    if input.ndim == 0:
+        raise ValueError("cross_entropy(): input must have at least 1 dimension, got 0-d")
+    log_probs = log_softmax(input, class_dim)
+    classes = input.shape[class_dim]
+    if tuple(target.shape) == tuple(input.shape) and input.ndim > 0:
+        if target._data.dtype.kind != "f":
+            raise RuntimeError(f"Expected floating point type for target with class "
+                               f"probabilities, got "
+                               f"{_TORCH_TYPE_NAMES.get(target.dtype.name, target.dtype.name)}")
+        return _cross_entropy_probabilities(log_probs, target.to(input.dtype), weight,
+                                            reduction, label_smoothing, class_dim, classes)
+    loss = _nll(log_probs, target, weight, ignore_index, reduction, "cross_entropy")
+    if label_smoothing == 0.0:
+        return loss
+    weight = _class_weights(weight, classes, input, "cross_entropy")
+    broadcast = [1] * input.ndim
+    broadcast[class_dim] = classes
+    spread = log_probs if weight is None else log_probs * weight.reshape(tuple(broadcast))
+    smooth = -spread.sum(class_dim)
+    valid = target._data != ignore_index
+    smooth = where(_constant(valid, smooth), smooth, 0.0)
+    if reduction == "mean":
+        if weight is None:
+            smooth = smooth.sum() / int(valid.sum())  # over the counted targets
+        else:
+            xp = backend.xp_for_device(input._device)
+            counted = _constant(xp.where(valid, target._data, 0)[valid].astype(np.int64), input)
+            smooth = smooth.sum() / weight[counted].sum()
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return (1.0 - label_smoothing) * loss + smooth * (label_smoothing / classes)
+
+
+def _cross_entropy_probabilities(log_probs, target, weight, reduction, smoothing, class_dim,
+                                 classes):
+    if smoothing > 0.0:
+        target = target * (1.0 - smoothing) + smoothing / classes
+    weight = _class_weights(weight, classes, log_probs, "cross_entropy")
+    terms = log_probs * target
+    if weight is not None:
+        broadcast = [1] * log_probs.ndim
+        broadcast[class_dim] = classes
+        terms = terms * weight.reshape(tuple(broadcast))
+    loss = -terms.sum(class_dim)
+    return _reduce(loss, reduction)
+
+
+# ----------------------------------------------------------------------------- binary
+class BinaryCrossEntropy(Function):
+    """``-w (t log x + (1 - t) log(1 - x))`` with both logs clamped at -100 (PyTorch's
+    convention, so x = 0 or 1 give a finite loss)."""
+
+    node_name = "BinaryCrossEntropyBackward0"
+
+    @staticmethod
+    def forward(ctx, x, t):
+        xp = ctx.xp
+        with np.errstate(divide="ignore"):
+            log_x = xp.maximum(xp.log(x), -100.0)
+            log_rest = xp.maximum(xp.log1p(-x), -100.0)
+        ctx.save_for_backward(x, t)
+        return -(t * log_x + (1.0 - t) * log_rest)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, t = ctx.saved_tensors
+        need_x, need_t = ctx.needs_input_grad
+        grad_x = grad_t = None
+        if need_x:
+            # (x - t) / (x (1 - x)), the denominator clamped at 1e-12 as PyTorch does.
+            spread = x * (1.0 - x)
+            grad_x = grad * (x - t) / where(spread > 1e-12, spread, 1e-12)
+        if need_t:
+            log_x = x.log()
+            log_rest = (1.0 - x).log()
+            grad_t = grad * (where(log_rest > -100.0, log_rest, -100.0)
+                             - where(log_x > -100.0, log_x, -100.0))
+        return grad_x, grad_t
+
+
+def _bce_samples(make):
+    return [Sample((make((3, 4), low=0.05, high=0.95), make((3, 4), 0, 1, requires_grad=False)),
+                   name="mean"),
+            Sample((make((2, 3), low=0.05, high=0.95), make((2, 3), 0, 1, requires_grad=False),
+                    make((2, 3), 0.5, 2, requires_grad=False)), {"reduction": "sum"},
+                   name="weight sum"),
+            Sample((make((4,), low=0.05, high=0.95), make((4,), 0, 1, requires_grad=False),
+                    make((1,), 0.5, 2, requires_grad=False)), {"reduction": "none"},
+                   name="broadcast weight none")]
+
+
+@register_op(namespace=_NN, samples=_bce_samples)
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    """``-w (t log x + (1 - t) log(1 - x))`` for probabilities ``x`` in [0, 1]; each log is
+    clamped at -100, so saturated inputs give a finite loss and gradient. ``weight``
+    broadcasts to the input."""
+    ensure_tensor(input, "binary_cross_entropy")
+    target = _as_tensor_like(target, input)
+    reduction = _reduction(reduction, "binary_cross_entropy", size_average, reduce)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the "
+                         f"input size ({input.shape}) is deprecated. Please ensure they have "
+                         "the same size.")
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"binary_cross_entropy(): expected a floating-point input, got "
+                           f"{input.dtype.name}")
+    data = input._data
+    if data.size and bool(((data < 0) | (data > 1)).any()):
+        raise RuntimeError("all elements of input should be between 0 and 1 "
+                           "(binary_cross_entropy takes probabilities; use "
+                           "binary_cross_entropy_with_logits for logits)")
+    target = target.to(input.dtype) if target.dtype is not input.dtype else target
+    loss = BinaryCrossEntropy.apply(input, target)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def _bce_logits_samples(make):
+    return [Sample((make((3, 4), -4, 4), make((3, 4), 0, 1, requires_grad=False)), name="mean"),
+            Sample((make((2, 3), -4, 4), make((2, 3), 0, 1, requires_grad=False)),
+                   {"weight": make((3,), 0.5, 2, requires_grad=False),
+                    "pos_weight": make((3,), 0.5, 3, requires_grad=False), "reduction": "sum"},
+                   name="weight and pos_weight"),
+            Sample((make((4,), -4, 4), make((4,), 0, 1)), {"reduction": "none"},
+                   name="target with grad"),
+            Sample((make((2, 3), -60, 60), make((2, 3), 0, 1, requires_grad=False)),
+                   name="large logits")]
+
+
+@register_op(namespace=_NN, samples=_bce_logits_samples)
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """Binary cross-entropy of ``sigmoid(x)`` computed from the logits ``x`` in the stable
+    form ``(1 - t) x + (1 + (p - 1) t) softplus(-x)`` (p = ``pos_weight``, broadcast over
+    the class dim), times ``weight``; finite for any finite x."""
+    ensure_tensor(input, "binary_cross_entropy_with_logits")
+    target = _as_tensor_like(target, input)
+    reduction = _reduction(reduction, "binary_cross_entropy_with_logits", size_average, reduce)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
+                         f"({input.shape})")
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"binary_cross_entropy_with_logits(): expected a floating-point "
+                           f"input, got {input.dtype.name}")
+    target = target.to(input.dtype) if target.dtype is not input.dtype else target
+    rest = _softplus(-input)
+    if pos_weight is not None:
+        rest = rest * (1.0 + (pos_weight - 1.0) * target)
+    loss = (1.0 - target) * input + rest
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def _kl_samples(make):
+    from .neural import log_softmax as _log_softmax, softmax
+
+    return [Sample((_log_softmax(make((3, 4)), 1), softmax(make((3, 4), requires_grad=False), 1)),
+                   {"reduction": "batchmean"}, name="batchmean"),
+            Sample((make((3, 4)), make((3, 4), 0.1, 1)), {"reduction": "sum"},
+                   name="target with grad"),
+            Sample((make((2, 3)), make((2, 3), -2, 0)), {"reduction": "none", "log_target": True},
+                   name="log_target")]
+
+
+@register_op(namespace=_NN, samples=_kl_samples)
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """Pointwise KL divergence ``t (log t - input)`` with log-probabilities ``input``
+    (``0`` where t = 0); with ``log_target`` the target is given as log t:
+    ``exp(t) (t - input)``. 'batchmean' divides the sum by the batch size (the KL
+    divergence per sample); 'mean' divides by the element count (with a warning)."""
+    ensure_tensor(input, "kl_div")
+    target = _as_tensor_like(target, input)
+    reduction = _reduction(reduction, "kl_div", size_average, reduce, extra=("batchmean",))
+    if reduction == "mean":
+        warnings.warn("kl_div(): reduction='mean' divides the total loss by both the batch "
+                      "size and the support size; 'batchmean' divides by the batch size "
+                      "only, which is the KL divergence. 'mean' will behave as 'batchmean' in "
+                      "a future release.", UserWarning, stacklevel=2)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        positive = target > 0
+        safe = where(positive, target, 1.0)
+        loss = where(positive, target * safe.log(), 0.0) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / (input.shape[0] if input.ndim else 1)
+    return _reduce(loss, reduction)
+
+
+# ----------------------------------------------------------------------------- likelihoods
+def _poisson_samples(make):
+    return [Sample((make((3, 4)), make((3, 4), 0, 3, requires_grad=False)), name="log input"),
+            Sample((make((2, 3), 0.2, 3), make((2, 3), 0, 3, requires_grad=False)),
+                   {"log_input": False, "full": True, "reduction": "sum"},
+                   name="rates, full"),
+            Sample((make((4,)), make((4,), 0.5, 4, requires_grad=False)),
+                   {"full": True, "reduction": "none"}, name="full none")]
+
+
+@register_op(namespace=_NN, samples=_poisson_samples)
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    """Negative log-likelihood of ``target`` under a Poisson distribution with rate
+    ``exp(input)`` (``log_input``: ``exp(x) - t x``) or rate ``input`` (``x - t log(x +
+    eps)``). ``full`` adds Stirling's approximation of ``log(t!)``, ``t log t - t +
+    0.5 log(2 pi t)``, for t > 1."""
+    input, target = _float_pair(input, target, "poisson_nll_loss")
+    reduction = _reduction(reduction, "poisson_nll_loss", size_average, reduce)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        above = target > 1
+        safe = where(above, target, 1.0)
+        stirling = safe * safe.log() - safe + 0.5 * (2 * math.pi * safe).log()
+        loss = loss + where(above, stirling, 0.0)
+    return _reduce(loss, reduction)
+
+
+def _gaussian_samples(make):
+    return [Sample((make((3, 4)), make((3, 4), requires_grad=False), make((3, 4), 0.2, 2)),
+                   name="heteroscedastic"),
+            Sample((make((3, 2)), make((3, 2), requires_grad=False), make((3,), 0.2, 2)),
+                   {"full": True, "reduction": "sum"}, name="one dim short"),
+            Sample((make((2, 3)), make((2, 3)), make((2, 1), 0.2, 2)), {"reduction": "none"},
+                   name="broadcast var"),
+            Sample((make((2, 3)), make((2, 3), requires_grad=False), 0.5), name="float var")]
+
+
+@register_op(namespace=_NN, samples=_gaussian_samples)
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """Negative log-likelihood of ``target`` under N(input, var):
+    ``0.5 (log var + (input - target)^2 / var)`` (+ ``0.5 log(2 pi)`` with ``full``).
+    ``var`` matches the input, is one dim short of it, or differs in one broadcast dim;
+    it is clamped at ``eps`` with the gradient passed through unchanged (as PyTorch)."""
+    input, target = _float_pair(input, target, "gaussian_nll_loss")
+    if not isinstance(var, Tensor):
+        if var < 0:
+            raise ValueError("gaussian_nll_loss(): var has negative entry/entries")
+        var = _constant(backend.xp_for_device(input._device).full(
+            input._data.shape, float(var), dtype=input._data.dtype), input)
+    elif var._data.size and bool((var._data < 0).any()):
+        raise ValueError("gaussian_nll_loss(): var has negative entry/entries")
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif var.ndim != input.ndim or sum(v for i, v in zip(input.shape, var.shape)
+                                          if i != v) != 1:
+            raise ValueError(f"gaussian_nll_loss(): var is of incorrect size "
+                             f"{list(var.shape)} for input {list(input.shape)} (expected the "
+                             "input's size, one dim less, or a 1 in one dim)")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not valid")
+    xp = backend.xp_for_device(input._device)
+    # Clamp the values, not the graph: the clamped amount is added as a constant.
+    var = var + _constant(xp.maximum(var._data, eps) - var._data, var)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+# ----------------------------------------------------------------------------- margins
+def _sign_target(make, shape):
+    values = make.int(shape, 0, 2) * 2 - 1
+    return values.to(make.dtype)
+
+
+def _ranking_samples(make):
+    return [Sample((make((4,)), make((4,)), _sign_target(make, (4,))), name="mean"),
+            Sample((make((4,)), make((4,)), _sign_target(make, (4,))),
+                   {"margin": 0.5, "reduction": "none"}, name="margin none")]
+
+
+@register_op(namespace=_NN, samples=_ranking_samples)
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                        reduction="mean"):
+    """``max(0, -y (x1 - x2) + margin)`` with ``y`` in {1, -1}: x1 should rank above x2
+    where y = 1."""
+    for t, arg in ((input1, "input1"), (input2, "input2"), (target, "target")):
+        ensure_tensor(t, "margin_ranking_loss", arg)
+    reduction = _reduction(reduction, "margin_ranking_loss", size_average, reduce)
+    if not input1.ndim == input2.ndim == target.ndim:
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same "
+                           f"dimension but got sizes: input1: {input1.shape}, input2: "
+                           f"{input2.shape}, target: {target.shape} ")
+    return _reduce(relu(-target * (input1 - input2) + margin), reduction)
+
+
+def _hinge_samples(make):
+    return [Sample((make((3, 4)), _sign_target(make, (3, 4))), name="mean"),
+            Sample((make((4,)), _sign_target(make, (4,))), {"margin": 0.5, "reduction": "none"},
+                   name="margin none")]
+
+
+@register_op(namespace=_NN, samples=_hinge_samples)
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    """``x`` where y = 1 and ``max(0, margin - x)`` where y = -1 (for distances ``x``
+    between pairs that are similar or not); other y values get both terms."""
+    ensure_tensor(input, "hinge_embedding_loss")
+    reduction = _reduction(reduction, "hinge_embedding_loss", size_average, reduce)
+    target = _as_tensor_like(target, input)
+    below = where(target != 1, relu(margin - input), 0.0)
+    same = where(target != -1, input, 0.0)
+    return _reduce(below + same, reduction)
+
+
+def _soft_margin_samples(make):
+    return [Sample((make((3, 4)), _sign_target(make, (3, 4))), name="mean"),
+            Sample((make((4,)), _sign_target(make, (4,))), {"reduction": "sum"}, name="sum")]
+
+
+@register_op(namespace=_NN, samples=_soft_margin_samples)
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Two-class logistic loss ``log(1 + exp(-y x))`` for ``y`` in {1, -1} (stable)."""
+    input, target = _float_pair(input, target, "soft_margin_loss")
+    reduction = _reduction(reduction, "soft_margin_loss", size_average, reduce)
+    return _reduce(_softplus(-target * input), reduction)
+
+
+def _multi_margin_samples(make):
+    return [Sample((make((3, 4)), make.index((3,), 4)), name="p=1"),
+            Sample((make((3, 4)), make.index((3,), 4)),
+                   {"p": 2, "margin": 0.5, "weight": make((4,), 0.5, 2, requires_grad=False),
+                    "reduction": "none"}, name="p=2 weight none"),
+            Sample((make((4,)), make.index((), 4)), {"reduction": "sum"}, name="unbatched")]
+
+
+@register_op(namespace=_NN, samples=_multi_margin_samples)
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction="mean"):
+    """Multi-class hinge loss: ``sum_{i != y} w_y max(0, margin - x_y + x_i)^p / C`` per
+    sample, for scores (N, C) or (C,) and class indices y; p is 1 or 2."""
+    ensure_tensor(input, "multi_margin_loss")
+    ensure_tensor(target, "multi_margin_loss", "target")
+    reduction = _reduction(reduction, "multi_margin_loss", size_average, reduce)
+    if p not in (1, 2):
+        raise ValueError(f"multi_margin_loss(): only p == 1 and p == 2 supported, got {p}")
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"multi_margin_loss(): expected a 1-D or 2-D input, got "
+                           f"{list(input.shape)}")
+    unbatched = input.ndim == 1
+    scores = input.unsqueeze(0) if unbatched else input
+    labels = target.reshape(1) if unbatched and target.ndim == 0 else target
+    if labels.ndim != 1 or labels.shape[0] != scores.shape[0]:
+        raise RuntimeError(f"multi_margin_loss(): inconsistent target size "
+                           f"{list(target.shape)} for input of size {list(input.shape)}")
+    classes = scores.shape[1]
+    own, _, safe = _pick(scores, labels, -(2 ** 62), "multi_margin_loss")
+    xp = backend.xp_for_device(input._device)
+    others = _constant(xp.arange(classes)[None, :] != safe[:, None], scores)
+    hinge = relu(margin - own.unsqueeze(1) + scores)
+    if p == 2:
+        hinge = hinge * hinge
+    weight = _class_weights(weight, classes, scores, "multi_margin_loss")
+    if weight is not None:
+        hinge = hinge * weight[_constant(safe, scores)].unsqueeze(1)
+    loss = (hinge * others.to(scores.dtype)).sum(1) / classes
+    if unbatched:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+def _multilabel_target(make, shape, classes):
+    rows = []
+    for r in range(shape[0]):
+        picks = list(make.rng.permutation(classes)[: 1 + r % (classes - 1)])
+        rows.append(picks + [-1] * (classes - len(picks)))
+    from ..creation import tensor
+
+    return tensor(rows, device=make.device)
+
+
+def _multilabel_samples(make):
+    return [Sample((make((3, 4)), _multilabel_target(make, (3, 4), 4)), name="mean"),
+            Sample((make((2, 3)), _multilabel_target(make, (2, 3), 3)), {"reduction": "none"},
+                   name="none")]
+
+
+@register_op(namespace=_NN, samples=_multilabel_samples)
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Multi-label hinge loss: for each sample, ``sum_{j in Y, i not in Y} max(0, 1 - (x_j -
+    x_i)) / C``, where Y holds the target's class indices up to its first -1. Costs
+    O(N C^2)."""
+    ensure_tensor(input, "multilabel_margin_loss")
+    ensure_tensor(target, "multilabel_margin_loss", "target")
+    reduction = _reduction(reduction, "multilabel_margin_loss", size_average, reduce)
+    if input.ndim not in (1, 2) or tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"multilabel_margin_loss(): expected input and target of the same "
+                           f"shape (C,) or (N, C), got {list(input.shape)} and "
+                           f"{list(target.shape)}")
+    if target._data.dtype != np.int64:
+        raise RuntimeError(f"multilabel_margin_loss(): expected an int64 target, got "
+                           f"{target.dtype.name}")
+    unbatched = input.ndim == 1
+    scores = input.unsqueeze(0) if unbatched else input
+    labels = target._data.reshape(scores.shape)
+    xp = backend.xp_for_device(input._device)
+    classes = scores.shape[1]
+    # Slots before the first -1 are targets; the rest are ignored.
+    listed = xp.cumprod(labels >= 0, axis=1).astype(bool)
+    if bool(((labels >= classes) & listed).any()):
+        raise IndexError(f"multilabel_margin_loss(): target class indices must be smaller "
+                         f"than the number of classes ({classes})")
+    safe = xp.where(listed, labels, 0)
+    rows = xp.arange(scores.shape[0])[:, None]
+    is_target = xp.zeros(scores.shape, dtype=bool)
+    is_target[xp.broadcast_to(rows, safe.shape)[listed], safe[listed]] = True
+    chosen = scores[(_constant(xp.broadcast_to(rows, safe.shape), scores),
+                     _constant(safe, scores))]                       # (N, slots)
+    hinge = relu(1.0 - chosen.unsqueeze(2) + scores.unsqueeze(1))   # (N, slots, C)
+    pairs = listed[:, :, None] & ~is_target[:, None, :]
+    loss = (hinge * _constant(pairs.astype(scores._data.dtype), scores)).sum((1, 2)) / classes
+    if unbatched:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+def _multilabel_soft_samples(make):
+    return [Sample((make((3, 4)), make.int((3, 4), 0, 2).to(make.dtype)), name="mean"),
+            Sample((make((2, 3)), make((2, 3), 0, 1, requires_grad=False)),
+                   {"weight": make((3,), 0.5, 2, requires_grad=False), "reduction": "none"},
+                   name="weight none")]
+
+
+@register_op(namespace=_NN, samples=_multilabel_soft_samples)
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    """Per-class logistic loss averaged over the C classes of each sample:
+    ``-mean_c w_c (t_c log sigmoid(x_c) + (1 - t_c) log sigmoid(-x_c))``."""
+    input, target = _float_pair(input, target, "multilabel_soft_margin_loss")
+    reduction = _reduction(reduction, "multilabel_soft_margin_loss", size_average, reduce)
+    # -log sigmoid(x) = softplus(-x)
+    loss = target * _softplus(-input) + (1.0 - target) * _softplus(input)
+    if weight is not None:
+        loss = loss * weight
+    classes = input.shape[-1] if input.ndim else 1
+    loss = loss.sum(-1) / classes if input.ndim else loss
+    return _reduce(loss, reduction)
+
+
+def _triplet_samples(make):
+    return [Sample((make((3, 4)), make((3, 4)), make((3, 4))), name="p=2"),
+            Sample((make((3, 4)), make((3, 4)), make((3, 4))),
+                   {"margin": 0.5, "p": 1, "swap": True, "reduction": "none"}, name="p=1 swap"),
+            Sample((make((4,)), make((4,)), make((4,))), name="unbatched")]
+
+
+@register_op(namespace=_NN, samples=_triplet_samples)
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    """``max(0, d(a, p) - d(a, n) + margin)`` with ``d`` the pairwise p-norm distance
+    (``swap``: use ``min(d(a, n), d(p, n))``)."""
+    from .neural import pairwise_distance
+
+    for t, arg in ((anchor, "anchor"), (positive, "positive"), (negative, "negative")):
+        ensure_tensor(t, "triplet_margin_loss", arg)
+    reduction = _reduction(reduction, "triplet_margin_loss", size_average, reduce)
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
+                           f"the same number of dimensions, but got: anchor {anchor.ndim}D, "
+                           f"positive {positive.ndim}D, and negative {negative.ndim}D inputs")
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_loss: expected margin to be greater than 0, got "
+                         f"{margin} instead")
+    near = pairwise_distance(anchor, positive, p, eps)
+    far = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        far = minimum(far, pairwise_distance(positive, negative, p, eps))
+    return _reduce(relu(margin + near - far), reduction)
+
+
+def _cosine_embedding_samples(make):
+    return [Sample((make((3, 4)), make((3, 4)), _sign_target(make, (3,))), name="mean"),
+            Sample((make((4,)), make((4,)), _sign_target(make, ())),
+                   {"margin": 0.2, "reduction": "none"}, name="unbatched")]
+
+
+@register_op(namespace=_NN, samples=_cosine_embedding_samples)
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                          reduction="mean"):
+    """``1 - cos(x1, x2)`` where y = 1 and ``max(0, cos(x1, x2) - margin)`` where y = -1,
+    the cosine taken along the last dim as ``<x1, x2> / sqrt((|x1|^2 + e)(|x2|^2 + e))``
+    with e = 1e-12."""
+    for t, arg in ((input1, "input1"), (input2, "input2"), (target, "target")):
+        ensure_tensor(t, "cosine_embedding_loss", arg)
+    reduction = _reduction(reduction, "cosine_embedding_loss", size_average, reduce)
+    if input1.shape != input2.shape or input1.ndim not in (1, 2) or \
+            target.ndim != input1.ndim - 1:
+        raise RuntimeError(f"cosine_embedding_loss(): expected input1 and input2 of the same "
+                           f"shape (D,) or (N, D) and target () or (N,), got "
+                           f"{list(input1.shape)}, {list(input2.shape)} and "
+                           f"{list(target.shape)}")
+    dot = (input1 * input2).sum(-1)
+    squares = ((input1 * input1).sum(-1) + 1e-12) * ((input2 * input2).sum(-1) + 1e-12)
+    cosine = dot / squares.sqrt()
+    loss = where(target == 1, 1.0 - cosine, 0.0) + where(target == -1, relu(cosine - margin), 0.0)
+    return _reduce(loss, reduction)

@@ -1,2 +1,858 @@
-"""Other nn.functional ops: softmax family, dropout family, embedding, one_hot, linear, bilinear, attention, distances."""
+"""Other nn.functional ops: softmax family, dropout family, embedding, one_hot, linear,
+bilinear, attention, distances.
+
+Softmax and log-softmax are single nodes with stable forwards (the maximum along ``dim`` is
+subtracted before ``exp``) and backwards written with ember ops, so gradients of gradients
+work. The rest are compositions of registered ops (matmul, where, indexing), which gives
+them their gradients, or small nodes of their own where the composition would be unstable
+(the p-norm at zero distance) or wasteful (the embedding lookup).
+"""
 from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd import grad_mode
+from ..autograd.function import Function
+from ..tensor import Tensor, _inplace
+from .elementwise import abs as _abs, mul, where
+from .indexing import IndexScatter
+from .linalg import matmul
+from .shape import cat
+from ._util import ensure_tensor, wrap_dim
+from .registry import Sample, register_op
+
+_NN = "nn.functional"
+
+
+def _constant(array, like: Tensor) -> Tensor:
+    """A tensor without history on ``like``'s device, around an array made here."""
+    return Tensor._make(array, like._device, False)
+
+
+def _xp(t: Tensor):
+    from .. import backend
+
+    return backend.xp_for_device(t._device)
+
+
+# ----------------------------------------------------------------------------- softmax family
+def _implicit_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    """PyTorch's legacy rule for a missing ``dim``: 0 for 0-, 1- and 3-D inputs, else 1."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _softmax_input(input, dim, dtype, name: str, stacklevel: int):
+    ensure_tensor(input, name)
+    if dtype is not None:
+        input = input.to(dtypes.to_dtype(dtype))
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"{name}(): expected a floating-point input but got "
+                           f"{input.dtype.name}; pass dtype=ember.float32 or call .float() "
+                           "first")
+    if dim is None:
+        dim = _implicit_softmax_dim(name, input._data.ndim, stacklevel + 1)
+    return input, wrap_dim(dim, input._data.ndim, name)
+
+
+def _shifted(xp, x, dim):
+    """``x - max(x, dim)``: the stable argument of exp (0-d inputs are their own row)."""
+    peak = xp.max(x, axis=dim, keepdims=True) if x.ndim else x
+    # A row that is all -inf has no finite peak; shifting by 0 keeps exp at 0 there.
+    peak = xp.where(xp.isfinite(peak), peak, 0)
+    return x - peak
+
+
+class Softmax(Function):
+    node_name = "SoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        xp = ctx.xp
+        ctx.dim, ctx.empty = dim, x.size == 0
+        if ctx.empty:
+            return x.copy()
+        e = xp.exp(_shifted(xp, x, dim))
+        out = e / (e.sum(axis=dim, keepdims=True) if x.ndim else e)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        if ctx.empty:
+            return grad, None
+        (y,) = ctx.saved_tensors
+        # d softmax: y * (g - <g, y>) along dim.
+        return y * (grad - (grad * y).sum(ctx.dim, keepdim=True)), None
+
+
+class LogSoftmax(Function):
+    node_name = "LogSoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        xp = ctx.xp
+        ctx.dim, ctx.empty = dim, x.size == 0
+        if ctx.empty:
+            return x.copy()
+        shifted = _shifted(xp, x, dim)
+        total = xp.exp(shifted).sum(axis=dim, keepdims=True) if x.ndim else xp.exp(shifted)
+        out = shifted - xp.log(total)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        if ctx.empty:
+            return grad, None
+        (y,) = ctx.saved_tensors
+        # d log_softmax: g - softmax * sum(g) along dim.
+        return grad - y.exp() * grad.sum(ctx.dim, keepdim=True), None
+
+
+def _softmax_samples(make):
+    return [Sample((make((3, 4)), 1), name="dim 1"),
+            Sample((make((2, 3, 4)), -1), name="last dim of 3-D"),
+            Sample((make((2, 3, 2)), 0), name="dim 0"),
+            Sample((make(()), 0), name="0-d"),
+            Sample((make((3, 4), low=-30, high=30),), {"dim": 1}, name="large logits")]
+
+
+@register_op(namespace=_NN, methods=("softmax",), exported_in=("ember",),
+             samples=_softmax_samples)
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``exp(x_i - max x) / sum_j exp(x_j - max x)`` along ``dim``: a probability
+    distribution over ``dim``. ``dtype`` casts the input first. Without ``dim``, PyTorch's
+    legacy rule picks 0 for 0-, 1- and 3-D inputs and 1 otherwise, with a warning.
+
+    >>> ember.softmax(ember.tensor([1.0, 2.0, 3.0]), dim=0)
+    tensor([0.0900, 0.2447, 0.6652])
+    """
+    input, dim = _softmax_input(input, dim, dtype, "softmax", _stacklevel)
+    return Softmax.apply(input, dim)
+
+
+@register_op(namespace=_NN, methods=("log_softmax",), exported_in=("ember",),
+             samples=_softmax_samples)
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``x_i - max x - log sum_j exp(x_j - max x)`` along ``dim``: the logarithm of
+    softmax, computed without forming softmax (finite for any finite logits).
+
+    >>> ember.log_softmax(ember.tensor([1.0, 2.0, 3.0]), dim=0)
+    tensor([-2.4076, -1.4076, -0.4076])
+    """
+    input, dim = _softmax_input(input, dim, dtype, "log_softmax", _stacklevel)
+    return LogSoftmax.apply(input, dim)
+
+
+@register_op(namespace=_NN, samples=lambda make: _softmax_samples(make)[:3])
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """``softmax(-x)`` along ``dim``: weights that favour the smallest entries."""
+    input, dim = _softmax_input(input, dim, dtype, "softmin", _stacklevel)
+    return Softmax.apply(-input, dim)
+
+
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    """Samples from the Gumbel-softmax distribution: ``softmax((logits + g) / tau)`` with
+    ``g = -log(E)``, ``E ~ Exponential(1)`` drawn from ember's default generator. With
+    ``hard=True`` the result is the one-hot of its argmax in the forward pass and keeps the
+    soft sample's gradient (the straight-through estimator). ``eps`` is unused (PyTorch
+    keeps it for compatibility)."""
+    from ..random import generator_for
+
+    ensure_tensor(logits, "gumbel_softmax")
+    xp = _xp(logits)
+    rng = generator_for(logits._device)
+    noise = rng.standard_exponential(size=logits._data.shape)
+    gumbels = _constant((-xp.log(noise)).astype(logits._data.dtype), logits)
+    soft = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return soft
+    d = wrap_dim(dim, logits._data.ndim, "gumbel_softmax")
+    winner = xp.argmax(soft._data, axis=d)
+    onehot = xp.zeros_like(soft._data)
+    xp.put_along_axis(onehot, xp.expand_dims(winner, d), 1, axis=d)
+    return soft - soft.detach() + _constant(onehot, soft)
+
+
+# gumbel_softmax is random in every call, so finite differences can't check it; it is a
+# composition of checked ops and is tested in tests/ops/test_neural.py instead of the table.
+from .registry import NAMESPACES as _NAMESPACES  # noqa: E402
+
+_NAMESPACES[_NN]["gumbel_softmax"] = gumbel_softmax
+
+
+# ----------------------------------------------------------------------------- linear layers
+def _linear_samples(make):
+    return [Sample((make((3, 4)), make((2, 4)), make((2,))), name="matrix with bias"),
+            Sample((make((2, 3, 4)), make((2, 4))), name="3-D without bias"),
+            Sample((make((4,)), make((3, 4)), make((3,))), name="1-D input"),
+            Sample((make((3, 4)), make((4,))), name="1-D weight")]
+
+
+@register_op(namespace=_NN, samples=_linear_samples)
+def linear(input, weight, bias=None):
+    """``y = x W^T + b`` over the last dimension of ``x``: (..., in) with W (out, in) gives
+    (..., out). Costs one matrix product, O(numel(x) * out)."""
+    ensure_tensor(input, "linear")
+    ensure_tensor(weight, "linear", "weight")
+    features = input.shape[-1] if input.ndim else None
+    if weight.ndim not in (1, 2) or features is None or weight.shape[-1] != features:
+        rows = int(np.prod(input.shape[:-1])) if input.ndim else 1
+        raise RuntimeError(
+            f"linear(): input of shape {list(input.shape)} has {features} features but weight "
+            f"of shape {list(weight.shape)} expects {weight.shape[-1] if weight.ndim else None}"
+            f" (mat1 and mat2 shapes cannot be multiplied ({rows}x{features} and "
+            f"{'x'.join(str(s) for s in reversed(weight.shape))}))")
+    if weight.ndim == 1 and bias is not None:
+        raise RuntimeError("linear(): a 1-D weight takes no bias (PyTorch: mat2 must be a "
+                           "matrix, got 1-D tensor)")
+    out = matmul(input, weight.transpose(0, 1) if weight.ndim == 2 else weight)
+    return out if bias is None else out + bias
+
+
+def _bilinear_samples(make):
+    return [Sample((make((2, 3)), make((2, 2)), make((4, 3, 2)), make((4,))), name="bias"),
+            Sample((make((3,)), make((2,)), make((2, 3, 2))), name="unbatched, no bias")]
+
+
+@register_op(namespace=_NN, samples=_bilinear_samples)
+def bilinear(input1, input2, weight, bias=None):
+    """``y_k = x1^T A_k x2 + b_k``: (..., in1) and (..., in2) with A (out, in1, in2) give
+    (..., out). Costs O(batch * out * in1 * in2)."""
+    for t, arg in ((input1, "input1"), (input2, "input2"), (weight, "weight")):
+        ensure_tensor(t, "bilinear", arg)
+    if weight.ndim != 3 or input1.shape[-1:] != weight.shape[1:2] or \
+            input2.shape[-1:] != weight.shape[2:3] or input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(
+            f"bilinear(): expected input1 (..., in1), input2 (..., in2) with the same leading "
+            f"dims and weight (out, in1, in2), got {list(input1.shape)}, "
+            f"{list(input2.shape)} and {list(weight.shape)}")
+    out_features, in1, in2 = weight.shape
+    # x1 (..., in1) @ A as (in1, out * in2), then contract the in2 axis with x2.
+    mixed = matmul(input1, weight.permute(1, 0, 2).reshape(in1, out_features * in2))
+    mixed = mixed.reshape(tuple(input1.shape[:-1]) + (out_features, in2))
+    out = (mixed * input2.unsqueeze(-2)).sum(-1)
+    return out if bias is None else out + bias
+
+
+# ----------------------------------------------------------------------------- dropout family
+def _check_p(p, name: str) -> float:
+    if isinstance(p, Tensor):
+        p = p.item()
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{name}: dropout probability has to be between 0 and 1, but got {p}")
+    return float(p)
+
+
+def _keep_mask(input: Tensor, shape: tuple, p: float):
+    """Bernoulli(1 - p) keep mask of ``shape`` from ember's default generator (so
+    ``ember.manual_seed`` makes it reproducible)."""
+    from ..random import generator_for
+
+    rng = generator_for(input._device)
+    return rng.random(size=shape) < (1.0 - p)
+
+
+def _apply_mask(input: Tensor, factor, inplace: bool) -> Tensor:
+    factor = _constant(factor.astype(input._data.dtype, copy=False), input)
+    return _inplace(input, mul, factor) if inplace else mul(input, factor)
+
+
+def _dropout(input, p, training, inplace, mask_shape, name: str):
+    p = _check_p(p, name)
+    ensure_tensor(input, name)
+    if not training or p == 0.0:
+        return input
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"{name}(): expected a floating-point input, got {input.dtype.name}")
+    xp = _xp(input)
+    if p == 1.0:
+        factor = xp.zeros(mask_shape)
+    else:
+        factor = _keep_mask(input, mask_shape, p) / (1.0 - p)
+    return _apply_mask(input, factor, inplace)
+
+
+def _dropout_samples(make):
+    # The mask is random in every call, so the table checks the deterministic cases; the
+    # random ones are tested in tests/ops/test_neural.py.
+    return [Sample((make((3, 4)),), {"p": 0.5, "training": False}, name="eval mode"),
+            Sample((make((3, 4)),), {"p": 0.0}, name="p=0"),
+            Sample((make((3, 4)),), {"p": 1.0}, name="p=1")]
+
+
+@register_op(namespace=_NN, exported_in=("ember",), samples=_dropout_samples)
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zeroes each element with probability ``p`` and scales the rest by ``1 / (1 - p)``
+    (so the expectation is unchanged), in training mode; identity otherwise."""
+    return _dropout(input, p, training, inplace, input.shape, "dropout")
+
+
+def _channel_mask_shape(input: Tensor, batched: bool) -> tuple:
+    shape = input._data.shape
+    lead = 2 if batched else 1
+    return tuple(shape[:lead]) + (1,) * (len(shape) - lead)
+
+
+def _feature_samples(ndims):
+    def samples(make):
+        shape = (2, 3) + (2,) * (ndims - 2)
+        return [Sample((make(shape),), {"p": 0.5, "training": False}, name="eval mode"),
+                Sample((make(shape),), {"p": 1.0}, name="p=1"),
+                Sample((make(shape[1:]),), {"p": 0.0}, name="unbatched p=0")]
+    return samples
+
+
+@register_op(namespace=_NN, samples=_feature_samples(3))
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout for (N, C, L) or (C, L) inputs: each channel is zeroed with
+    probability ``p`` as a whole; kept channels are scaled by ``1 / (1 - p)``."""
+    ensure_tensor(input, "dropout1d")
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a "
+                           f"{input.ndim}D input (channel-wise dropout over one spatial "
+                           "dimension takes (C, L) or (N, C, L))")
+    return _dropout(input, p, training, inplace,
+                    _channel_mask_shape(input, input.ndim == 3), "dropout1d")
+
+
+@register_op(namespace=_NN, samples=_feature_samples(4))
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout for (N, C, H, W) or (C, H, W) inputs. As in PyTorch, a 3-D
+    input is read as (N, C, L) (with a warning) and other ranks drop along dims 0 and 1
+    (with a warning)."""
+    ensure_tensor(input, "dropout2d")
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: got a {input.ndim}-D input; dropout2d is meant for 3-D or "
+                      "4-D inputs (channel-wise dropout over two spatial dimensions) and "
+                      "will reject other ranks in a future release; use dropout instead.",
+                      UserWarning, stacklevel=2)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: got a 3-D input, read as (N, C, L) and dropped channel-wise "
+                      "as dropout1d does; a future release will read it as an unbatched "
+                      "(C, H, W). Use dropout1d to keep this behaviour.", UserWarning,
+                      stacklevel=2)
+    if input.ndim < 2:
+        raise RuntimeError("dropout2d(): feature dropout requires at least 2 dimensions in "
+                           f"the input, got {input.ndim}")
+    return _dropout(input, p, training, inplace, _channel_mask_shape(input, True), "dropout2d")
+
+
+@register_op(namespace=_NN, samples=_feature_samples(5))
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout for (N, C, D, H, W) or (C, D, H, W) inputs."""
+    ensure_tensor(input, "dropout3d")
+    if input.ndim not in (4, 5):
+        warnings.warn(f"dropout3d: got a {input.ndim}-D input; dropout3d is meant for 4-D or "
+                      "5-D inputs (channel-wise dropout over three spatial dimensions) and "
+                      "will reject other ranks in a future release; use dropout instead.",
+                      UserWarning, stacklevel=2)
+    if input.ndim < 2:
+        raise RuntimeError("dropout3d(): feature dropout requires at least 2 dimensions in "
+                           f"the input, got {input.ndim}")
+    return _dropout(input, p, training, inplace,
+                    _channel_mask_shape(input, input.ndim != 4), "dropout3d")
+
+
+# SELU's saturation value -scale * alpha: alpha dropout sets dropped units to it.
+_SELU_SATURATION = 1.0507009873554804934193349852946 * 1.6732632423543772848170429916717
+
+
+def _alpha_dropout(input, p, training, inplace, mask_shape, name: str):
+    p = _check_p(p, name)
+    ensure_tensor(input, name)
+    if not training or p == 0.0:
+        return input
+    xp = _xp(input)
+    if p == 1.0:
+        return _apply_mask(input, xp.zeros(mask_shape), inplace)
+    keep = _keep_mask(input, mask_shape, p)
+    # y = x * keep - s * (1 - keep) has mean -s p and variance (1 - p)(1 + p s^2) for a
+    # unit-variance, zero-mean x; a (y + s p) restores both.
+    s = _SELU_SATURATION
+    a = 1.0 / math.sqrt((1.0 - p) * (1.0 + p * s * s))
+    factor = a * keep
+    offset = _constant((a * s * (p - 1.0 + keep)).astype(input._data.dtype), input)
+    if inplace:
+        return _inplace(input, lambda x: x * _constant(factor.astype(x._data.dtype), x)
+                        + offset)
+    return input * _constant(factor.astype(input._data.dtype), input) + offset
+
+
+@register_op(namespace=_NN, samples=_dropout_samples)
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout for SELU networks: dropped units take SELU's negative saturation value and
+    an affine map keeps zero mean and unit variance. Identity unless ``training``."""
+    return _alpha_dropout(input, p, training, inplace, input.shape, "alpha_dropout")
+
+
+@register_op(namespace=_NN, samples=_feature_samples(4))
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Alpha dropout of whole channels (dims 0 and 1 of the input pick the mask)."""
+    ensure_tensor(input, "feature_alpha_dropout")
+    if input.ndim < 2:
+        raise RuntimeError("feature_alpha_dropout(): feature dropout requires at least 2 "
+                           f"dimensions in the input, got {input.ndim}")
+    return _alpha_dropout(input, p, training, inplace, _channel_mask_shape(input, True),
+                          "feature_alpha_dropout")
+
+
+# ----------------------------------------------------------------------------- embedding
+def _check_indices(indices: Tensor, rows: int, name: str, arg: str = "input"):
+    ensure_tensor(indices, name, arg)
+    if indices._data.dtype.kind not in "iu":
+        raise RuntimeError(f"{name}(): expected argument '{arg}' to hold integer indices "
+                           f"(int64 or int32), got {indices.dtype.name}")
+    if indices._data.size:
+        xp = _xp(indices)
+        low, high = int(xp.min(indices._data)), int(xp.max(indices._data))
+        bad = low if low < 0 else (high if high >= rows else None)
+        if bad is not None:
+            raise IndexError(f"{name}(): index {bad} is out of range for a weight with {rows} "
+                             f"rows (valid indices are 0 to {rows - 1})")
+
+
+class Embedding(Function):
+    node_name = "EmbeddingBackward0"
+
+    @staticmethod
+    def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
+        ctx.rows, ctx.indices = weight.shape, indices
+        ctx.padding_idx, ctx.scale = padding_idx, scale_grad_by_freq
+        return weight[indices]
+
+    @staticmethod
+    def backward(ctx, grad):
+        xp = ctx.xp
+        indices = ctx.indices
+        factor = None
+        if ctx.padding_idx is not None:
+            factor = (indices != ctx.padding_idx).astype(grad._data.dtype)
+        if ctx.scale:
+            counts = xp.bincount(indices.ravel(), minlength=ctx.rows[0])
+            inverse = (1.0 / counts[indices]).astype(grad._data.dtype)
+            factor = inverse if factor is None else factor * inverse
+        if factor is not None:
+            grad = grad * _constant(factor[..., None], grad)
+        return IndexScatter.apply(grad, ctx.rows, (indices,), True), None, None, None
+
+
+def _renorm_rows(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:
+    """Rescale, in place, the rows of ``weight`` used by ``indices`` whose ``norm_type``
+    norm exceeds ``max_norm`` to norm ``max_norm`` (as PyTorch's embedding_renorm_)."""
+    xp = _xp(weight)
+    rows = xp.unique(indices._data.ravel())
+    values = weight._data[rows]
+    norms = _p_norm_array(xp, values, norm_type, axis=-1)
+    scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+    weight._data[rows] = (values * scale[:, None]).astype(weight._data.dtype)
+    weight._version_counter.value += 1
+
+
+def _p_norm_array(xp, values, p, axis):
+    if p == math.inf:
+        return xp.abs(values).max(axis=axis)
+    if p == -math.inf:
+        return xp.abs(values).min(axis=axis)
+    if p == 0:
+        return (values != 0).sum(axis=axis).astype(values.dtype)
+    return (xp.abs(values) ** p).sum(axis=axis) ** (1.0 / p)
+
+
+def _padding_index(padding_idx, rows: int, name: str):
+    if padding_idx is None:
+        return None
+    if not -rows <= padding_idx < rows:
+        raise AssertionError(f"{name}(): padding_idx {padding_idx} must be within "
+                             f"num_embeddings ({rows})")
+    return int(padding_idx) % rows
+
+
+def _embedding_samples(make):
+    # padding_idx and scale_grad_by_freq change the gradient on purpose (it is no longer
+    # the derivative), so finite differences can't check them: tests/ops/test_neural.py
+    # compares them with PyTorch.
+    return [Sample((make.index((2, 4), 5), make((5, 3))), name="2-D indices with repeats"),
+            Sample((make.index((), 4), make((4, 3))), name="0-d index")]
+
+
+@register_op(namespace=_NN, samples=_embedding_samples)
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Rows of ``weight`` (num_embeddings, dim) picked by the integer ``input``: the result
+    has shape ``input.shape + (dim,)``. Rows equal to ``padding_idx`` get no gradient;
+    ``max_norm`` first rescales, in place, the used rows whose ``norm_type`` norm exceeds
+    it; ``scale_grad_by_freq`` divides each row's gradient by its count in ``input``.
+    ``sparse`` gradients are not supported (dense gradients are returned)."""
+    ensure_tensor(weight, "embedding", "weight")
+    if weight.ndim != 2:
+        raise RuntimeError(f"embedding(): 'weight' must be 2-D, got {list(weight.shape)}")
+    rows = weight.shape[0]
+    _check_indices(input, rows, "embedding")
+    padding_idx = _padding_index(padding_idx, rows, "embedding")
+    if max_norm is not None:
+        with grad_mode.no_grad():
+            _renorm_rows(weight, input, float(max_norm), float(norm_type))
+    return Embedding.apply(weight, input, padding_idx, bool(scale_grad_by_freq))
+
+
+def _bag_layout(input: Tensor, offsets, include_last_offset: bool, name: str):
+    """(flat indices, bag of each index, number of bags) for 2-D input or 1-D + offsets."""
+    xp = _xp(input)
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError(f"{name}(): if input is 2D, then offsets has to be None, as input "
+                             "is treated as a mini-batch of fixed length sequences.")
+        bags, length = input.shape
+        flat = input._data.reshape(-1)
+        bag_of = xp.repeat(xp.arange(bags), length)
+        return flat, bag_of, bags
+    if input.ndim != 1:
+        raise ValueError(f"{name}(): input has to be 1D or 2D Tensor, but got Tensor of "
+                         f"dimension {input.ndim}")
+    if offsets is None:
+        raise ValueError(f"{name}(): offsets has to be a 1D Tensor but got None")
+    ensure_tensor(offsets, name, "offsets")
+    if offsets.ndim != 1:
+        raise ValueError(f"{name}(): offsets has to be a 1D Tensor, got {offsets.ndim}-D")
+    starts = offsets._data.astype(np.int64)
+    if include_last_offset:
+        starts = starts[:-1]
+    bags = int(starts.shape[0])
+    if bags and (int(starts[0]) != 0 or bool((xp.diff(starts) < 0).any())
+                 or int(starts[-1]) > input.shape[0]):
+        raise ValueError(f"{name}(): offsets must start at 0, be non-decreasing and stay "
+                         f"within the input's length ({input.shape[0]}), got "
+                         f"{offsets.tolist()}")
+    positions = xp.arange(input.shape[0])
+    bag_of = xp.searchsorted(starts, positions, side="right") - 1
+    if include_last_offset:
+        # Indices at or past the last offset belong to no bag.
+        end = int(offsets._data[-1])
+        bag_of = xp.where(positions < end, bag_of, -1)
+    return input._data, bag_of, bags
+
+
+def _embedding_bag_samples(make):
+    from ..creation import tensor
+
+    offsets = tensor([0, 2, 2], device=make.device)  # the middle bag is empty
+    return [Sample((make.index((3, 2), 5), make((5, 2))), {"mode": "sum"}, name="2-D sum"),
+            Sample((make.index((5,), 4), make((4, 2)), offsets), {"mode": "mean"},
+                   name="offsets mean with an empty bag"),
+            Sample((make.index((2, 3), 6), make((6, 2))), {"mode": "max"}, name="2-D max"),
+            Sample((make.index((4,), 3), make((3, 2)), offsets),
+                   {"mode": "sum", "per_sample_weights": make((4,)), "padding_idx": 0},
+                   name="weighted sum with padding")]
+
+
+@register_op(namespace=_NN, samples=_embedding_bag_samples)
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
+                  mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
+                  padding_idx=None):
+    """Sums, means or maxima of bags of embedding rows, without the intermediate
+    (num_indices, dim) result being user-visible. ``input`` is (bags, length), or 1-D with
+    ``offsets`` giving where each bag starts; ``per_sample_weights`` scale the rows (sum
+    mode only); indices equal to ``padding_idx`` are left out; empty bags give zeros.
+    Costs O(num_indices * dim) plus a (bags, longest bag, dim) gather."""
+    ensure_tensor(weight, "embedding_bag", "weight")
+    if weight.ndim != 2:
+        raise ValueError(f"embedding_bag(): 'weight' must be 2-D, got {list(weight.shape)}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"embedding_bag(): mode has to be one of sum, mean or max, got {mode!r}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
+                                  f"per_sample_weights is only supported for mode='sum' "
+                                  f"(got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    rows, width = weight.shape
+    _check_indices(input, rows, "embedding_bag")
+    if per_sample_weights is not None and per_sample_weights.shape != input.shape:
+        raise ValueError(f"embedding_bag(): per_sample_weights has shape "
+                         f"{list(per_sample_weights.shape)} but input has "
+                         f"{list(input.shape)}")
+    padding_idx = _padding_index(padding_idx, rows, "embedding_bag")
+    if max_norm is not None:
+        with grad_mode.no_grad():
+            _renorm_rows(weight, input, float(max_norm), float(norm_type))
+    xp = _xp(input)
+    flat, bag_of, bags = _bag_layout(input, offsets, include_last_offset, "embedding_bag")
+    used = bag_of >= 0
+    if padding_idx is not None:
+        used = used & (flat != padding_idx)
+    # A dense (bags, longest, dim) gather: slot j of bag b holds its j-th used index, and
+    # the unused slots point one past the last picked row, to a filler row.
+    count = xp.bincount(bag_of[used], minlength=bags)[:bags] if bags else xp.zeros(0, np.int64)
+    longest = int(count.max()) if bags and count.size else 0
+    picked = Embedding.apply(weight, input.reshape(-1) if input.ndim == 2 else input, padding_idx,
+                             bool(scale_grad_by_freq))
+    if per_sample_weights is not None:
+        picked = picked * per_sample_weights.reshape(-1).unsqueeze(-1)
+    order = xp.nonzero(used)[0]
+    used_bags = bag_of[order]
+    first = xp.searchsorted(used_bags, xp.arange(bags)) if bags else xp.zeros(0, np.int64)
+    slot = xp.arange(order.shape[0]) - first[used_bags] if order.size else order
+    table = xp.full((bags, max(longest, 1)), flat.shape[0], dtype=np.int64)
+    table[used_bags, slot] = order
+    filler_value = -math.inf if mode == "max" else 0.0
+    filler = _constant(xp.full((1, width), filler_value, dtype=weight._data.dtype), weight)
+    padded = cat([picked, filler], 0)[_constant(table, weight)]
+    if mode == "max":
+        result = padded.max(1).values
+        return where(_constant((count > 0)[:, None], weight), result, 0.0)
+    result = padded.sum(1)
+    if mode == "mean":
+        result = result / _constant(xp.maximum(count, 1).astype(weight._data.dtype)[:, None],
+                                    weight)
+    return result
+
+
+# ----------------------------------------------------------------------------- one_hot
+def _one_hot_samples(make):
+    return [Sample((make.index((4,), 3),), name="inferred classes"),
+            Sample((make.index((2, 3), 4), 5), name="num_classes 5"),
+            Sample((make.index((), 3), 3), name="0-d")]
+
+
+@register_op(namespace=_NN, samples=_one_hot_samples, differentiable=False)
+def one_hot(tensor, num_classes=-1):
+    """An int64 tensor of shape ``tensor.shape + (num_classes,)`` with a 1 at each index;
+    ``num_classes=-1`` takes ``tensor.max() + 1``."""
+    ensure_tensor(tensor, "one_hot", "tensor")
+    if tensor._data.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor "
+                           f"(got {tensor.dtype.name})")
+    xp = _xp(tensor)
+    data = tensor._data
+    if num_classes == -1:
+        if data.size == 0:
+            raise RuntimeError("one_hot(): can not infer total number of classes from empty "
+                               "tensor; pass num_classes")
+        num_classes = int(data.max()) + 1
+    if data.size:
+        if int(data.min()) < 0:
+            raise RuntimeError(f"one_hot(): Class values must be non-negative (got "
+                               f"{int(data.min())}).")
+        if int(data.max()) >= num_classes:
+            raise RuntimeError(f"one_hot(): Class values must be smaller than num_classes "
+                               f"(got class {int(data.max())} with num_classes={num_classes}).")
+    out = (data[..., None] == xp.arange(num_classes)).astype(np.int64)
+    return Tensor._make(out, tensor._device, False)
+
+
+# ----------------------------------------------------------------------------- attention
+def _attention_samples(make):
+    causal_query = make((2, 3, 2))
+    bool_mask = make.bool((3, 4))
+    bool_mask._data[:, 0] = True  # every query sees at least one key
+    return [Sample((make((2, 3, 2)), make((2, 4, 2)), make((2, 4, 3))), name="plain"),
+            Sample((causal_query, make((2, 3, 2)), make((2, 3, 2))), {"is_causal": True},
+                   name="causal"),
+            Sample((make((1, 3, 2)), make((1, 4, 2)), make((1, 4, 2)), bool_mask),
+                   name="bool mask"),
+            Sample((make((2, 3, 2)), make((2, 4, 2)), make((2, 4, 2)), make((3, 4))),
+                   {"scale": 0.7}, name="float mask and scale"),
+            Sample((make((1, 4, 2, 2)), make((1, 2, 3, 2)), make((1, 2, 3, 2))),
+                   {"enable_gqa": True}, name="grouped query")]
+
+
+@register_op(namespace=_NN, samples=_attention_samples, atol=1e-6, rtol=1e-5)
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """``softmax(Q K^T * scale + mask) V`` with ``scale = 1/sqrt(E)`` by default. Q is
+    (..., L, E), K (..., S, E), V (..., S, Ev). A bool ``attn_mask`` keeps the True
+    positions; a float one is added to the scores; ``is_causal`` keeps key j <= query i. A
+    query that sees no key gets zeros. ``dropout_p`` drops attention weights (always, as
+    in PyTorch's function). ``enable_gqa`` repeats K and V over query-head groups (dim -3).
+    Costs O(L * S * (E + Ev)) per batch element."""
+    for t, arg in ((query, "query"), (key, "key"), (value, "value")):
+        ensure_tensor(t, "scaled_dot_product_attention", arg)
+        if t.ndim < 2:
+            raise RuntimeError(f"scaled_dot_product_attention(): '{arg}' must have at least 2 "
+                               f"dimensions, got {list(t.shape)}")
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise RuntimeError(
+            f"scaled_dot_product_attention(): expected query (..., L, E), key (..., S, E) and "
+            f"value (..., S, Ev), got {list(query.shape)}, {list(key.shape)} and "
+            f"{list(value.shape)}")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                           "set when is_causal=True")
+    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        heads, kv_heads = query.shape[-3], key.shape[-3]
+        if heads % kv_heads or heads % value.shape[-3]:
+            raise RuntimeError(f"scaled_dot_product_attention(): with enable_gqa the number "
+                               f"of query heads ({heads}) must be a multiple of the key/value "
+                               f"heads ({kv_heads}, {value.shape[-3]})")
+        key, value = _repeat_heads(key, heads // kv_heads), _repeat_heads(
+            value, heads // value.shape[-3])
+    length, source = query.shape[-2], key.shape[-2]
+    factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    scores = matmul(query, key.transpose(-2, -1)) * factor
+    xp = _xp(query)
+    keep = None
+    if is_causal:
+        keep = _constant(xp.tril(xp.ones((length, source), dtype=bool)), query)
+    elif attn_mask is not None:
+        ensure_tensor(attn_mask, "scaled_dot_product_attention", "attn_mask")
+        if attn_mask.dtype is dtypes.bool:
+            keep = attn_mask
+        else:
+            scores = scores + attn_mask
+    if keep is not None:
+        scores = where(keep, scores, -math.inf)
+    weights = softmax(scores, -1)
+    # A row with no visible key is all -inf and gives NaN; PyTorch returns zeros there.
+    blind = xp.isneginf(scores._data).all(axis=-1, keepdims=True)
+    if bool(blind.any()):
+        weights = where(_constant(blind, weights), 0.0, weights)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, True)
+    return matmul(weights, value)
+
+
+def _repeat_heads(t: Tensor, times: int) -> Tensor:
+    """(..., H, S, E) -> (..., H * times, S, E), each head repeated ``times`` in place."""
+    if times == 1:
+        return t
+    shape = tuple(t.shape)
+    expanded = t.unsqueeze(-3).expand(shape[:-2] + (times,) + shape[-2:])
+    return expanded.reshape(shape[:-3] + (shape[-3] * times,) + shape[-2:])
+
+
+# ----------------------------------------------------------------------------- distances
+class PNorm(Function):
+    """The p-norm along the last dim, with a zero gradient at a zero vector (PyTorch's
+    convention for distances) and a stable backward for every p."""
+
+    node_name = "NormBackward1"
+
+    @staticmethod
+    def forward(ctx, d, p, keepdim):
+        ctx.p, ctx.keepdim = p, keepdim
+        out = _p_norm_array(ctx.xp, d, p, axis=-1).astype(d.dtype, copy=False)
+        if keepdim:
+            out = out[..., None]
+        ctx.save_for_backward(d, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        d, norm = ctx.saved_tensors
+        p = ctx.p
+        if not ctx.keepdim:
+            grad, norm = grad.unsqueeze(-1), norm.unsqueeze(-1)
+        zero = norm == 0
+        if p == 0:
+            return grad * 0.0 * d, None, None
+        if p in (math.inf, -math.inf):
+            magnitude = _abs(d)
+            hits = (magnitude == norm).to(d.dtype)
+            share = hits / hits.sum(-1, keepdim=True)
+            return grad * d.sign() * share, None, None
+        safe = where(zero, 1.0, norm)
+        if p == 1:
+            direction = d.sign()
+        elif p == 2:
+            direction = d / safe
+        else:
+            direction = d.sign() * _abs(d) ** (p - 1) / safe ** (p - 1)
+        return where(zero, 0.0, grad * direction), None, None
+
+
+def _p_norm(d: Tensor, p: float, keepdim: bool = False) -> Tensor:
+    return PNorm.apply(d, float(p), keepdim)
+
+
+def _distance_samples(make):
+    return [Sample((make((3, 4)), make((3, 4))), name="p=2"),
+            Sample((make((3, 4)), make((1, 4))), {"p": 1.0, "keepdim": True},
+                   name="p=1 broadcast keepdim"),
+            Sample((make((4,)), make((4,))), {"p": 3.0}, name="1-D p=3"),
+            Sample((make((2, 3)), make((2, 3))), {"p": math.inf}, name="p=inf")]
+
+
+@register_op(namespace=_NN, samples=_distance_samples, exported_in=("ember",))
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """``|| x1 - x2 + eps ||_p`` over the last dimension (inputs broadcast)."""
+    ensure_tensor(x1, "pairwise_distance", "x1")
+    ensure_tensor(x2, "pairwise_distance", "x2")
+    if p < 0:
+        raise RuntimeError(f"pairwise_distance(): p must be non-negative, got {p}")
+    ndim = max(x1.ndim, x2.ndim)
+    out = _p_norm(x1 - x2 + eps, p, keepdim)
+    if ndim == 0:
+        return out.reshape(())
+    return out
+
+
+def _cdist_samples(make):
+    return [Sample((make((3, 2)), make((4, 2))), name="p=2"),
+            Sample((make((2, 3, 2)), make((2, 2, 2))), {"p": 1.0}, name="batched p=1"),
+            Sample((make((3, 2)), make((2, 2))), {"p": 3.0}, name="p=3"),
+            Sample((make((2, 3)), make((4, 3))), {"p": math.inf}, name="p=inf")]
+
+
+@register_op(samples=_cdist_samples)
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """All pairwise p-norm distances: (..., P, M) and (..., R, M) give (..., P, R).
+    The gradient at a zero distance is zero. Costs O(P * R * M) time and memory per batch
+    element (the differences are formed explicitly, which keeps p=2 exact)."""
+    ensure_tensor(x1, "cdist", "x1")
+    ensure_tensor(x2, "cdist", "x2")
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D, "
+                           f"X2 got: {x2.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    difference = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    return _p_norm(difference, p)
+
+
+def _cosine_samples(make):
+    return [Sample((make((3, 4)), make((3, 4))), name="dim 1"),
+            Sample((make((2, 3)), make((1, 3))), {"dim": -1}, name="broadcast last dim"),
+            Sample((make((4,)), make((4,))), {"dim": 0}, name="1-D")]
+
+
+@register_op(namespace=_NN, samples=_cosine_samples, exported_in=("ember",))
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """``<x1, x2> / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim`` (inputs
+    broadcast): each vector is normalized separately, with its norm clamped at ``eps``."""
+    ensure_tensor(x1, "cosine_similarity", "x1")
+    ensure_tensor(x2, "cosine_similarity", "x2")
+    ndim = max(x1.ndim, x2.ndim)
+    d = wrap_dim(dim, ndim, "cosine_similarity")
+    norm1 = _p_norm(_last(x1, d, ndim), 2.0, keepdim=True)
+    norm2 = _p_norm(_last(x2, d, ndim), 2.0, keepdim=True)
+    scaled1 = _last(x1, d, ndim) / _clamp_min(norm1, float(eps))
+    scaled2 = _last(x2, d, ndim) / _clamp_min(norm2, float(eps))
+    return (scaled1 * scaled2).sum(-1)
+
+
+def _last(t: Tensor, d: int, ndim: int) -> Tensor:
+    """``t`` with dimension ``d`` (of the broadcast rank ``ndim``) moved last."""
+    lead = ndim - t.ndim
+    t = t.reshape((1,) * lead + tuple(t.shape)) if lead else t
+    order = [i for i in range(ndim) if i != d] + [d]
+    return t.permute(*order)
+
+
+def _clamp_min(t: Tensor, low: float) -> Tensor:
+    """max(t, low) with the gradient going to t where t > low."""
+    return where(t > low, t, low)
+
+
+__all__ = ["softmax", "log_softmax", "softmin", "gumbel_softmax", "linear", "bilinear",
+           "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+           "feature_alpha_dropout", "embedding", "embedding_bag", "one_hot",
+           "scaled_dot_product_attention", "pairwise_distance", "cdist", "cosine_similarity"]
