@@ -319,8 +319,8 @@ class ScatterReduce(Function):
             out = out.astype(x.dtype, copy=False)
             ctx.save_for_backward(count, own)
         elif reduce == "prod" and x.dtype.kind == "f":
-            x_zero, src_zero = (x == 0) & ~own, src == 0
-            zeros = x_zero.astype(np.int64)
+            x_zero, src_zero = x == 0, src == 0
+            zeros = (x_zero & ~own).astype(np.int64)  # zero factors of each group
             backend.scatter_add(zeros, index, src_zero.astype(np.int64))
             ctx.save_for_backward(x, src, own, x_zero, src_zero, zeros)
         elif reduce in ("amax", "amin") and x.dtype.kind == "f":
@@ -358,7 +358,7 @@ class ScatterReduce(Function):
             masked = ScatterReduce.apply(masked_x, masked_src, index, "prod",
                                          ctx.include_self)
             if need_x:
-                alone = (zeros - x_zero.long()) == 0
+                alone = (zeros - (x_zero & ~own).long()) == 0
                 grad_x = where(own, 0.0, where(alone, grad * masked / masked_x, 0.0))
             if need_src:
                 alone = (Gather.apply(zeros, index) - src_zero.long()) == 0
