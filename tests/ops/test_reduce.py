@@ -109,7 +109,8 @@ def test_named_tuple_results():
                      (lambda: ember.median(x, 1), "median"),
                      (lambda: ember.nanmedian(x, 1), "nanmedian"),
                      (lambda: ember.cummax(x, 1), "cummax"),
-                     (lambda: ember.cummin(x, 1), "cummin")):
+                     (lambda: ember.cummin(x, 1), "cummin"),
+                     (lambda: ember.kthvalue(x, 2), "kthvalue")):
         result = op()
         assert type(result).__name__ == name
         values, indices = result
@@ -208,6 +209,26 @@ def test_norm_forms():
     assert ember.linalg.matrix_norm(x, INF).item() == pytest.approx(12.0)
     assert ember.linalg.matrix_norm(x, -INF).item() == pytest.approx(7.0)
     assert ember.linalg.matrix_norm(x, keepdim=True).shape == (1, 1)
+
+
+@requires_torch
+@pytest.mark.parametrize("ord", ["nuc", 2, -2])
+def test_matrix_norms_from_singular_values_match_pytorch(ord):
+    torch = pytest.importorskip("torch")
+    if "linalg.svdvals" not in ember.ops.OPS:
+        pytest.skip("ember.linalg.svdvals is not registered")
+    values = np.random.default_rng(5).normal(size=(2, 3, 4))
+    for dim, keepdim in (((-2, -1), False), ((0, 2), True)):
+        ours, theirs = _pair(values)
+        got = ember.linalg.matrix_norm(ours, ord, dim, keepdim)
+        want = torch.linalg.matrix_norm(theirs, ord, dim, keepdim)
+        assert tuple(got.shape) == tuple(want.shape)
+        _close(got, want, rtol=1e-10)
+        got.sum().backward()
+        want.sum().backward()
+        _close(ours.grad, theirs.grad, rtol=1e-8)
+    _close(ember.norm(ember.tensor(values[0]), "nuc"),
+           torch.norm(torch.tensor(values[0]), "nuc"), rtol=1e-10)
 
 
 def test_norm_errors():
@@ -448,6 +469,8 @@ def test_other_argument_errors():
         ember.topk(x, 4)
     with pytest.raises(RuntimeError, match="k out of range"):
         ember.topk(x, -1)
+    with pytest.raises(RuntimeError, match=r"kthvalue\(\): selected number k out of range"):
+        ember.kthvalue(x, 4)
     with pytest.raises(TypeError, match=r"argmax\(\): argument 'dim' must be int, not tuple"):
         ember.argmax(x, (0,))
     with pytest.raises(TypeError, match=r"cumsum\(\) missing 1 required positional argument"):
