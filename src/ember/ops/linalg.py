@@ -876,14 +876,32 @@ class Det(Function):
 
     @staticmethod
     def forward(ctx, a):
-        d = ctx.xp.asarray(ctx.xp.linalg.det(a))
+        with np.errstate(over="ignore"):  # det overflows to inf silently, as in PyTorch
+            d = ctx.xp.asarray(ctx.xp.linalg.det(a))
         ctx.save_for_backward(a, d)
         return d
 
     @staticmethod
     def backward(ctx, grad):
+        # G * det(A) * A^-T is G times the cofactor matrix; a singular A has no inverse, so
+        # its cofactors come from the SVD: cof(A) = det(U) det(V) U diag(prod_{j!=i} s_j) V^T.
         a, d = ctx.saved_tensors
-        return (grad * d).unsqueeze(-1).unsqueeze(-1) * _inv_t(a, "linalg.det")
+        if bool((d._data != 0).all()):
+            try:
+                return (grad * d).unsqueeze(-1).unsqueeze(-1) * Inv.apply(a).mT
+            except LinAlgError:
+                pass
+        return grad.unsqueeze(-1).unsqueeze(-1) * _cofactors(a)
+
+
+def _cofactors(a: Tensor) -> Tensor:
+    """The cofactor matrix det(A) A^-T, defined for singular A too, through the SVD."""
+    xp = backend.xp_for_device(a._device)
+    u, s, vh = Svd.apply(a, False)
+    eye = _eye(s.shape[-1], s)
+    others = NAMESPACES["ember"]["prod"](s.unsqueeze(-2) * (1 - eye) + eye, -1)
+    sign = _constant(xp.asarray(xp.linalg.det(u._data) * xp.linalg.det(vh._data)), s)
+    return matmul(u * (others * sign.unsqueeze(-1)).unsqueeze(-2), vh)
 
 
 def _inv_t(a: Tensor, op: str) -> Tensor:
@@ -941,7 +959,7 @@ def logdet(input):
     """log(det(A)): nan when det(A) < 0, -inf when det(A) == 0."""
     _check_matrices(input, "logdet", "input")
     sign, logabsdet = Slogdet.apply(input)
-    return logabsdet + sign.log()
+    return NAMESPACES["ember"]["where"](sign < 0, float("nan"), logabsdet)
 
 
 class Solve(Function):
