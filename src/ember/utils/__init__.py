@@ -1,1 +1,2 @@
 """``ember.utils``: data loading and other utilities."""
+from . import data  # noqa: F401
