@@ -858,3 +858,253 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     cosine = dot / squares.sqrt()
     loss = where(target == 1, 1.0 - cosine, 0.0) + where(target == -1, relu(cosine - margin), 0.0)
     return _reduce(loss, reduction)
+
+
+# ----------------------------------------------------------------------------- CTC
+def _shift_right(xp, a, k, fill):
+    """``a`` moved k places along the last axis, the first k filled with ``fill``."""
+    pad = xp.full(a.shape[:-1] + (k,), fill, dtype=a.dtype)
+    return xp.concatenate([pad, a[..., :-k]], axis=-1) if a.shape[-1] > k else \
+        xp.full(a.shape, fill, dtype=a.dtype)
+
+
+def _shift_left(xp, a, k, fill):
+    pad = xp.full(a.shape[:-1] + (k,), fill, dtype=a.dtype)
+    return xp.concatenate([a[..., k:], pad], axis=-1) if a.shape[-1] > k else \
+        xp.full(a.shape, fill, dtype=a.dtype)
+
+
+def _ctc_arrays(xp, log_probs, labels, input_lengths, target_lengths, blank):
+    """The CTC negative log-likelihood per sample and its gradient with respect to
+    ``log_probs`` (T, N, C), by the forward (alpha) and backward (beta) recursions in log
+    space over the blank-extended labels (N, 2L + 1). Vectorized over the batch and the
+    labels; the only loop is over time. Costs O(T N L) plus O(T N L C) for the gradient's
+    per-class sums (one batched matrix product)."""
+    steps, batch, classes = log_probs.shape
+    width = 2 * labels.shape[1] + 1
+    neg = -np.inf
+    extended = xp.full((batch, width), blank, dtype=np.int64)
+    extended[:, 1::2] = labels
+    # A label may be reached from two places back unless it repeats the label there.
+    skip = xp.zeros((batch, width), dtype=bool)
+    skip[:, 2:] = (extended[:, 2:] != blank) & (extended[:, 2:] != extended[:, :-2])
+    skip_next = _shift_left(xp, skip, 2, False)
+    positions = xp.arange(width)[None, :]
+    live = positions < (2 * target_lengths + 1)[:, None]
+    emit = xp.take_along_axis(log_probs, xp.broadcast_to(extended[None], (steps, batch, width)),
+                              axis=2)
+    emit = xp.where(live[None], emit, neg)
+    end = 2 * target_lengths                                   # last blank
+    rows = xp.arange(batch)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alpha = xp.full((steps, batch, width), neg, dtype=log_probs.dtype)
+        start = xp.where(positions < 2, emit[0], neg)
+        alpha[0] = xp.where((input_lengths > 0)[:, None], start, neg)
+        for t in range(1, steps):
+            prev = alpha[t - 1]
+            total = xp.logaddexp(prev, _shift_right(xp, prev, 1, neg))
+            total = xp.logaddexp(total, xp.where(skip, _shift_right(xp, prev, 2, neg), neg))
+            alpha[t] = xp.where((t < input_lengths)[:, None], total + emit[t], neg)
+        last = alpha[xp.maximum(input_lengths - 1, 0), rows]    # (N, S)
+        final = xp.logaddexp(last[rows, end],
+                             xp.where(end > 0, last[rows, xp.maximum(end - 1, 0)], neg))
+        final = xp.where(input_lengths > 0, final, xp.where(target_lengths == 0, 0.0, neg))
+        nll = -final
+
+        beta = xp.full((steps, batch, width), neg, dtype=log_probs.dtype)
+        at_end = (positions == end[:, None]) | ((positions == (end - 1)[:, None]) &
+                                                (end > 0)[:, None])
+        nxt = xp.full((batch, width), neg, dtype=log_probs.dtype)
+        for t in range(steps - 1, -1, -1):
+            total = xp.logaddexp(nxt, _shift_left(xp, nxt, 1, neg))
+            total = xp.logaddexp(total, xp.where(skip_next, _shift_left(xp, nxt, 2, neg), neg))
+            inner = total + emit[t]
+            first = xp.where(at_end, emit[t], neg)
+            here = xp.where((t == input_lengths - 1)[:, None], first,
+                            xp.where((t < input_lengths - 1)[:, None], inner, neg))
+            beta[t] = here
+            nxt = here
+
+        # d nll / d log_probs[t, n, c] = -exp(logsumexp_{s: ext(s) = c}(alpha + beta)
+        #                                     + nll - log_probs[t, n, c])
+        occupancy = alpha + beta                                 # (T, N, S)
+        peak = occupancy.max(axis=2, keepdims=True) if width else occupancy
+        peak = xp.where(xp.isfinite(peak), peak, 0.0)
+        onehot = (extended[:, :, None] == xp.arange(classes)[None, None, :]).astype(
+            log_probs.dtype)                                     # (N, S, C)
+        sums = xp.matmul(xp.exp(occupancy - peak).transpose(1, 0, 2), onehot).transpose(1, 0, 2)
+        per_class = xp.log(sums) + peak                          # (T, N, C)
+        grad = -xp.exp(per_class + nll[None, :, None] - log_probs)
+        grad = xp.where(xp.isneginf(per_class), 0.0, grad)
+        inside = (xp.arange(steps)[:, None] < input_lengths[None, :])[:, :, None]
+        grad = xp.where(inside & xp.isfinite(nll)[None, :, None], grad, 0.0)
+        grad = xp.where(xp.isfinite(nll)[None, :, None], grad, xp.nan)
+    return nll.astype(log_probs.dtype), grad.astype(log_probs.dtype)
+
+
+class CTCLoss(Function):
+    node_name = "CtcLossBackward0"
+
+    @staticmethod
+    def forward(ctx, log_probs, labels, input_lengths, target_lengths, blank, zero_infinity):
+        xp = ctx.xp
+        nll, grad = _ctc_arrays(xp, log_probs, labels, input_lengths, target_lengths, blank)
+        if zero_infinity:
+            infinite = xp.isinf(nll)
+            nll = xp.where(infinite, 0.0, nll).astype(log_probs.dtype)
+            grad = xp.where(infinite[None, :, None], 0.0, grad).astype(log_probs.dtype)
+        ctx.save_for_backward(grad)
+        return nll
+
+    @staticmethod
+    def backward(ctx, grad_nll):
+        (grad,) = ctx.saved_tensors
+        return (CTCGradient.apply(grad * grad_nll.reshape((1, -1, 1))),
+                None, None, None, None, None)
+
+
+class CTCGradient(Function):
+    """The CTC gradient, passed through unchanged; differentiating it again raises (PyTorch
+    has no double backward for ctc_loss either), instead of silently giving zero."""
+
+    node_name = "CtcLossBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad):
+        return grad.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("ctc_loss(): double backward (the derivative of the CTC gradient) "
+                           "is not implemented, as in PyTorch")
+
+
+def _lengths(value, name: str, arg: str, count: int):
+    if isinstance(value, Tensor):
+        values = np.asarray(value.detach().cpu().numpy())
+    else:
+        values = np.asarray(value)
+    if values.dtype.kind not in "iu":
+        raise RuntimeError(f"{name}(): '{arg}' must hold integers, got {values.dtype}")
+    values = values.reshape(-1).astype(np.int64)
+    if values.shape[0] != count:
+        raise RuntimeError(f"{name}(): expected {arg} to have {count} entries (one per batch "
+                           f"element), got {values.shape[0]}")
+    if (values < 0).any():
+        raise RuntimeError(f"{name}(): {arg} must be non-negative, got {values.tolist()}")
+    return values
+
+
+def _ctc_samples(make):
+    from ..creation import tensor
+
+    log_probs = log_softmax(make((5, 2, 3), requires_grad=False), 2).requires_grad_(True)
+    unbatched = log_softmax(make((4, 3), requires_grad=False), 1).requires_grad_(True)
+    return [Sample((log_probs, tensor([[1, 2], [1, 1]], device=make.device),
+                    tensor([5, 4]), tensor([2, 2])), name="padded targets, mean"),
+            Sample((log_probs, tensor([2, 1, 1], device=make.device), (5, 5), (1, 2)),
+                   {"reduction": "sum", "blank": 0}, name="concatenated, repeat"),
+            Sample((log_probs, tensor([[2, 0], [1, 0]], device=make.device), [3, 5], [1, 0]),
+                   {"reduction": "none"}, name="empty target"),
+            Sample((unbatched, tensor([1, 2], device=make.device), tensor(4), tensor(2)),
+                   {"blank": 0},
+                   name="unbatched")]
+
+
+def _ctc_torch(torch, log_probs, targets, input_lengths, target_lengths, blank=0,
+               reduction="mean", zero_infinity=False):
+    """PyTorch's ctc_loss, its gradient made the derivative: PyTorch's adds
+    ``exp(log_probs)`` at every frame inside the input length (its formula assumes the
+    inputs came from log_softmax, whose backward cancels that term)."""
+    value = torch.nn.functional.ctc_loss(log_probs, targets, input_lengths, target_lengths,
+                                         blank, reduction, zero_infinity)
+    batched = log_probs.dim() == 3
+    lp = log_probs if batched else log_probs.unsqueeze(1)
+    lengths = torch.as_tensor(input_lengths).reshape(-1)
+    tl = torch.as_tensor(target_lengths).reshape(-1).to(lp.dtype)
+    inside = (torch.arange(lp.shape[0])[:, None] < lengths[None, :]).to(lp.dtype)
+    extra = (lp.exp() - lp.exp().detach()).sum(2) * inside            # (T, N), value 0
+    per_sample = extra.sum(0)
+    if reduction == "mean":
+        correction = (per_sample / tl.clamp(min=1)).mean()
+    elif reduction == "sum":
+        correction = per_sample.sum()
+    else:
+        correction = per_sample if batched else per_sample.reshape(())
+    return value - correction
+
+
+@register_op(namespace=_NN, samples=_ctc_samples, torch=_ctc_torch, gradgrad=False)
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    """Connectionist temporal classification: ``-log`` of the total probability of every
+    alignment of ``targets`` to the frames of ``log_probs`` (T, N, C) (or (T, C)), where an
+    alignment may repeat labels and insert ``blank`` (and must put a blank between repeated
+    labels). ``targets`` is padded (N, S) or the concatenation of all targets;
+    ``input_lengths`` and ``target_lengths`` give each sample's lengths. 'mean' divides
+    each loss by its target length, then averages; ``zero_infinity`` turns impossible
+    alignments' infinite losses (and their gradients) into zeros. The gradient is the
+    derivative with respect to ``log_probs`` (see the note in _ctc_torch). Costs
+    O(T N S C) time, the loop over time in Python."""
+    ensure_tensor(log_probs, "ctc_loss", "log_probs")
+    ensure_tensor(targets, "ctc_loss", "targets")
+    reduction = _reduction(reduction, "ctc_loss")
+    if log_probs.ndim not in (2, 3):
+        raise RuntimeError(f"ctc_loss(): log_probs must be (T, N, C) or (T, C), got "
+                           f"{list(log_probs.shape)}")
+    if log_probs._data.dtype.kind != "f":
+        raise RuntimeError(f"ctc_loss(): log_probs must be floating point, got "
+                           f"{log_probs.dtype.name}")
+    if targets._data.dtype.kind not in "iu":
+        raise RuntimeError(f"ctc_loss(): targets must hold integer class indices, got "
+                           f"{targets.dtype.name}")
+    batched = log_probs.ndim == 3
+    lp = log_probs if batched else log_probs.unsqueeze(1)
+    steps, batch, classes = lp.shape
+    if not 0 <= blank < classes:
+        raise RuntimeError(f"ctc_loss(): blank must be in label range [0, {classes}), got "
+                           f"{blank}")
+    inputs = _lengths(input_lengths, "ctc_loss", "input_lengths", batch)
+    lengths = _lengths(target_lengths, "ctc_loss", "target_lengths", batch)
+    if (inputs > steps).any():
+        raise RuntimeError(f"ctc_loss(): Expected input_lengths to have value at most {steps}, "
+                           f"but got value {int(inputs.max())}")
+    xp = backend.xp_for_device(lp._device)
+    target_data = targets._data.astype(np.int64)
+    longest = int(lengths.max()) if batch else 0
+    if batched and targets.ndim == 2:
+        if targets.shape[0] != batch or targets.shape[1] < longest:
+            raise RuntimeError(f"ctc_loss(): padded targets of shape {list(targets.shape)} "
+                               f"don't fit {batch} samples of target lengths "
+                               f"{lengths.tolist()}")
+        labels = target_data[:, :longest]
+    elif targets.ndim == 1:
+        if targets.shape[0] < int(lengths.sum()):
+            raise RuntimeError(f"ctc_loss(): concatenated targets of length "
+                               f"{targets.shape[0]} are shorter than the sum of target "
+                               f"lengths {int(lengths.sum())}")
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        where_from = xp.asarray(starts[:, None] + np.arange(longest)[None, :])
+        inside = xp.asarray(np.arange(longest)[None, :] < lengths[:, None])
+        limit = max(targets.shape[0] - 1, 0)
+        labels = xp.where(inside, target_data[xp.minimum(where_from, limit)], blank) \
+            if targets.shape[0] else xp.full((batch, longest), blank, dtype=np.int64)
+    else:
+        raise RuntimeError(f"ctc_loss(): targets must be padded (N, S) or concatenated 1-D, "
+                           f"got {list(targets.shape)}")
+    mask = xp.asarray(np.arange(longest)[None, :] < lengths[:, None])
+    used = labels[mask]
+    if used.size and bool(((used < 0) | (used >= classes) | (used == blank)).any()):
+        raise RuntimeError(f"ctc_loss(): target labels must be in [0, {classes}) and differ "
+                           f"from blank ({blank})")
+    labels = xp.where(mask, labels, blank)
+    nll = CTCLoss.apply(lp, labels, xp.asarray(inputs), xp.asarray(lengths), int(blank),
+                        bool(zero_infinity))
+    if not batched:
+        nll = nll.reshape(())
+    if reduction == "none":
+        return nll
+    if reduction == "sum":
+        return nll.sum()
+    divisor = _constant(xp.asarray(np.maximum(lengths, 1)).astype(lp._data.dtype), lp)
+    return (nll / (divisor if batched else divisor.reshape(()))).mean()
