@@ -24,6 +24,7 @@ from . import grad_mode
 
 _state = grad_mode._state
 _Tensor = None  # ember.Tensor, set by ember.tensor once the class exists (import order)
+_NO_GRAD = [(False,) * n for n in range(16)]
 
 SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -266,29 +267,62 @@ class Function(FunctionCtx):
         return self.node_name or type(self).__name__ + "Backward0"
 
     def _tensor_edges(self):
-        return [self._edges[i] for i in self._tensor_positions]
+        return [edge for edge, need in zip(self._edges, self._needs) if need is not None]
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        # One pass over the arguments: arrays for forward, the device, whether to record.
+        # One pass over the arguments: arrays for forward, the device, and (when recording)
+        # the graph edges and needs_input_grad.
         Tensor = _Tensor
         ctx = object.__new__(cls)
         arrays = []
         device = None
-        requires_grad = False
-        for a in args:
-            if isinstance(a, Tensor):
-                if a._device is not device:
-                    if device is not None:
-                        return _apply_across_devices(cls, ctx, args, kwargs)
-                    device = a._device
-                if a._requires_grad:
-                    requires_grad = True
-                arrays.append(a._data)
+        if cls.differentiable and _state.enabled:
+            edges = []
+            needs = []  # True/False per tensor argument, None for other arguments
+            for a in args:
+                if isinstance(a, Tensor):
+                    if a._device is not device:
+                        if device is not None:
+                            return _apply_across_devices(cls, ctx, args, kwargs)
+                        device = a._device
+                    arrays.append(a._data)
+                    if a._requires_grad:
+                        grad_fn = a.grad_fn
+                        edges.append((grad_fn, a._output_nr) if grad_fn is not None
+                                     else (accumulator_of(a), 0))
+                        needs.append(True)
+                    else:
+                        edges.append(None)
+                        needs.append(False)
+                else:
+                    arrays.append(a)
+                    edges.append(None)
+                    needs.append(None)
+            if True in needs:
+                ctx._edges = edges
+                ctx._needs = needs
+                ctx.needs_input_grad = needs if cls._array_forward else tuple(
+                    n is True for n in needs)
+                requires_grad = True
             else:
-                arrays.append(a)
+                requires_grad = False
+        else:
+            for a in args:
+                if isinstance(a, Tensor):
+                    if a._device is not device:
+                        if device is not None:
+                            return _apply_across_devices(cls, ctx, args, kwargs)
+                        device = a._device
+                    arrays.append(a._data)
+                else:
+                    arrays.append(a)
+            requires_grad = False
         if device is None:
             raise TypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
+        if not requires_grad:
+            ctx.needs_input_grad = _NO_GRAD[len(args)] if len(args) < 16 else \
+                (False,) * len(args)
         return _run_forward(cls, ctx, args, arrays, kwargs, device, requires_grad)
 
     def _run_backward(self, grads):
@@ -317,19 +351,19 @@ def _apply_across_devices(cls, ctx, args, kwargs):
     tensors = [a for a in args if isinstance(a, Tensor)]
     device = _check_devices(cls.op_name or cls.__name__, tensors)
     arrays = [_on(a, device) if isinstance(a, Tensor) else a for a in args]
-    requires_grad = any(t._requires_grad for t in tensors)
+    requires_grad = cls.differentiable and _state.enabled and any(
+        t._requires_grad for t in tensors)
+    needs = [(a._requires_grad and requires_grad) if isinstance(a, Tensor) else None
+             for a in args]
+    if requires_grad:
+        ctx._edges = _edges(args)
+        ctx._needs = needs
+    ctx.needs_input_grad = needs if cls._array_forward else tuple(n is True for n in needs)
     return _run_forward(cls, ctx, args, arrays, kwargs, device, requires_grad)
 
 
 def _run_forward(cls, ctx, args, arrays, kwargs, device, requires_grad):
     ctx._device = device
-    requires_grad = requires_grad and cls.differentiable and _state.enabled
-    if requires_grad:
-        Tensor = _Tensor
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
-        ctx._tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-    else:
-        ctx.needs_input_grad = (False,) * len(args)
     if _anomaly._flag.enabled:
         _anomaly.record_stack(ctx)
     if not cls._array_forward:
@@ -381,11 +415,9 @@ def _wrap_outputs(cls, ctx, args, arrays, result, requires_grad):
             out.grad_fn = ctx
         if cls.is_view:
             _link_view(cls, args, out, args[0])
-        if requires_grad:
-            ctx._edges = _edges(args)
-            if ctx._to_save:
-                ctx._saved = _resolve_saved(ctx._to_save, arrays, args, (original,), (out,))
-                ctx._to_save = ()
+        if requires_grad and ctx._to_save:
+            ctx._saved = _resolve_saved(ctx._to_save, arrays, args, (original,), (out,))
+            ctx._to_save = ()
         return out
     wrapped = []
     outputs = []
@@ -402,7 +434,6 @@ def _wrap_outputs(cls, ctx, args, arrays, result, requires_grad):
     if cls.is_view:
         _link_view(cls, args, wrapped, args[0])
     if requires_grad:
-        ctx._edges = _edges(args)
         ctx._num_outputs = len(outputs)
         ctx._output_meta = [(t._data.shape, t.dtype) for t in wrapped]
         if ctx._to_save:
