@@ -516,8 +516,7 @@ class Logit(Function):
         ctx.eps = eps
         ctx.save_for_backward(x)
         z = x if eps is None else xp.clip(x, eps, 1 - eps)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return (xp.log(z) - xp.log1p(-z)).astype(x.dtype, copy=False)
+        return (xp.log(z) - xp.log1p(-z)).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):

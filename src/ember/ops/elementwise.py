@@ -857,8 +857,7 @@ class Reciprocal(Function):
 
     @staticmethod
     def forward(ctx, x):
-        with np.errstate(divide="ignore"):
-            out = ctx.xp.reciprocal(x)
+        out = ctx.xp.reciprocal(x)
         ctx.save_for_backward(out)
         return out
 
@@ -879,8 +878,7 @@ class Rsqrt(Function):
 
     @staticmethod
     def forward(ctx, x):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = (1 / ctx.xp.sqrt(x)).astype(x.dtype, copy=False)
+        out = (1 / ctx.xp.sqrt(x)).astype(x.dtype, copy=False)
         ctx.save_for_backward(out)
         return out
 
@@ -955,8 +953,7 @@ def _log_family(name: str, ufunc: str, scale: float, shift: float):
         @staticmethod
         def forward(ctx, x):
             ctx.save_for_backward(x)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                return getattr(ctx.xp, ufunc)(x)
+            return getattr(ctx.xp, ufunc)(x)
 
         @staticmethod
         def backward(ctx, grad):
@@ -1022,8 +1019,7 @@ def _input_unary(name: str, ufunc: str, derivative):
         @staticmethod
         def forward(ctx, x):
             ctx.save_for_backward(x)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                return getattr(ctx.xp, ufunc)(x)
+            return getattr(ctx.xp, ufunc)(x)
 
         @staticmethod
         def backward(ctx, grad):
@@ -1521,8 +1517,7 @@ class Fmod(Function):
         _save_operands(ctx, a, b)
         if not isinstance(b, ctx.xp.ndarray):
             ctx.node_name = "FmodBackward0"
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return ctx.xp.fmod(a, b)
+        return ctx.xp.fmod(a, b)
 
     @staticmethod
     def backward(ctx, grad):
