@@ -728,11 +728,23 @@ def _legacy_type_name(t: Tensor) -> str:
     return prefix + _LEGACY[t.dtype.name]
 
 
+def _check_writable(self: Tensor) -> None:
+    """Expanded views repeat one memory location along a stride-0 dim: writing is refused
+    (NumPy marks them read-only, CuPy doesn't)."""
+    data = self._data
+    if any(stride == 0 and size > 1 for stride, size in zip(data.strides, data.shape)):
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to "
+            "a single memory location (it is an expanded view). Please clone() the tensor "
+            "before performing the operation.")
+
+
 def _inplace(self: Tensor, function, *args, **kwargs) -> Tensor:
     """Run ``function(self, *args)`` out of place, write the result into self's memory and
     make self the output of that graph node. The shared version counter goes up, so any
     node that saved the old value will refuse to backward."""
     grad_on = _state.enabled
+    _check_writable(self)
     if grad_on and self.grad_fn is None and self._requires_grad:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation. "

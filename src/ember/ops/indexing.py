@@ -8,7 +8,7 @@ import numpy as np
 from .. import backend, dtypes
 from ..autograd.function import Function
 from ..autograd import grad_mode
-from ..tensor import Tensor
+from ..tensor import Tensor, _check_writable
 from ._util import ensure_tensor, sum_to_shape, wrap_dim
 from .registry import Sample, register_op
 
@@ -348,6 +348,7 @@ def _setitem(self, index, value):
 
         _inplace(self, _index_put, index, value)
         return
+    _check_writable(self)
     converted, basic = convert_index(index, self)
     value = _value_for(self, value, "__setitem__")
     self._data[converted] = value._data if isinstance(value, Tensor) else value

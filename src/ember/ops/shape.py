@@ -186,6 +186,11 @@ class Expand(Function):
     @staticmethod
     def forward(ctx, x, shape):
         ctx.input_shape = x.shape
+        if int(np.prod(shape)) == x.size and x.size:
+            try:  # only size-1 dims added: a writable view, as in PyTorch
+                return backend.view_reshape(x, shape)
+            except ValueError:
+                pass
         return ctx.xp.broadcast_to(x, shape)
 
     @staticmethod
@@ -887,7 +892,7 @@ def split(tensor, split_size_or_sections, dim=0):
                                f"dimension size of {n}" if size == 0 else
                                f"split expects split_size be non-negative, but got "
                                f"split_size={size}")
-        sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
+        sizes = [size] * (n // size) + ([n % size] if n % size else []) if n else [0]
         return _split(tensor, _bounds_from_sizes(sizes), d, "split")
     sizes = [int(s) for s in split_size_or_sections]
     if sum(sizes) != n or any(s < 0 for s in sizes):
