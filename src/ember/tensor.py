@@ -744,7 +744,8 @@ def _inplace(self: Tensor, function, *args, **kwargs) -> Tensor:
     make self the output of that graph node. The shared version counter goes up, so any
     node that saved the old value will refuse to backward."""
     grad_on = _state.enabled
-    _check_writable(self)
+    if self._base is not None:
+        _check_writable(self)
     if grad_on and self.grad_fn is None and self._requires_grad:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation. "

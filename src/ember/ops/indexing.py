@@ -348,7 +348,8 @@ def _setitem(self, index, value):
 
         _inplace(self, _index_put, index, value)
         return
-    _check_writable(self)
+    if self._base is not None:
+        _check_writable(self)
     converted, basic = convert_index(index, self)
     value = _value_for(self, value, "__setitem__")
     self._data[converted] = value._data if isinstance(value, Tensor) else value
