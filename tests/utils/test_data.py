@@ -72,7 +72,6 @@ def test_default_collate_matches_pytorch():
 
 @requires_torch
 def test_default_convert_matches_pytorch():
-    import torch
     from torch.utils.data import default_convert as torch_convert
 
     data = {"a": np.arange(3), "b": (np.float32(2.0), [np.ones(2)]), "c": "text", "d": 3,

@@ -224,7 +224,7 @@ class RAdam(Adam):
     the step is plain momentum SGD, :math:`\theta \leftarrow \theta - \gamma \hat m_t`;
     afterwards :math:`\theta \leftarrow \theta - \gamma \hat m_t\, r_t
     \sqrt{1-\beta_2^t} / (\sqrt{v_t} + \epsilon)` with the rectification
-    :math:`r_t = \sqrt{\frac{(\rho_t-4)(\rho_t-2)\rho_\infty}{(\rho_\infty-4)(\rho_\infty-2)\rho_t}}`.
+    :math:`r_t = \sqrt{(\rho_t-4)(\rho_t-2)\rho_\infty / ((\rho_\infty-4)(\rho_\infty-2)\rho_t)}`.
     """
 
     _optimizer_name = "RAdam"

@@ -44,8 +44,11 @@ def _step_tensor(value: float = 0.0) -> Tensor:
 def _zeros_like_array(param: Tensor, fill: float = 0.0) -> Tensor:
     """A tensor of ``fill`` with the parameter's shape, dtype and device."""
     data = param._data
-    xp = backend.xp_of(data)
-    return Tensor._make(xp.full(data.shape, fill, dtype=data.dtype), param._device, False)
+    if param._device.type == "cpu":
+        return Tensor._make(np.full(data.shape, fill, dtype=data.dtype), param._device, False)
+    with backend.cuda.device_guard(param._device.index):
+        array = backend.xp_of(data).full(data.shape, fill, dtype=data.dtype)
+    return Tensor._make(array, param._device, False)
 
 
 def _count_steps(step_function):
@@ -204,7 +207,12 @@ class Optimizer:
             if grad is None:
                 continue
             g = grad._data
-            yield p, p._data, (-g if maximize else g)
+            if p._device.type == "cpu":
+                yield p, p._data, (-g if maximize else g)
+            else:
+                # CuPy allocates and launches on the current GPU: make it the parameter's.
+                with backend.cuda.device_guard(p._device.index):
+                    yield p, p._data, (-g if maximize else g)
 
     # ----------------------------------------------------------------- state dicts
     def state_dict(self) -> dict:
