@@ -21,7 +21,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import backend, dtypes
+from .. import backend
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
@@ -220,7 +220,7 @@ def mm(input, mat2):
 def bmm(input, mat2):
     """Batched matrix product: (b, n, m) @ (b, m, p) -> (b, n, p). No broadcasting."""
     _product_operands("bmm", input, mat2, "input", "mat2", 3, 3)
-    (b1, n, m1), (b2, m2, p) = input._data.shape, mat2._data.shape
+    (b1, _, m1), (b2, m2, _) = input._data.shape, mat2._data.shape
     if b1 != b2 or m1 != m2:
         raise RuntimeError(f"bmm: expected mat2 of shape [{b1}, {m1}, *] for input of shape "
                            f"{list(input.shape)}, but got {list(mat2.shape)}")
@@ -568,8 +568,7 @@ def einsum(*args):
             term = "".join(term[i] for i in keep)
         final_terms.append(term)
         final_operands.append(t)
-    # An output label whose only occurrences were dropped (size 1 everywhere it stood
-    # against a larger size cannot happen: sizes[c] > 1 means one operand keeps it).
+    # Every output label survives: a dropped dim had size 1 where another operand has more.
     return Einsum.apply(",".join(final_terms) + "->" + output, *final_operands)
 
 
@@ -691,7 +690,7 @@ class DiagEmbed(Function):
     @staticmethod
     def forward(ctx, x, offset, dim1, dim2):
         ctx.args = (offset, dim1, dim2)
-        n = x.shape[-1] + abs(offset) if x.ndim else abs(offset) + 1
+        n = x.shape[-1] + abs(offset)
         shape = list(x.shape[:-1])
         for d in sorted((dim1, dim2)):
             shape.insert(d, n)
@@ -999,8 +998,9 @@ def _solve_samples(make):
 @register_op(namespace="linalg", samples=_solve_samples)
 def solve(A, B, *, left=True):
     """X with A X = B (left=True) or X A = B (left=False), for square invertible A, without
-    forming A^-1. B is a batch of vectors (*, n) when B is 1-D or its shape is A's without the
-    last dim; otherwise a batch of matrices (*, n, k). Batch dims broadcast. Gradient:
+    forming A^-1. With left=True, B is a batch of vectors (*, n) when B is 1-D or its shape is
+    A's without the last dim, otherwise a batch of matrices (*, n, k); with left=False, B is
+    a batch of matrices (*, k, n). Batch dims broadcast. Gradient:
     G_B = A^-T G, G_A = -G_B X^T. Cost O(n^3 + n^2 k)."""
     _check_matrices(A, "linalg.solve")
     ensure_tensor(B, "linalg.solve", "B")
@@ -1009,12 +1009,10 @@ def solve(A, B, *, left=True):
     vector = B._data.ndim == 1 or (B._data.ndim == A._data.ndim - 1 and
                                    B._data.shape == A._data.shape[:-1])
     if not left:
-        if vector:
-            return solve(A.mT, B)
-        if B._data.ndim < 2 or B._data.shape[-1] != n:
+        if vector or B._data.shape[-1] != n:
             raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
-                               f"XA = B ({_shape_text(A.shape[-2:])} and "
-                               f"{_shape_text(B.shape[-2:])})")
+                               f"XA = B ({n}x{n} and "
+                               f"{_shape_text(B.shape[-2:] if not vector else (B.shape[-1], 1))})")
         return solve(A.mT, B.mT).mT
     matrix_b = B.unsqueeze(-1) if vector else B
     if matrix_b._data.ndim < 2 or matrix_b._data.shape[-2] != n:
@@ -1197,9 +1195,7 @@ class Svd(Function):
                            full_matrices=full_matrices)
         k = s.shape[-1]
         signs = _vector_signs(xp, u[..., :, :k])
-        u = u.copy()
-        vh = vh.copy()
-        u[..., :, :k] *= signs
+        u[..., :, :k] *= signs  # u and vh are fresh arrays: fix the signs in place
         vh[..., :k, :] *= xp.swapaxes(signs, -1, -2)
         ctx.full_matrices = full_matrices
         ctx.set_materialize_grads(False)
@@ -1504,7 +1500,7 @@ def _norm_samples(make):
 
 
 @register_op(namespace="linalg", samples=_norm_samples)
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """A vector or matrix norm, chosen as PyTorch does: dim an int -> vector_norm over it;
     dim a pair -> matrix_norm over those dims; dim None -> the 2-norm of the flattened input
     when ord is None, else vector_norm for 1-D and matrix_norm for 2-D input."""
