@@ -317,3 +317,17 @@ def test_module_state_dict_and_parameters():
         assert other(x).tolist() == model(x).tolist()
     p = _round_trip(nn.Parameter(ember.ones(2)))
     assert isinstance(p, nn.Parameter) and p.requires_grad
+
+
+def test_crafted_sizes_and_depth_fail_cleanly(tmp_path):
+    path = tmp_path / "huge.safetensors"
+    header = {"t": {"dtype": "F32", "shape": [1 << 40], "data_offsets": [0, 4 << 40]}}
+    raw = json.dumps(header).encode()
+    path.write_bytes(len(raw).to_bytes(8, "little") + raw + b"\0" * 16)
+    with pytest.raises(ValueError, match="truncated: its header describes"):
+        ember.load(path)
+    deep = "[" * 100000 + "]" * 100000
+    path.write_bytes(safetensors_numpy.save({}, metadata={"ember": '{"version":1,"object":'
+                                                          + deep + "}"}))
+    with pytest.raises(ValueError, match="corrupt ember structure"):
+        ember.load(path)

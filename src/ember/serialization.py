@@ -254,7 +254,7 @@ def _parse_header(handle, source: str) -> tuple[dict, int]:
                          f"bytes but only {0 if raw is None else len(raw)} follow")
     try:
         header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as error:
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
         raise ValueError(f"ember.load: {source} has a corrupt header (not valid JSON: {error})"
                          + _foreign_format_hint(first)) from None
     if not isinstance(header, dict):
@@ -445,7 +445,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool = True,
     tensors return to the device they were saved from.
 
     The format holds only data, so loading never runs code whatever ``weights_only`` says
-    (the argument exists for PyTorch's signature). A corrupt, truncated or foreign file
+    (the argument exists for PyTorch's signature, as does ``mmap``: the tensors are always
+    read into memory). A corrupt, truncated or foreign file
     raises ValueError naming the file and the problem.
     """
     if pickle_module is not None or pickle_load_args:
@@ -469,9 +470,27 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool = True,
         return _load_from(handle, map_location, source)
 
 
+def _remaining_bytes(handle) -> int | None:
+    """Bytes left after the current position, where the handle can tell."""
+    try:
+        if not handle.seekable():
+            return None
+        position = handle.tell()
+        end = handle.seek(0, os.SEEK_END)
+        handle.seek(position)
+        return end - position
+    except (AttributeError, OSError):
+        return None
+
+
 def _load_from(handle, map_location, source: str):
     header, data_start = _parse_header(handle, source)
     entries = _check_entries(header, source)
+    needed = entries[-1][4] if entries else 0
+    available = _remaining_bytes(handle)
+    if available is not None and available < needed:  # before allocating anything
+        raise ValueError(f"ember.load: {source} is truncated: its header describes {needed} "
+                         f"bytes of tensor data but only {available} follow")
     arrays = _read_arrays(handle, entries, source)
     if handle.read(1):
         raise ValueError(f"ember.load: {source} has bytes after its last tensor (corrupt or not "
@@ -488,10 +507,14 @@ def _load_from(handle, map_location, source: str):
         document = json.loads(text)
         version = document["version"]
         structure = document["object"]
-    except (TypeError, ValueError, KeyError):
+    except (TypeError, ValueError, KeyError, RecursionError):
         raise ValueError(f"ember.load: {source} has a corrupt ember structure (its metadata "
                          "is not the JSON ember writes)") from None
     if version != _FORMAT_VERSION:
         raise ValueError(f"ember.load: {source} was written in ember format version {version}; "
                          f"this ember reads version {_FORMAT_VERSION}")
-    return _Decoder(arrays, map_location, source).decode(structure)
+    try:
+        return _Decoder(arrays, map_location, source).decode(structure)
+    except RecursionError:
+        raise ValueError(f"ember.load: {source} has a corrupt ember structure (nested too "
+                         "deeply)") from None
