@@ -304,6 +304,19 @@ def test_diag_out_of_range_offset_gives_empty():
     assert ember.diagonal(ember.ones(2, 3), -4).shape == (0,)
 
 
+def test_in_place_forms():
+    x = ember.ones(3, 3)
+    assert x.tril_() is x and x.tolist() == np.tril(np.ones((3, 3))).tolist()
+    x.triu_(0)
+    assert x.tolist() == np.eye(3).tolist()
+    y = ember.ones(2, 2)
+    y.addmm_(ember.eye(2), ember.eye(2), beta=2, alpha=3)
+    assert y.tolist() == [[5.0, 2.0], [2.0, 5.0]]
+    leaf = random((2, 2))
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        leaf.tril_()
+
+
 def test_trace_of_integers_is_int64():
     result = ember.trace(ember.tensor([[1, 2], [3, 4]], dtype=ember.int32))
     assert result.dtype is ember.int64 and result.item() == 5

@@ -24,9 +24,9 @@ import numpy as np
 from .. import backend
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
-from ..tensor import Tensor
+from ..tensor import Tensor, _inplace
 from ._util import binary_operands, ensure_tensor, sum_to_shape, wrap_dim
-from .registry import NAMESPACES, Sample, register_op
+from .registry import NAMESPACES, Sample, bind_method, register_op
 
 
 class LinAlgError(RuntimeError):
@@ -817,6 +817,20 @@ def tril(input, diagonal=0):
 def triu(input, diagonal=0):
     """The upper triangle of the last two dims: elements with j - i >= diagonal, others 0."""
     return _triangle(Triu, "triu", input, diagonal)
+
+
+# ============================================================================ in-place forms
+def _inplace_form(function):
+    def method(self, *args, **kwargs):
+        return _inplace(self, function, *args, **kwargs)
+
+    method.__name__ = function.__name__ + "_"
+    method.__doc__ = f"In-place form of ``{function.__name__}``: writes the result into self."
+    return method
+
+
+for _function in (tril, triu, addmm, addmv, addbmm, baddbmm):
+    bind_method(_function.__name__ + "_", _inplace_form(_function))
 
 
 # ============================================================================ inv, det, solve
