@@ -236,7 +236,19 @@ def _getitem_samples(make):
             Sample((make((3, 4)), (None, Ellipsis, 0)), name="None and ..."),
             Sample((make((4, 5)), (1, -1)), name="element"),
             Sample((make((5, 3)), [0, 2, 2]), name="int list with repeats"),
-            Sample((make((4, 3)), (slice(None), [2, 0])), name="mixed")]
+            Sample((make((4, 3)), (slice(None), [2, 0])), name="mixed"),
+            Sample((make((3, 4)), make.bool((3, 4))), name="bool mask"),
+            Sample((make((2, 3, 4)), (1, slice(None), _index_tensor(make, [-1, 0, -1]))),
+                   name="int and tensor apart (PyTorch placement)"),
+            Sample((make((2, 3, 4)), (_index_tensor(make, [[1], [0]]), None,
+                                      _index_tensor(make, [True, False, True]))),
+                   name="broadcast arrays, None, row mask")]
+
+
+def _index_tensor(make, values):
+    from ..creation import tensor
+
+    return tensor(values, device=make.device)
 
 
 @register_op("_getitem", internal=True)
