@@ -392,3 +392,17 @@ class _Dies(Dataset):
 def test_dead_worker_is_reported():
     with pytest.raises(RuntimeError, match="exited unexpectedly"):
         list(DataLoader(_Dies(), batch_size=1, num_workers=2))
+
+
+def test_abandoned_iterator_stops_its_workers():
+    import gc
+    import multiprocessing
+
+    before = len(multiprocessing.active_children())
+    for batch in DataLoader(_Squares(50), batch_size=2, num_workers=2):
+        break
+    gc.collect()
+    deadline = time.monotonic() + 30
+    while len(multiprocessing.active_children()) > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(multiprocessing.active_children()) == before
