@@ -77,6 +77,25 @@ CASES = [
                                                align_corners=True), [rand(1, 1, 2, 3)]),
     ("PixelShuffle", lambda m: m.PixelShuffle(2), [rand(1, 4, 2, 3)]),
     ("Dropout-eval", lambda m: m.Dropout(0.3).eval(), [rand(2, 3)]),
+    ("Dropout1d-eval", lambda m: m.Dropout1d().eval(), [rand(2, 2, 3)]),
+    ("Dropout3d-eval", lambda m: m.Dropout3d().eval(), [rand(2, 2, 1, 2, 2)]),
+    ("AlphaDropout-eval", lambda m: m.AlphaDropout(0.2).eval(), [rand(2, 3)]),
+    ("ConvTranspose3d", lambda m: m.ConvTranspose3d(2, 1, 2, stride=2), [rand(1, 2, 2, 2, 2)]),
+    ("MaxPool3d", lambda m: m.MaxPool3d(2), [rand(1, 1, 4, 4, 2)]),
+    ("AvgPool3d", lambda m: m.AvgPool3d(2, stride=1), [rand(1, 1, 3, 3, 3)]),
+    ("AdaptiveAvgPool3d", lambda m: m.AdaptiveAvgPool3d((1, 2, 2)), [rand(1, 1, 3, 3, 3)]),
+    ("AdaptiveMaxPool1d", lambda m: m.AdaptiveMaxPool1d(3), [rand(2, 2, 7)]),
+    ("InstanceNorm3d", lambda m: m.InstanceNorm3d(2, track_running_stats=True),
+     [rand(2, 2, 2, 2, 2)]),
+    ("LocalResponseNorm", lambda m: m.LocalResponseNorm(3), [rand(2, 4, 3)]),
+    ("PixelUnshuffle", lambda m: m.PixelUnshuffle(2), [rand(1, 1, 4, 6)]),
+    ("UpsamplingNearest2d", lambda m: m.UpsamplingNearest2d(scale_factor=2),
+     [rand(1, 1, 2, 2)]),
+    ("UpsamplingBilinear2d", lambda m: m.UpsamplingBilinear2d(size=(3, 3)),
+     [rand(1, 1, 2, 2)]),
+    ("CosineSimilarity", lambda m: m.CosineSimilarity(dim=1), [rand(3, 4), rand(3, 4, seed=1)]),
+    ("PairwiseDistance", lambda m: m.PairwiseDistance(p=3.0, keepdim=True),
+     [rand(3, 4), rand(3, 4, seed=1)]),
     ("Dropout2d-eval", lambda m: m.Dropout2d().eval(), [rand(2, 2, 3, 3)]),
 ]
 
@@ -93,7 +112,7 @@ ACTIVATIONS = [
     ("Threshold", lambda m: m.Threshold(0.1, 20.0)), ("GLU", lambda m: m.GLU()),
     ("PReLU", lambda m: m.PReLU()), ("PReLU-channels", lambda m: m.PReLU(3, init=0.1)),
     ("Softmax", lambda m: m.Softmax(dim=1)), ("LogSoftmax", lambda m: m.LogSoftmax(dim=-1)),
-    ("Softmin", lambda m: m.Softmin(dim=0)),
+    ("Softmin", lambda m: m.Softmin(dim=0)), ("Softmax2d", lambda m: m.Softmax2d()),
 ]
 CASES += [(name, build, [rand(2, 3, 4)]) for name, build in ACTIVATIONS]
 
@@ -174,6 +193,10 @@ LOSSES = [
     ("MultiMarginLoss", lambda m: m.MultiMarginLoss(), [rand(4, 3), np.array([0, 2, 1, 2])]),
     ("TripletMarginLoss", lambda m: m.TripletMarginLoss(),
      [rand(3, 4), rand(3, 4, seed=1), rand(3, 4, seed=2)]),
+    ("MultiLabelMarginLoss", lambda m: m.MultiLabelMarginLoss(),
+     [rand(2, 4), np.array([[3, 0, -1, 1], [1, 2, 3, -1]])]),
+    ("MultiLabelSoftMarginLoss", lambda m: m.MultiLabelSoftMarginLoss(),
+     [rand(2, 4), Const(np.array([[1.0, 0, 0, 1], [0, 1, 1, 0]]))]),
     ("CosineEmbeddingLoss", lambda m: m.CosineEmbeddingLoss(margin=0.1),
      [rand(3, 4), rand(3, 4, seed=1), Const(np.array([1.0, -1, 1]))]),
 ]
@@ -187,12 +210,15 @@ def test_loss_matches_torch(name, build, inputs):
 
 
 def test_ctc_loss_matches_torch():
-    rng = np.random.default_rng(0)
-    logits = rng.standard_normal((6, 2, 4))
-    log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    # PyTorch's CTC backward returns the gradient w.r.t. the logits of a log_softmax
+    # input, so compare the gradient w.r.t. those logits.
+    logits = np.random.default_rng(0).standard_normal((6, 2, 4))
     targets = np.array([[1, 2, 2], [3, 1, 0]])
-    call = (lambda m, lp, tg: m(lp, tg, (6, 5), (3, 2)))
-    check_module(torch.nn.CTCLoss(), nn.CTCLoss(), log_probs, targets, call=call)
+
+    def call(m, x, tg):
+        return m(x.log_softmax(-1), tg, (6, 5), (3, 2))
+
+    check_module(torch.nn.CTCLoss(), nn.CTCLoss(), logits, targets, call=call)
 
 
 def test_weighted_losses_keep_weight_buffer():

@@ -49,6 +49,7 @@ def test_clip_grad_norm_leaves_small_gradients_alone():
     assert clip_grad_norm_([nn.Parameter(ember.ones(2))], 1.0).item() == 0.0
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered")
 def test_clip_grad_norm_nonfinite():
     params = params_with_grads([[1.0, float("inf")]])
     with pytest.raises(RuntimeError, match="non-finite"):
