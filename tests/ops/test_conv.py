@@ -179,3 +179,13 @@ def test_all_kernel_offsets_reach_every_pixel_in_conv_transpose():
     expected = np.zeros((5, 5))
     expected[2:5, 2:5] = np.arange(9.0).reshape(3, 3)
     np.testing.assert_allclose(out, expected)
+
+
+def test_empty_batch_convolution_and_gradients():
+    x = ember.zeros(0, 2, 5, 5, requires_grad=True)
+    w = ember.ones(3, 2, 3, 3, requires_grad=True)
+    out = F.conv2d(x, w, padding=1)
+    assert tuple(out.shape) == (0, 3, 5, 5)
+    out.sum().backward()
+    assert tuple(x.grad.shape) == (0, 2, 5, 5)
+    np.testing.assert_array_equal(w.grad.numpy(), np.zeros((3, 2, 3, 3)))

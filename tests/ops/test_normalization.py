@@ -128,3 +128,12 @@ def test_local_response_norm_on_5d_input():
         F.local_response_norm(ember.tensor(x), 4, alpha=0.5, beta=0.6, k=1.5).numpy(),
         torch.nn.functional.local_response_norm(torch.tensor(x), 4, alpha=0.5, beta=0.6,
                                                 k=1.5).numpy(), atol=1e-12)
+
+
+def test_empty_batch_and_momentum_type():
+    out = F.batch_norm(ember.zeros(0, 3, 2), None, None, training=True)
+    assert tuple(out.shape) == (0, 3, 2)
+    assert tuple(F.instance_norm(ember.zeros(0, 3, 2)).shape) == (0, 3, 2)
+    with pytest.raises(TypeError, match="argument 'momentum' must be float"):
+        F.batch_norm(ember.zeros(2, 3), ember.zeros(3), ember.ones(3), training=True,
+                     momentum=None)

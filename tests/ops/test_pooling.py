@@ -191,3 +191,24 @@ def test_lp_pool_matches_sum_of_powers():
     out = F.lp_pool2d(ember.tensor(x), 3.0, 2).numpy()
     expected = (x ** 3).reshape(1, 1, 2, 2, 2, 2).sum(axis=(3, 5)) ** (1 / 3)
     np.testing.assert_allclose(out, expected)
+
+
+def test_nearest_interpolate_keeps_integer_images():
+    x = ember.arange(6, dtype=ember.uint8).reshape(1, 1, 6)
+    out = F.interpolate(x, size=4)
+    assert out.dtype is ember.uint8
+    assert out.tolist() == [[[0, 1, 3, 4]]]
+    with pytest.raises(NotImplementedError, match="needs a floating-point input"):
+        F.interpolate(x, size=4, mode="linear")
+
+
+def test_empty_batch_pools_and_backpropagates():
+    x = ember.zeros(0, 2, 5, 5, requires_grad=True)
+    for op in (lambda t: F.max_pool2d(t, 2), lambda t: F.avg_pool2d(t, 2, ceil_mode=True),
+               lambda t: F.adaptive_max_pool2d(t, 3), lambda t: F.adaptive_avg_pool2d(t, 3),
+               lambda t: F.interpolate(t, size=3, mode="bicubic")):
+        x.grad = None
+        out = op(x)
+        assert out.shape[0] == 0
+        out.sum().backward()
+        assert tuple(x.grad.shape) == (0, 2, 5, 5)

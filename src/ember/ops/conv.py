@@ -125,7 +125,7 @@ def _conv(xp, x, w, geo: _Geometry):
     g = geo.groups
     out_channels = w.shape[0]
     col = _im2col(xp, x, geo)                                   # (B, g, CgK, P)
-    weight = w.reshape(g, out_channels // g, -1)                # (g, Og, CgK)
+    weight = w.reshape(g, out_channels // g, math.prod(w.shape[1:]))   # (g, Og, CgK)
     y = xp.matmul(weight, col)                                  # (B, g, Og, P)
     return y.reshape((batch, out_channels) + geo.out)
 
@@ -135,8 +135,9 @@ def _conv_transpose(xp, y, w, geo: _Geometry):
     batch = y.shape[0]
     g = geo.groups
     out_channels, cg = w.shape[:2]
-    weight = w.reshape(g, out_channels // g, -1)                # (g, Og, CgK)
-    grads = y.reshape(batch, g, out_channels // g, -1)          # (B, g, Og, P)
+    positions = math.prod(geo.out)
+    weight = w.reshape(g, out_channels // g, math.prod(w.shape[1:]))   # (g, Og, CgK)
+    grads = y.reshape(batch, g, out_channels // g, positions)          # (B, g, Og, P)
     col = xp.matmul(weight.transpose(0, 2, 1), grads)           # (B, g, CgK, P)
     return _col2im(xp, col, (batch, cg * g), geo)
 
@@ -147,8 +148,9 @@ def _conv_weight(xp, x, y, geo: _Geometry, kernel_shape):
     g = geo.groups
     out_channels = y.shape[1]
     col = _im2col(xp, x, geo, batch_last=True)                 # (g, CgK, B P)
-    grads = y.reshape(batch, g, out_channels // g, -1).transpose(1, 2, 0, 3)
-    grads = grads.reshape(g, out_channels // g, -1)            # (g, Og, B P)
+    positions = math.prod(geo.out)
+    grads = y.reshape(batch, g, out_channels // g, positions).transpose(1, 2, 0, 3)
+    grads = grads.reshape(g, out_channels // g, batch * positions)     # (g, Og, B P)
     w = xp.matmul(grads, col.transpose(0, 2, 1))                # (g, Og, CgK)
     return w.reshape(kernel_shape)
 

@@ -96,9 +96,14 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                         (weight, "weight"), (bias, "bias")):
         _check_param(value, name, channels, "batch_norm")
     shape = _channel_shape(ndim)
+    if isinstance(momentum, bool) or not isinstance(momentum, (int, float)):
+        raise TypeError(f"batch_norm(): argument 'momentum' must be float, not "
+                        f"{type(momentum).__name__}")
     if training:
-        count = input.numel() // channels
-        if count <= 1:
+        count = input.numel() // channels if channels else 0
+        if count == 0:  # an empty batch: an empty result, statistics untouched
+            return _affine(input * 1.0, weight, bias, shape)
+        if count == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {_sizes(input.shape)}")
         dims = [0] + list(range(2, ndim))
@@ -200,7 +205,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                            f"num_groups={num_groups}")
     _check_param(weight, "weight", channels, "group_norm")
     _check_param(bias, "bias", channels, "group_norm")
-    grouped = input.reshape(batch, num_groups, -1)
+    grouped = input.reshape(batch, num_groups, input.numel() // max(batch * num_groups, 1))
     out, _, _ = _standardize(grouped, [2], eps)
     return _affine(out.reshape(tuple(input.shape)), weight, bias, _channel_shape(ndim))
 
@@ -237,8 +242,10 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             raise RuntimeError("instance_norm(): Expected running_mean and running_var to be "
                                "defined when use_input_stats is false")
         return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
-    count = input.numel() // (input.shape[0] * channels)
-    if count <= 1:
+    count = int(np.prod(input.shape[2:]))
+    if input.numel() == 0:
+        return _affine(input * 1.0, weight, bias, shape)
+    if count == 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size "
                          f"{_sizes(input.shape)}")
     out, mean, var = _standardize(input, list(range(2, ndim)), eps)
@@ -272,7 +279,8 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
         raise ValueError(f"local_response_norm(): size must be positive, got {size}")
     size = int(size)
     batch, channels = input.shape[:2]
-    squares = (input * input).reshape(batch, channels, -1).transpose(1, 2)   # (N, R, C)
+    rest = input.numel() // max(batch * channels, 1)
+    squares = (input * input).reshape(batch, channels, rest).transpose(1, 2)   # (N, R, C)
     geo = _Geometry((channels,), (size,), (1,), (size // 2,), ((size - 1) // 2,), (1,), 1,
                     (channels,))
     mean = WindowSum.apply(squares, geo, np.full((channels,), 1.0 / size), None)

@@ -88,11 +88,10 @@ class WindowSumTranspose(Function):
         return WindowSum.apply(grad, ctx.geo, ctx.scale, None), None, None
 
 
-def _plane_rows(xp, index, plane: int):
-    """Global flat positions of per-plane indices (lead..., P) in (lead..., plane)."""
-    rows = index.reshape(-1, index.shape[-1]) if index.ndim else index.reshape(1, 1)
-    offsets = xp.arange(rows.shape[0], dtype=rows.dtype)[:, None] * plane
-    return (rows + offsets).ravel()
+def _plane_rows(xp, index_rows, plane: int):
+    """Global flat positions of per-plane indices (rows, P) in an array (rows, plane)."""
+    offsets = xp.arange(index_rows.shape[0], dtype=index_rows.dtype)[:, None] * plane
+    return (index_rows + offsets).ravel()
 
 
 class PlaneGather(Function):
@@ -109,7 +108,8 @@ class PlaneGather(Function):
         ctx.save_for_backward(index)
         ctx.shape, ctx.n = x.shape, n
         flat = x.reshape(lead + (plane,))
-        picked = ctx.xp.take_along_axis(flat, index.reshape(lead + (-1,)), axis=-1)
+        rows = index.reshape(lead + (math.prod(index.shape[len(lead):]),))
+        picked = ctx.xp.take_along_axis(flat, rows, axis=-1)
         return picked.reshape(index.shape)
 
     @staticmethod
@@ -131,7 +131,8 @@ class PlaneScatter(Function):
         ctx.n = n
         plane = math.prod(shape[len(shape) - n:])
         out = xp.zeros(math.prod(shape), dtype=values.dtype)
-        index_rows = index.reshape(math.prod(shape[:len(shape) - n]), -1)
+        rows = math.prod(shape[:len(shape) - n])
+        index_rows = index.reshape(rows, index.size // rows if rows else 0)
         backend.scatter_add(out, _plane_rows(xp, index_rows, plane), values.ravel())
         return out.reshape(shape)
 
@@ -155,7 +156,8 @@ class MaxUnpool(Function):
         ctx.node_name = f"MaxUnpool{n}DBackward0"
         plane = math.prod(shape[len(shape) - n:])
         out = xp.zeros(math.prod(shape), dtype=values.dtype)
-        index_rows = index.reshape(math.prod(shape[:len(shape) - n]), -1)
+        rows = math.prod(shape[:len(shape) - n])
+        index_rows = index.reshape(rows, index.size // rows if rows else 0)
         out[_plane_rows(xp, index_rows, plane)] = values.ravel()
         return out.reshape(shape)
 
@@ -592,7 +594,8 @@ class _AdaptiveMaxIndices(Function):
         order = (tuple(range(len(lead))) + tuple(len(lead) + 2 * i for i in range(n))
                  + tuple(len(lead) + 2 * i + 1 for i in range(n)))
         outs = tuple(t.shape[0] for t in taps)
-        windows = gathered.transpose(order).reshape(lead + outs + (-1,))
+        windows = gathered.transpose(order).reshape(
+            lead + outs + (math.prod(t.shape[1] for t in taps),))
         local = xp.argmax(windows, axis=-1)
         flat = xp.zeros(local.shape, dtype=np.int64)
         rest = local
@@ -812,9 +815,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if align_corners is not None and mode not in _MODE_DIMS:
         raise ValueError("align_corners option can only be set with the interpolating modes: "
                          "linear | bilinear | bicubic | trilinear")
-    if input._data.dtype.kind != "f":
-        raise RuntimeError(f"interpolate(): expected a floating-point input, got "
-                           f"{input.dtype.name}")
+    if input._data.dtype.kind != "f" and mode not in ("nearest", "nearest-exact"):
+        raise NotImplementedError(f"interpolate(): mode '{mode}' needs a floating-point "
+                                  f"input, got {input.dtype.name} (nearest modes accept it)")
     in_size = tuple(input.shape[2:])
     if (size is None) == (scale_factor is None):
         raise ValueError("only one of size or scale_factor should be defined" if size
