@@ -598,7 +598,13 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         counts = xp.asarray([int(repeats)])
     if counts.size and int(counts.min()) < 0:
         raise RuntimeError("repeat_interleave: repeats can not be negative")
-    index = xp.repeat(xp.arange(size), counts if counts.size == size else int(counts[0]))
+    if counts.size == size:
+        # element i fills the positions [ends[i-1], ends[i]) (CuPy's repeat takes no array)
+        ends = xp.cumsum(counts)
+        total = int(ends[-1]) if size else 0
+        index = xp.searchsorted(ends, xp.arange(total), side="right")
+    else:
+        index = xp.repeat(xp.arange(size), int(counts[0]))
     if output_size is not None and index.shape[0] != output_size:
         raise RuntimeError(f"repeat_interleave: output_size {output_size} doesn't match the "
                            f"total number of repeats {index.shape[0]}")
