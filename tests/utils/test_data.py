@@ -396,13 +396,13 @@ def test_dead_worker_is_reported():
 
 def test_abandoned_iterator_stops_its_workers():
     import gc
-    import multiprocessing
 
-    before = len(multiprocessing.active_children())
-    for batch in DataLoader(_Squares(50), batch_size=2, num_workers=2):
-        break
+    iterator = iter(DataLoader(_Squares(50), batch_size=2, num_workers=2))
+    next(iterator)
+    workers = list(iterator._workers)
+    assert all(w.is_alive() for w in workers)
+    del iterator
     gc.collect()
-    deadline = time.monotonic() + 30
-    while len(multiprocessing.active_children()) > before and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert len(multiprocessing.active_children()) == before
+    for worker in workers:
+        worker.join(timeout=30)
+    assert not any(w.is_alive() for w in workers)
