@@ -14,7 +14,6 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor, _inplace
-from . import _samples
 from ._util import float_operand, wrap_dim
 from .elementwise import (erf, erf_array, exp, relu, sigmoid, tanh, where, _in_float64)
 from .registry import NAMESPACES, Sample, bind_method, register_op
@@ -543,14 +542,17 @@ def logit(input, eps=None):
 
 
 def _sigmoid_inplace(self):
+    """``sigmoid`` written into self; returns self."""
     return _inplace(self, sigmoid)
 
 
 def _tanh_inplace(self):
+    """``tanh`` written into self; returns self."""
     return _inplace(self, tanh)
 
 
 def _logit_inplace(self, eps=None):
+    """``logit`` written into self; returns self."""
     return _inplace(self, logit, eps)
 
 

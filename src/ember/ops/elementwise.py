@@ -1328,8 +1328,8 @@ def clamp(input, min=None, max=None):  # noqa: A002 - PyTorch's names
     low, high = _bound(min, "min"), _bound(max, "max")
     if low is None and high is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if low is not None and high is not None and isinstance(low, Tensor) != isinstance(high,
-                                                                                     Tensor):
+    mixed = isinstance(low, Tensor) != isinstance(high, Tensor)
+    if low is not None and high is not None and mixed:
         raise TypeError(f"clamp(): min and max must both be numbers or both be Tensors, got "
                         f"{type(low).__name__} and {type(high).__name__}")
     result = dtypes.result_type(input, low, high)
@@ -1364,10 +1364,13 @@ class Lerp(Function):
             ctx.node_name = "LerpBackward1"
         difference = end - start
         # from the nearer end: exact at weight 0 and 1
-        near_start = start + weight * difference
-        near_end = end - difference * (1 - weight)
-        return xp.where(xp.abs(weight) < 0.5, near_start, near_end).astype(start.dtype,
-                                                                            copy=False)
+        if not weight_array:
+            out = (start + weight * difference if -0.5 < weight < 0.5
+                   else end - difference * (1 - weight))
+        else:
+            out = xp.where(xp.abs(weight) < 0.5, start + weight * difference,
+                           end - difference * (1 - weight))
+        return out.astype(start.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -1655,10 +1658,10 @@ class LogAddExp(Function):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad[:2]
-        power = exp2 if ctx.base2 else exp
-        # d/da log(e^a + e^b) = 1 / (1 + e^(b - a)): overflow there gives 0, as it should
-        return (sum_to_shape(grad / (power(b - a) + 1), ctx.shapes[0]) if need_a else None,
-                sum_to_shape(grad / (power(a - b) + 1), ctx.shapes[1]) if need_b else None,
+        # d/da log(e^a + e^b) = sigmoid(a - b) (base 2: sigmoid((a - b) ln 2)): no overflow
+        difference = a - b if not ctx.base2 else (a - b) * _LN2
+        return (sum_to_shape(grad * sigmoid(difference), ctx.shapes[0]) if need_a else None,
+                sum_to_shape(grad * sigmoid(-difference), ctx.shapes[1]) if need_b else None,
                 None)
 
 
