@@ -364,3 +364,43 @@ def test_deepcopy_module_is_independent():
     with ember.no_grad():
         clone.fc1.weight.fill_(0)
     assert net.fc1.weight.detach().numpy().any()
+
+
+def test_load_state_dict_assign_replaces_tensors():
+    net = nn.Linear(2, 2)
+    frozen = nn.Linear(2, 2).requires_grad_(False)
+    new_weight = ember.ones(2, 2, dtype=ember.float64)
+    frozen.load_state_dict({"weight": new_weight, "bias": ember.zeros(2)}, assign=True)
+    assert isinstance(frozen.weight, nn.Parameter) and frozen.weight.dtype is ember.float64
+    assert not frozen.weight.requires_grad
+    net.load_state_dict(frozen.state_dict(), assign=True)
+    assert net.weight.requires_grad
+
+
+def test_state_dict_and_load_hooks():
+    lin = nn.Linear(2, 2)
+    seen = []
+    lin.register_state_dict_pre_hook(lambda m, prefix, keep_vars: seen.append(("pre", prefix)))
+    lin.register_state_dict_post_hook(lambda m, sd, prefix, md: seen.append(("post", list(sd))))
+    nn.Sequential(lin).state_dict()
+    assert seen == [("pre", "0."), ("post", ["0.weight", "0.bias"])]
+
+    def forgive(module, keys):
+        keys.unexpected_keys.clear()
+    lin.register_load_state_dict_post_hook(forgive)
+    state = lin.state_dict()
+    state["junk"] = ember.ones(1)
+    result = lin.load_state_dict(state)  # the hook emptied the list: no strict error
+    assert result.unexpected_keys == []
+
+
+def test_always_call_forward_hook_runs_when_forward_fails():
+    class Broken(nn.Module):
+        def forward(self, x):
+            raise ValueError("boom")
+    seen = []
+    m = Broken()
+    m.register_forward_hook(lambda mod, args, out: seen.append(out), always_call=True)
+    with pytest.raises(ValueError, match="boom"):
+        m(ember.ones(1))
+    assert seen == [None]

@@ -106,8 +106,10 @@ class Module:
         d["_forward_hooks_always_called"] = set()
         d["_backward_hooks"] = OrderedDict()
         d["_backward_pre_hooks"] = OrderedDict()
+        d["_state_dict_pre_hooks"] = OrderedDict()
         d["_state_dict_hooks"] = OrderedDict()
         d["_load_state_dict_pre_hooks"] = OrderedDict()
+        d["_load_state_dict_post_hooks"] = OrderedDict()
         d["_has_hooks"] = False
 
     def forward(self, *args, **kwargs):
@@ -338,9 +340,7 @@ class Module:
         if remove_duplicate:
             memo.add(id(self))
         yield prefix, self
-        stack = [(prefix, self)]
         # Iterative pre-order walk (user models can nest deeply).
-        order = []
         stack = [(prefix, self, iter(self._modules.items()))]
         while stack:
             module_prefix, module, items = stack[-1]
@@ -352,7 +352,6 @@ class Module:
                         continue
                     memo.add(id(child))
                 child_prefix = module_prefix + ("." if module_prefix else "") + name
-                order.append((child_prefix, child))
                 yield child_prefix, child
                 stack.append((child_prefix, child, iter(child._modules.items())))
                 break
@@ -486,6 +485,8 @@ class Module:
         for module_prefix, module in self.named_modules(prefix=prefix.rstrip(".")
                                                         if prefix else "",
                                                         remove_duplicate=False):
+            for hook in module._state_dict_pre_hooks.values():
+                hook(module, module_prefix + "." if module_prefix else "", keep_vars)
             module._save_to_state_dict(
                 destination, module_prefix + "." if module_prefix else "", keep_vars)
             for hook in module._state_dict_hooks.values():
@@ -495,7 +496,8 @@ class Module:
         return destination
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
-                              missing_keys, unexpected_keys, error_msgs) -> None:
+                              missing_keys, unexpected_keys, error_msgs,
+                              assign: bool = False) -> None:
         for hook in self._load_state_dict_pre_hooks.values():
             hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                  error_msgs)
@@ -524,6 +526,13 @@ class Module:
                     f"size mismatch for {key}: copying a param with shape {value.shape} from "
                     f"checkpoint, the shape in current model is {param.shape}.")
                 continue
+            if assign:
+                if name in self._parameters:
+                    self._parameters[name] = Parameter(value.detach(),
+                                                       requires_grad=param._requires_grad)
+                else:
+                    self._buffers[name] = value
+                continue
             try:
                 with grad_mode.no_grad():
                     param.copy_(value)
@@ -546,8 +555,10 @@ class Module:
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
         """Copy values from ``state_dict`` into this module's parameters and buffers, in
         place (optimizers keep their references). With ``strict``, missing or unexpected
-        keys raise a RuntimeError naming them; shape mismatches always raise. Returns
-        ``(missing_keys, unexpected_keys)``."""
+        keys raise a RuntimeError naming them; shape mismatches always raise. With
+        ``assign=True`` the tensors of the state_dict replace the module's (parameters stay
+        Parameters, keeping their requires_grad). Returns ``(missing_keys,
+        unexpected_keys)``."""
         if not isinstance(state_dict, dict):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing_keys: list = []
@@ -556,13 +567,14 @@ class Module:
         for module_prefix, module in self.named_modules(remove_duplicate=False):
             prefix = module_prefix + "." if module_prefix else ""
             module._load_from_state_dict(state_dict, prefix, {}, True, missing_keys,
-                                         unexpected_keys, error_msgs)
-        if assign:
-            raise ValueError("load_state_dict(assign=True) is not supported by ember; values "
-                             "are copied in place")
+                                         unexpected_keys, error_msgs, assign)
         # unexpected keys are collected per module; keep each once, in order.
         unexpected_keys = list(dict.fromkeys(
             k for k in unexpected_keys if not _is_known_key(self, k)))
+        result = _IncompatibleKeysResult(missing_keys, unexpected_keys)
+        for module in self.modules():
+            for hook in module._load_state_dict_post_hooks.values():
+                hook(module, result)
         if strict:
             if unexpected_keys:
                 error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
@@ -573,16 +585,36 @@ class Module:
         if error_msgs:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
                 type(self).__name__, "\n\t".join(error_msgs)))
-        return _IncompatibleKeysResult(missing_keys, unexpected_keys)
+        return result
 
     def register_state_dict_pre_hook(self, hook):
-        raise_if = None  # noqa: F841
-        return self._register(self._state_dict_hooks, hook)
+        """``hook(module, prefix, keep_vars)`` runs before this module's entries are
+        written into a state_dict."""
+        return self._register_plain(self._state_dict_pre_hooks, hook)
+
+    def register_state_dict_post_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata)`` runs after this module's
+        entries are written; a non-None result replaces the state_dict."""
+        return self._register_plain(self._state_dict_hooks, hook)
+
+    _register_state_dict_hook = register_state_dict_post_hook
 
     def register_load_state_dict_pre_hook(self, hook):
-        return self._register(self._load_state_dict_pre_hooks,
-                              lambda sd, prefix, md, strict, mk, uk, em: hook(
-                                  self, sd, prefix, md, strict, mk, uk, em))
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` runs before this module loads its entries."""
+        return self._register_plain(self._load_state_dict_pre_hooks,
+                                    lambda sd, prefix, md, strict, mk, uk, em: hook(
+                                        self, sd, prefix, md, strict, mk, uk, em))
+
+    def register_load_state_dict_post_hook(self, hook):
+        """``hook(module, incompatible_keys)`` runs after load_state_dict; it may edit the
+        key lists (emptying them silences the strict error)."""
+        return self._register_plain(self._load_state_dict_post_hooks, hook)
+
+    def _register_plain(self, hooks: dict, hook):
+        handle = _Handle(hooks)
+        hooks[handle.id] = hook
+        return handle
 
     # ------------------------------------------------------------------ hooks
     def _register(self, hooks: dict, hook, *extra_sets):
@@ -664,7 +696,19 @@ class Module:
         if backward_hooks:
             state = _BackwardHookState(self, args)
             args = state.wrap_inputs(args)
-        output = self.forward(*args, **kwargs)
+        try:
+            output = self.forward(*args, **kwargs)
+        except Exception:
+            for hook_id, hook in self._forward_hooks.items():
+                if hook_id in self._forward_hooks_always_called:
+                    try:
+                        if hook_id in self._forward_hooks_with_kwargs:
+                            hook(self, args, kwargs, None)
+                        else:
+                            hook(self, args, None)
+                    except Exception:  # noqa: BLE001 - the forward's error is the one to see
+                        pass
+            raise
         post_hooks = list(_global_forward_hooks.items()) + list(self._forward_hooks.items())
         for hook_id, hook in post_hooks:
             if hook_id in self._forward_hooks_with_kwargs:
