@@ -78,7 +78,8 @@ class Softmax(Function):
         if ctx.empty:
             return x.copy()
         e = xp.exp(_shifted(xp, x, dim))
-        out = e / (e.sum(axis=dim, keepdims=True) if x.ndim else e)
+        with np.errstate(invalid="ignore"):  # an all -inf row is NaN, silently as PyTorch
+            out = e / (e.sum(axis=dim, keepdims=True) if x.ndim else e)
         ctx.save_for_backward(out)
         return out
 
@@ -102,7 +103,8 @@ class LogSoftmax(Function):
             return x.copy()
         shifted = _shifted(xp, x, dim)
         total = xp.exp(shifted).sum(axis=dim, keepdims=True) if x.ndim else xp.exp(shifted)
-        out = shifted - xp.log(total)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = shifted - xp.log(total)
         ctx.save_for_backward(out)
         return out
 
@@ -531,11 +533,8 @@ def _bag_layout(input: Tensor, offsets, include_last_offset: bool, name: str):
                          f"within the input's length ({input.shape[0]}), got "
                          f"{offsets.tolist()}")
     positions = xp.arange(input.shape[0])
+    # With include_last_offset the last bag still runs to the end of the input (PyTorch).
     bag_of = xp.searchsorted(starts, positions, side="right") - 1
-    if include_last_offset:
-        # Indices at or past the last offset belong to no bag.
-        end = int(offsets._data[-1])
-        bag_of = xp.where(positions < end, bag_of, -1)
     return input._data, bag_of, bags
 
 
@@ -734,8 +733,8 @@ class PNorm(Function):
     node_name = "NormBackward1"
 
     @staticmethod
-    def forward(ctx, d, p, keepdim):
-        ctx.p, ctx.keepdim = p, keepdim
+    def forward(ctx, d, p, keepdim, split_ties):
+        ctx.p, ctx.keepdim, ctx.split_ties = p, keepdim, split_ties
         out = _p_norm_array(ctx.xp, d, p, axis=-1).astype(d.dtype, copy=False)
         if keepdim:
             out = out[..., None]
@@ -750,12 +749,14 @@ class PNorm(Function):
             grad, norm = grad.unsqueeze(-1), norm.unsqueeze(-1)
         zero = norm == 0
         if p == 0:
-            return grad * 0.0 * d, None, None
+            return grad * 0.0 * d, None, None, None
         if p in (math.inf, -math.inf):
-            magnitude = _abs(d)
-            hits = (magnitude == norm).to(d.dtype)
-            share = hits / hits.sum(-1, keepdim=True)
-            return grad * d.sign() * share, None, None
+            # The entries that attain the norm: norm() shares the gradient among ties,
+            # cdist gives each its full share (both as PyTorch).
+            share = (_abs(d) == norm).to(d.dtype)
+            if ctx.split_ties:
+                share = share / share.sum(-1, keepdim=True)
+            return grad * d.sign() * share, None, None, None
         safe = where(zero, 1.0, norm)
         if p == 1:
             direction = d.sign()
@@ -763,11 +764,11 @@ class PNorm(Function):
             direction = d / safe
         else:
             direction = d.sign() * _abs(d) ** (p - 1) / safe ** (p - 1)
-        return where(zero, 0.0, grad * direction), None, None
+        return where(zero, 0.0, grad * direction), None, None, None
 
 
-def _p_norm(d: Tensor, p: float, keepdim: bool = False) -> Tensor:
-    return PNorm.apply(d, float(p), keepdim)
+def _p_norm(d: Tensor, p: float, keepdim: bool = False, split_ties: bool = True) -> Tensor:
+    return PNorm.apply(d, float(p), keepdim, split_ties)
 
 
 def _distance_samples(make):
@@ -815,7 +816,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
     difference = x1.unsqueeze(-2) - x2.unsqueeze(-3)
-    return _p_norm(difference, p)
+    return _p_norm(difference, p, split_ties=False)
 
 
 def _cosine_samples(make):
