@@ -303,3 +303,15 @@ def test_unflatten_and_view_errors():
     with pytest.raises(RuntimeError, match="Number of dimensions of repeat dims"):
         x.repeat(2)
     assert x.t().reshape(12).shape == (12,)  # reshape copies where view can't
+
+
+def test_size_arguments_by_keyword_as_in_torch():
+    x = ember.arange(6.).reshape(2, 3)
+    assert ember.reshape(x, shape=(3, 2)).shape == (3, 2)
+    assert x.view(size=(6,)).shape == (6,)
+    assert ember.permute(x, dims=(1, 0)).shape == (3, 2)
+    assert ember.flip(x, dims=[0]).tolist() == [[3.0, 4.0, 5.0], [0.0, 1.0, 2.0]]
+    assert x.expand(size=(2, 2, 3)).shape == (2, 2, 3)
+    assert x.repeat(repeats=(2, 1)).shape == (4, 3)
+    with pytest.raises(TypeError, match="multiple values for argument 'dims'"):
+        x.permute(1, 0, dims=(1, 0))

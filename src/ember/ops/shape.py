@@ -11,6 +11,15 @@ from ._util import ensure_tensor, parse_shape, sum_to_shape, wrap_dim
 from .registry import Sample, register_op
 
 
+def _sizes_or_keyword(positional: tuple, keyword, op: str, name: str) -> tuple:
+    """``f(x, 2, 3)``, ``f(x, (2, 3))`` or ``f(x, name=(2, 3))``, as PyTorch accepts."""
+    if keyword is None:
+        return positional
+    if positional:
+        raise TypeError(f"{op}() got multiple values for argument '{name}'")
+    return (keyword,) if isinstance(keyword, (int, np.integer)) else tuple(keyword)
+
+
 def _infer_shape(shape: tuple, numel: int, op: str) -> tuple:
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1:
@@ -75,18 +84,20 @@ def _reshape_samples(make):
 
 
 @register_op(methods=("reshape",), samples=_reshape_samples)
-def reshape(input, *shape):
+def reshape(input, *sizes, shape=None):
     """The same elements in a new shape (one size may be -1); a view when possible."""
     ensure_tensor(input, "reshape")
-    shape = _infer_shape(parse_shape(shape, "reshape"), input._data.size, "reshape")
+    sizes = _sizes_or_keyword(sizes, shape, "reshape", "shape")
+    shape = _infer_shape(parse_shape(sizes, "reshape"), input._data.size, "reshape")
     return Reshape.apply(input, shape)
 
 
 @register_op(methods=("view",), samples=_reshape_samples)
-def view(input, *shape):
+def view(input, *shape, size=None):
     """Like reshape, but always a view: raises when the memory layout doesn't allow one.
     ``view(dtype)`` is not supported."""
     ensure_tensor(input, "view")
+    shape = _sizes_or_keyword(shape, size, "view", "size")
     if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
         raise TypeError("view(dtype) reinterprets bits and is not supported by ember")
     shape = _infer_shape(parse_shape(shape, "view"), input._data.size, "view")
@@ -162,10 +173,10 @@ class Permute(Function):
 @register_op(methods=("permute",),
              samples=lambda make: [Sample((make((2, 3, 4)), (2, 0, 1))),
                                    Sample((make((3, 4)), (1, 0)))])
-def permute(input, *dims):
-    """Reorder the dimensions (a view)."""
+def permute(input, *order, dims=None):
+    """Reorder the dimensions: output dim i is input dim ``dims[i]`` (a view)."""
     ensure_tensor(input, "permute")
-    dims = parse_shape(dims, "permute")
+    dims = parse_shape(_sizes_or_keyword(order, dims, "permute", "dims"), "permute")
     n = input._data.ndim
     if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
@@ -202,10 +213,10 @@ class Expand(Function):
              samples=lambda make: [Sample((make((3, 1)), (3, 4))),
                                    Sample((make((4,)), (2, 3, 4))),
                                    Sample((make((3, 1)), (2, -1, 4)))])
-def expand(input, *sizes):
+def expand(input, *sizes, size=None):
     """Repeat size-1 dimensions without copying (a read-only view); -1 keeps a size."""
     ensure_tensor(input, "expand")
-    sizes = parse_shape(sizes, "expand")
+    sizes = parse_shape(_sizes_or_keyword(sizes, size, "expand", "size"), "expand")
     shape = input._data.shape
     if len(sizes) < len(shape):
         raise RuntimeError(
@@ -537,10 +548,10 @@ def _repeat_method(input, *sizes):
 
 @register_op("repeat", methods=("repeat",), samples=_repeat_samples,
              torch=lambda torch, x, *sizes: x.repeat(*sizes))
-def repeat(input, *sizes):
+def repeat(input, *sizes, repeats=None):
     """Tile the tensor: ``sizes[i]`` copies along dim i (more sizes than dims add leading
     dims). Gradient: the sum over the copies."""
-    return _repeat_method(input, *sizes)
+    return _repeat_method(input, *_sizes_or_keyword(sizes, repeats, "repeat", "repeats"))
 
 
 @register_op(methods=("tile",), samples=lambda make: [Sample((make((2, 3)), (2,))),
@@ -630,10 +641,11 @@ class Flip(Function):
 @register_op(methods=("flip",), samples=lambda make: [Sample((make((3, 4)), (0,))),
                                                       Sample((make((2, 3, 4)), (-1, 0))),
                                                       Sample((make(()), ()))])
-def flip(input, *dims):
+def flip(input, *order, dims=None):
     """Reverse the order of elements along ``dims`` (a copy, as in PyTorch)."""
     ensure_tensor(input, "flip")
-    dims = parse_shape(dims, "flip") if dims else ()
+    order = _sizes_or_keyword(order, dims, "flip", "dims")
+    dims = parse_shape(order, "flip") if order else ()
     return Flip.apply(input, _dims_list(dims, input._data.ndim, "flip", "dims"))
 
 
