@@ -117,14 +117,6 @@ ACTIVATIONS = [
 CASES += [(name, build, [rand(2, 3, 4)]) for name, build in ACTIVATIONS]
 
 
-def _available(build):
-    try:
-        module = build(nn)
-        return module
-    except AttributeError:
-        return None
-
-
 @pytest.mark.parametrize("name,build,inputs", CASES, ids=[c[0] for c in CASES])
 def test_layer_matches_torch(name, build, inputs):
     torch.manual_seed(0)

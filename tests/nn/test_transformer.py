@@ -17,20 +17,6 @@ def rand(*shape, seed=0):
     return np.random.default_rng(seed).uniform(-1, 1, shape)
 
 
-def mha_call(**kwargs):
-    def call(m, q, k, v, *masks):
-        extra = dict(kwargs)
-        names = [n for n in ("key_padding_mask", "attn_mask") if n in extra]
-        for name, mask in zip(names, masks):
-            extra[name] = mask
-        return m(q, k, v, **extra)
-    return call
-
-
-def _mask(lib, array):
-    return lib.tensor(array)
-
-
 @pytest.mark.parametrize("batch_first", [False, True])
 def test_mha_self_attention_weights(batch_first):
     t = torch.nn.MultiheadAttention(4, 2, batch_first=batch_first)

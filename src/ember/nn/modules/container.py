@@ -367,7 +367,8 @@ class ParameterDict(Module):
                 size = "x".join(str(s) for s in p.size())
                 device = "" if p.device.type == "cpu" else f" (GPU {p.get_device()})"
                 kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-                lines.append(f"  ({k}): {kind} containing: [{_legacy_type_name(p)} of size {size}{device}]")
+                lines.append(f"  ({k}): {kind} containing: [{_legacy_type_name(p)} of size "
+                             f"{size}{device}]")
             else:
                 lines.append(f"  ({k}): Object of type: {type(p).__name__}")
         return "\n".join(lines)

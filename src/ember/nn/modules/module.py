@@ -7,7 +7,6 @@ import itertools
 from collections import OrderedDict, namedtuple
 
 from ...autograd import grad_mode
-from ...autograd.function import RemovableHandle
 from ...tensor import Tensor
 from ..parameter import Buffer, Parameter, is_lazy
 
