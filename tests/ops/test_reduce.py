@@ -321,6 +321,26 @@ def test_prod_and_cumprod_gradients_with_zeros_match_pytorch(values):
         _close(ours.grad, theirs.grad, rtol=1e-12, atol=1e-12)
 
 
+@requires_torch
+@pytest.mark.parametrize("op", ["cumprod", "prod"])
+def test_second_derivatives_with_zeros_match_pytorch(op):
+    torch = pytest.importorskip("torch")
+    values = [[2.0, 0.0, 3.0, -1.5], [0.0, 2.0, 0.0, 3.0], [0.0, 0.0, 0.0, 2.0],
+              [1.5, -2.0, 0.0, 0.5]]
+    rng = np.random.default_rng(7)
+    upstream = rng.normal(size=(4, 4) if op == "cumprod" else (4,))
+    direction = rng.normal(size=(4, 4))
+    results = []
+    for lib, make in ((ember, ember.tensor), (torch, torch.tensor)):
+        x = make(np.array(values)).requires_grad_(True)
+        out = getattr(lib, op)(x, 1)
+        (grad,) = lib.autograd.grad(out, x, make(upstream), create_graph=True)
+        (second,) = lib.autograd.grad((grad * make(direction)).sum(), x)
+        results.append((grad.detach().numpy(), second.numpy()))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12, atol=1e-12)
+
+
 def test_prod_second_derivative_with_one_zero():
     # d^2 prod / dx_i dx_k = product of the others, also where x_k is the zero
     x = ember.tensor([2.0, 0.0, 3.0], dtype=ember.float64, requires_grad=True)

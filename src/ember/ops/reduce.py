@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import backend, dtypes
 from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..tensor import Tensor
 from .elementwise import abs as _abs
 from .elementwise import maximum, minimum, sign, where
@@ -376,12 +377,16 @@ def prod_dims(x: Tensor, dims: tuple) -> Tensor:
     return Prod.apply(x, dims, True, x._data.dtype)
 
 
+def _with_zeros(t: Tensor, positions) -> Tensor:
+    """A sample tensor with exact zeros written at ``positions``."""
+    for position in positions:
+        t.detach()._data[position] = 0.0
+    return t
+
+
 def _prod_samples(make):
-    with_zero = make((3, 4))
-    with_zero.detach()._data[1, 2] = 0.0
-    two_zeros = make((2, 4))
-    two_zeros.detach()._data[0, 1] = 0.0
-    two_zeros.detach()._data[0, 3] = 0.0
+    with_zero = _with_zeros(make((3, 4)), [(1, 2)])
+    two_zeros = _with_zeros(make((2, 4)), [(0, 1), (0, 3)])
     return [Sample((make((3, 4)),), name="all"),
             Sample((make((3, 4)), 1), name="dim 1"),
             Sample((make((2, 3, 2)), -1, True), name="keepdim"),
@@ -994,29 +999,46 @@ class Cumprod(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        # d out_i / d x_k = prod_{j <= i, j != k} x_j for i >= k. Before the first zero of
-        # a row that is out_i / x_k; at the first zero it is the running product with that
-        # zero replaced by 1; after it, every term holds the first zero, so 0.
         x, out = ctx.saved_tensors
-        dim = ctx.dim
         g = _cast_back(grad, ctx.in_dtype)
-        zero = x == 0
-        zeros_so_far = cumsum(zero, dim)
-        before = zeros_so_far == 0
-        first = zero & (zeros_so_far == 1)
-        x_safe = where(before, x, 1.0)
-        part_before = Cumsum.apply(g * out, dim, True, g._data.dtype) / x_safe
-        out_first_as_one = Cumprod.apply(where(first, 1.0, x), dim, x._data.dtype)
-        part_first = Cumsum.apply(g * out_first_as_one, dim, True, g._data.dtype)
-        return where(before, part_before, where(first, part_first, 0.0)), None, None
+        return _cumprod_grad(x, out, g, ctx.dim, is_grad_enabled()), None, None
+
+
+def _cumprod_grad(x: Tensor, out: Tensor, g: Tensor, dim: int, twice: bool) -> Tensor:
+    """The gradient of ``out = cumprod(x)``: ``grad_k = sum_{i >= k} g_i prod_{j <= i, j != k}
+    x_j``, in O(n) per row and exact with zeros.
+
+    Before the first zero ``z`` of a row it is ``rev_cumsum(g * out)_k / x_k``; at ``z`` it is
+    the same sum over the running product with ``x_z`` replaced by 1; after ``z`` every term
+    holds ``x_z``, so the value is 0 but the slope in ``x_z`` is the gradient with ``x_z``
+    replaced by 1. ``twice`` (a graph is being built) keeps that slope, so second
+    derivatives are exact with zeros as well.
+    """
+    zero = x == 0
+    zeros_so_far = cumsum(zero, dim)
+    before = zeros_so_far == 0
+    first = zero & (zeros_so_far == 1)
+    dtype = g._data.dtype
+    part_before = Cumsum.apply(g * out, dim, True, dtype) / where(before, x, 1.0)
+    x_first_as_one = where(first, 1.0, x)
+    out_first_as_one = Cumprod.apply(x_first_as_one, dim, x._data.dtype)
+    part_first = Cumsum.apply(g * out_first_as_one, dim, True, dtype)
+    after = 0.0
+    if twice:
+        with no_grad():  # only its value matters: it is multiplied by x_z, which is 0
+            rest = _cumprod_grad(x_first_as_one, out_first_as_one, g, dim, False)
+        after = where(first, x, 0.0).sum(dim, keepdim=True) * rest
+    return where(before, part_before, where(first, part_first, after))
 
 
 @register_op(methods=("cumprod",),
              samples=lambda make: _scan_samples(make) + [
-                 Sample((make.int((3, 4), -3, 3), 1), name="int")])
+                 Sample((make.int((3, 4), -3, 3), 1), name="int"),
+                 Sample((_with_zeros(make((3, 5)), [(0, 1), (1, 0), (1, 3), (2, 4)]), 1),
+                        name="zeros")])
 def cumprod(input, dim=None, *, dtype=None):
-    """``out_i = prod_{j <= i} input_j`` along ``dim``; the gradient is exact with zeros
-    in the input (its second derivative is exact away from zeros)."""
+    """``out_i = prod_{j <= i} input_j`` along ``dim``; integers and bools give int64. The
+    gradient (and its gradient) is exact with zeros in the input."""
     ensure_tensor(input, "cumprod")
     d = _scan_dim(input, dim, "cumprod")
     x, was_0d = _as_1d(input)
