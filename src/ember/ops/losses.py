@@ -953,24 +953,25 @@ class CTCLoss(Function):
             infinite = xp.isinf(nll)
             nll = xp.where(infinite, 0.0, nll).astype(log_probs.dtype)
             grad = xp.where(infinite[None, :, None], 0.0, grad).astype(log_probs.dtype)
-        ctx.save_for_backward(grad)
+        ctx.save_for_backward(grad, log_probs)
         return nll
 
     @staticmethod
     def backward(ctx, grad_nll):
-        (grad,) = ctx.saved_tensors
-        return (CTCGradient.apply(grad * grad_nll.reshape((1, -1, 1))),
+        grad, log_probs = ctx.saved_tensors
+        return (CTCGradient.apply(grad * grad_nll.reshape((1, -1, 1)), log_probs),
                 None, None, None, None, None)
 
 
 class CTCGradient(Function):
-    """The CTC gradient, passed through unchanged; differentiating it again raises (PyTorch
-    has no double backward for ctc_loss either), instead of silently giving zero."""
+    """The CTC gradient, passed through unchanged but linked to log_probs; differentiating
+    it again raises (PyTorch has no double backward for ctc_loss either) instead of
+    silently giving zero."""
 
     node_name = "CtcLossBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, grad):
+    def forward(ctx, grad, log_probs):
         return grad.copy()
 
     @staticmethod
