@@ -24,6 +24,12 @@ def convert_index(index, tensor: Tensor):
     they index, boolean masks must match the dims they cover. Boolean masks become their
     ``nonzero()`` index arrays (NumPy's own definition), so the gradient's scatter-add
     sees integer arrays only."""
+    kind = type(index)
+    if kind is int or kind is slice or (kind is tuple and all(
+            type(i) is int or type(i) is slice for i in index)):
+        fast = _basic_fast_path(index if kind is tuple else (index,), tensor._data.shape)
+        if fast is not None:
+            return fast, True
     items = index if isinstance(index, tuple) else (index,)
     xp = backend.xp_for_device(tensor._device)
     parsed = []
@@ -69,6 +75,24 @@ def convert_index(index, tensor: Tensor):
     return tuple(converted), basic
 
 
+def _basic_fast_path(items: tuple, shape: tuple):
+    """The common ``x[i]``, ``x[a:b, j]``: ints and slices only. None when the general
+    path must decide (a bad step, too many indices)."""
+    if len(items) > len(shape):
+        return None
+    for dim, item in enumerate(items):
+        if type(item) is int:
+            size = shape[dim]
+            if not -size <= item < size:
+                raise IndexError(f"index {item} is out of bounds for dimension {dim} with size "
+                                 f"{size}")
+        elif item.step is not None and not (type(item.step) is int and item.step > 0) or not (
+                item.start is None or type(item.start) is int) or not (
+                item.stop is None or type(item.stop) is int):
+            return None
+    return items + (Ellipsis,)
+
+
 def _consumed(item) -> int:
     """How many dims of the indexed tensor an index item uses up."""
     if item is None or item is Ellipsis:
@@ -82,6 +106,9 @@ def _validate(items, shape) -> list:
     ndim = len(shape)
     used = sum(_consumed(item) for item in items)
     if used > ndim:
+        if ndim == 0:
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python "
+                             "to convert a 0-dim tensor to a number")
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     if sum(item is Ellipsis for item in items) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
