@@ -48,11 +48,21 @@ class Adadelta(Optimizer):
                     grad = grad + weight_decay * param
                 square_avg = state["square_avg"]._data
                 acc_delta = state["acc_delta"]._data
+                scratch = xp.multiply(grad, grad)
+                scratch *= 1 - rho
                 square_avg *= rho
-                square_avg += (1 - rho) * (grad * grad)
-                delta = xp.sqrt(acc_delta + eps) / xp.sqrt(square_avg + eps) * grad
+                square_avg += scratch
+                std = xp.add(square_avg, eps, out=scratch)
+                xp.sqrt(std, out=std)
+                delta = xp.add(acc_delta, eps)
+                xp.sqrt(delta, out=delta)
+                delta /= std
+                delta *= grad
+                xp.multiply(delta, delta, out=scratch)
+                scratch *= 1 - rho
                 acc_delta *= rho
-                acc_delta += (1 - rho) * (delta * delta)
-                param -= lr * delta
+                acc_delta += scratch
+                delta *= lr
+                param -= delta
                 p._version_counter.value += 1
         return loss

@@ -59,7 +59,12 @@ class Adagrad(Optimizer):
                     grad = grad + weight_decay * param
                 clr = lr / (1 + (step - 1) * lr_decay)
                 total = state["sum"]._data
-                total += grad * grad
-                param -= clr * (grad / (xp.sqrt(total) + eps))
+                scratch = xp.multiply(grad, grad)
+                total += scratch
+                std = xp.sqrt(total, out=scratch)
+                std += eps
+                update = xp.divide(grad, std, out=scratch)
+                update *= clr
+                param -= update
                 p._version_counter.value += 1
         return loss

@@ -19,13 +19,18 @@ def _decay(param, grad, lr: float, weight_decay: float, decoupled: bool):
     return grad + weight_decay * param
 
 
-def _moments(state: dict, grad, beta1: float, beta2: float):
-    """Update m <- lerp(m, g, 1 - beta1) and v <- beta2 v + (1 - beta2) g^2 in place."""
+def _moments(xp, state: dict, grad, beta1: float, beta2: float, scratch):
+    """Update m <- lerp(m, g, 1 - beta1) and v <- beta2 v + (1 - beta2) g^2 in place,
+    using ``scratch`` (an array like the parameter) instead of fresh temporaries."""
     exp_avg = state["exp_avg"]._data
     exp_avg_sq = state["exp_avg_sq"]._data
-    exp_avg += (1 - beta1) * (grad - exp_avg)
+    xp.subtract(grad, exp_avg, out=scratch)
+    scratch *= 1 - beta1
+    exp_avg += scratch
     exp_avg_sq *= beta2
-    exp_avg_sq += (1 - beta2) * (grad * grad)
+    xp.multiply(grad, grad, out=scratch)
+    scratch *= 1 - beta2
+    exp_avg_sq += scratch
     return exp_avg, exp_avg_sq
 
 
@@ -90,16 +95,20 @@ class Adam(Optimizer):
                 step = _begin(state, p, names)
                 grad = _decay(param, grad, lr, group["weight_decay"],
                               group["decoupled_weight_decay"])
-                exp_avg, exp_avg_sq = _moments(state, grad, beta1, beta2)
+                scratch = xp.empty_like(param)
+                exp_avg, exp_avg_sq = _moments(xp, state, grad, beta1, beta2, scratch)
                 step_size = lr / (1 - beta1 ** step)
                 bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
                 if amsgrad:
                     max_sq = state["max_exp_avg_sq"]._data
                     xp.maximum(max_sq, exp_avg_sq, out=max_sq)
-                    denom = xp.sqrt(max_sq) / bias_correction2_sqrt + eps
-                else:
-                    denom = xp.sqrt(exp_avg_sq) / bias_correction2_sqrt + eps
-                param -= step_size * (exp_avg / denom)
+                    exp_avg_sq = max_sq
+                denom = xp.sqrt(exp_avg_sq, out=scratch)
+                denom /= bias_correction2_sqrt
+                denom += eps
+                update = xp.divide(exp_avg, denom, out=scratch)
+                update *= step_size
+                param -= update
                 p._version_counter.value += 1
         return loss
 
@@ -154,10 +163,16 @@ class Adamax(Adam):
                 grad = _decay(param, grad, lr, group["weight_decay"], False)
                 exp_avg = state["exp_avg"]._data
                 exp_inf = state["exp_inf"]._data
-                exp_avg += (1 - beta1) * (grad - exp_avg)
+                scratch = xp.subtract(grad, exp_avg)
+                scratch *= 1 - beta1
+                exp_avg += scratch
                 exp_inf *= beta2
-                xp.maximum(exp_inf, xp.abs(grad) + eps, out=exp_inf)
-                param -= (lr / (1 - beta1 ** step)) * (exp_avg / exp_inf)
+                xp.abs(grad, out=scratch)
+                scratch += eps
+                xp.maximum(exp_inf, scratch, out=exp_inf)
+                update = xp.divide(exp_avg, exp_inf, out=scratch)
+                update *= lr / (1 - beta1 ** step)
+                param -= update
                 p._version_counter.value += 1
         return loss
 
@@ -208,10 +223,17 @@ class NAdam(Adam):
                 mu_product_array = state["mu_product"]._data
                 mu_product_array *= mu
                 mu_product = float(mu_product_array)
-                exp_avg, exp_avg_sq = _moments(state, grad, beta1, beta2)
-                denom = xp.sqrt(exp_avg_sq / bias_correction2) + eps
-                param -= (lr * (1.0 - mu) / (1.0 - mu_product)) * (grad / denom)
-                param -= (lr * mu_next / (1.0 - mu_product * mu_next)) * (exp_avg / denom)
+                scratch = xp.empty_like(param)
+                exp_avg, exp_avg_sq = _moments(xp, state, grad, beta1, beta2, scratch)
+                denom = xp.divide(exp_avg_sq, bias_correction2)
+                xp.sqrt(denom, out=denom)
+                denom += eps
+                update = xp.divide(grad, denom, out=scratch)
+                update *= lr * (1.0 - mu) / (1.0 - mu_product)
+                param -= update
+                update = xp.divide(exp_avg, denom, out=scratch)
+                update *= lr * mu_next / (1.0 - mu_product * mu_next)
+                param -= update
                 p._version_counter.value += 1
         return loss
 
@@ -251,18 +273,24 @@ class RAdam(Adam):
                 step = _begin(state, p, ("exp_avg", "exp_avg_sq"))
                 grad = _decay(param, grad, lr, group["weight_decay"],
                               group["decoupled_weight_decay"])
-                exp_avg, exp_avg_sq = _moments(state, grad, beta1, beta2)
+                scratch = xp.empty_like(param)
+                exp_avg, exp_avg_sq = _moments(xp, state, grad, beta1, beta2, scratch)
                 bias_correction1 = 1 - beta1 ** step
                 bias_correction2 = 1 - beta2 ** step
-                corrected = exp_avg / bias_correction1
+                corrected = xp.divide(exp_avg, bias_correction1, out=scratch)
                 rho_inf = 2 / (1 - beta2) - 1
                 rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
                 if rho_t > 5.0:
                     rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
                             / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
-                    adaptive = bias_correction2 ** 0.5 / (xp.sqrt(exp_avg_sq) + eps)
-                    param -= corrected * lr * adaptive * rect
+                    adaptive = xp.sqrt(exp_avg_sq)
+                    adaptive += eps
+                    xp.divide(bias_correction2 ** 0.5, adaptive, out=adaptive)
+                    corrected *= lr
+                    corrected *= adaptive
+                    corrected *= rect
                 else:
-                    param -= corrected * lr
+                    corrected *= lr
+                param -= corrected
                 p._version_counter.value += 1
         return loss

@@ -52,21 +52,29 @@ class RMSprop(Optimizer):
                 if weight_decay != 0:
                     grad = grad + weight_decay * param
                 square_avg = state["square_avg"]._data
+                scratch = xp.multiply(grad, grad)
                 square_avg *= alpha
-                square_avg += (1 - alpha) * (grad * grad)
+                scratch *= 1 - alpha
+                square_avg += scratch
                 if centered:
                     grad_avg = state["grad_avg"]._data
-                    grad_avg += (1 - alpha) * (grad - grad_avg)
-                    avg = xp.sqrt(square_avg - grad_avg * grad_avg)
+                    xp.subtract(grad, grad_avg, out=scratch)
+                    scratch *= 1 - alpha
+                    grad_avg += scratch
+                    avg = xp.multiply(grad_avg, grad_avg, out=scratch)
+                    xp.subtract(square_avg, avg, out=avg)
+                    xp.sqrt(avg, out=avg)
                 else:
-                    avg = xp.sqrt(square_avg)
+                    avg = xp.sqrt(square_avg, out=scratch)
                 avg += eps
+                ratio = xp.divide(grad, avg, out=avg)
                 if momentum > 0:
                     buf = state["momentum_buffer"]._data
                     buf *= momentum
-                    buf += grad / avg
-                    param -= lr * buf
+                    buf += ratio
+                    ratio = xp.multiply(buf, lr, out=ratio)
                 else:
-                    param -= lr * (grad / avg)
+                    ratio *= lr
+                param -= ratio
                 p._version_counter.value += 1
         return loss
