@@ -23,16 +23,14 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 
 
 def _time(step, iterations: int, warmup: int = 2) -> float:
+    """Median milliseconds per call (robust to a noisy shared machine)."""
     for _ in range(warmup):
         step()
-    best = float("inf")
-    # the median of a few repeats is robust to a noisy shared machine
     samples = []
     for _ in range(iterations):
         start = time.perf_counter()
         step()
         samples.append(time.perf_counter() - start)
-        best = min(best, samples[-1])
     samples.sort()
     return samples[len(samples) // 2] * 1000.0
 

@@ -27,7 +27,6 @@ import math
 from typing import NamedTuple
 
 from ..autograd.function import Function
-from ..tensor import Tensor
 from ._util import ensure_tensor
 from .registry import Sample, register_op
 
