@@ -486,8 +486,9 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 
 @register_op(namespace="nn.functional", samples=_lp_pool_samples(2))
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    """Power-average pooling ``(sum_window x^p)^(1/p)`` over (H, W) windows (p = inf is
-    max pooling, p = 1 sum pooling). Time O(N * H_out * W_out * kh * kw)."""
+    """Power-average pooling ``(sum_window x^p)^(1/p)`` over (H, W) windows, computed as
+    PyTorch does (the window mean of x^p times the window size, negative sums clipped to
+    zero, to the power 1/p). Time O(N * H_out * W_out * kh * kw)."""
     return _lp_pool(2, "lp_pool2d", input, norm_type, kernel_size, stride, ceil_mode)
 
 
