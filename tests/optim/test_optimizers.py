@@ -269,3 +269,33 @@ def test_loaded_state_is_cast_to_parameter_dtype():
     assert opt2.state[b]["exp_avg"].dtype == ember.float32
     assert opt2.state[b]["step"].dtype == ember.float32
     assert opt2.state[b]["exp_avg"]._data is not opt.state[a]["exp_avg"]._data
+
+
+def test_user_defined_optimizer_in_pytorch_style():
+    class PlainSGD(optim.Optimizer):
+        def __init__(self, params, lr=0.1):
+            super().__init__(params, {"lr": lr})
+
+        @ember.no_grad()
+        def step(self, closure=None):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        p.add_(p.grad, alpha=-group["lr"])
+                        self.state[p]["steps"] = self.state[p].get("steps", 0) + 1
+
+    w = ember.tensor([1.0, 2.0], requires_grad=True)
+    opt = PlainSGD([w], lr=0.25)
+    scheduler = optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "scheduler before optimizer" warning
+        for _ in range(2):
+            opt.zero_grad()
+            (w * w).sum().backward()
+            opt.step()
+            scheduler.step()
+    # w <- w - 0.25 * 2w = 0.5 w, then w - 0.125 * 2w = 0.75 w
+    assert w.tolist() == [0.375, 0.75]
+    assert opt.state_dict()["state"] == {0: {"steps": 2}}

@@ -406,3 +406,21 @@ def test_abandoned_iterator_stops_its_workers():
     for worker in workers:
         worker.join(timeout=30)
     assert not any(w.is_alive() for w in workers)
+
+
+class _SlowFirst(Dataset):
+    def __len__(self):
+        return 6
+
+    def __getitem__(self, i):
+        if i == 0:
+            time.sleep(1.0)
+        return i
+
+
+def test_in_order_false_yields_every_batch_once():
+    batches = [int(b) for b in DataLoader(_SlowFirst(), batch_size=None, num_workers=2,
+                                            in_order=False)]
+    assert sorted(batches) == list(range(6))
+    ordered = [int(b) for b in DataLoader(_SlowFirst(), batch_size=None, num_workers=2)]
+    assert ordered == list(range(6))
