@@ -460,7 +460,7 @@ def _lp_pool(n, op, input, norm_type, kernel_size, stride, ceil_mode):
     from .elementwise import abs as _abs, relu as _relu, sign as _sign
     powered = input ** norm_type
     pooled = _avg_pool(n, op, powered, kernel, stride, 0, ceil_mode, True, None)
-    # PyTorch's form: the mean times the window size, clipped at zero, to the power 1/p
+    # PyTorch's form: sign(s) * relu(|s|) keeps its gradient at s = 0 equal to PyTorch's
     return (_sign(pooled) * _relu(_abs(pooled))).mul(math.prod(kernel)) ** (1.0 / norm_type)
 
 
@@ -487,8 +487,8 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 @register_op(namespace="nn.functional", samples=_lp_pool_samples(2))
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """Power-average pooling ``(sum_window x^p)^(1/p)`` over (H, W) windows, computed as
-    PyTorch does (the window mean of x^p times the window size, negative sums clipped to
-    zero, to the power 1/p). Time O(N * H_out * W_out * kh * kw)."""
+    PyTorch does: the window mean of x^p times the window size, to the power 1/p (so a
+    negative sum of odd powers gives NaN, as there). Time O(N * H_out * W_out * kh * kw)."""
     return _lp_pool(2, "lp_pool2d", input, norm_type, kernel_size, stride, ceil_mode)
 
 
