@@ -360,4 +360,7 @@ class _MultiProcessIterator:
 
     def __del__(self):
         if getattr(self, "_workers", None) is not None:
-            self._shutdown()
+            try:
+                self._shutdown()
+            except Exception:  # at interpreter exit, queues and modules may be gone already
+                pass
