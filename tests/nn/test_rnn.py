@@ -117,3 +117,48 @@ def test_shape_errors():
         lstm(ember.ones(5, 2, 3), (ember.zeros(2, 2, 4), ember.zeros(1, 2, 4)))
     with pytest.raises(ValueError, match="Expected input to be 2D or 3D"):
         nn.GRU(3, 4)(ember.ones(3))
+
+
+@pytest.mark.parametrize("enforce_sorted", [True, False])
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+def test_packed_sequence_input_matches_torch(kind, enforce_sorted):
+    from ember.nn.utils.rnn import pack_padded_sequence as e_pack
+
+    t_pack = torch.nn.utils.rnn.pack_padded_sequence
+    lengths = [5, 3, 2] if enforce_sorted else [2, 5, 3]
+    t = getattr(torch.nn, kind)(3, 4, num_layers=2, bidirectional=True, batch_first=True)
+    e = getattr(nn, kind)(3, 4, num_layers=2, bidirectional=True, batch_first=True)
+    x = rand(3, 5, 3)
+    h0 = rand(4, 3, 4, seed=1)
+
+    def call(m, x_, h_):
+        lib_pack = t_pack if isinstance(x_, torch.Tensor) else e_pack
+        packed = lib_pack(x_, lengths, batch_first=True, enforce_sorted=enforce_sorted)
+        state = (h_, h_ * 0.5) if kind == "LSTM" else h_
+        out, hidden = m(packed, state)
+        return out.data, hidden
+
+    check_module(t, e, x, h0, call=call)
+
+
+def test_pack_pad_round_trip_matches_torch():
+    from ember.nn.utils import rnn as e_rnn
+
+    t_rnn = torch.nn.utils.rnn
+    seqs = [rand(2, 3), rand(4, 3, seed=1), rand(1, 3, seed=2)]
+    tp = t_rnn.pack_sequence([torch.tensor(s) for s in seqs], enforce_sorted=False)
+    ep = e_rnn.pack_sequence([ember.tensor(s) for s in seqs], enforce_sorted=False)
+    np.testing.assert_array_equal(ep.data.numpy(), tp.data.numpy())
+    np.testing.assert_array_equal(ep.batch_sizes.numpy(), tp.batch_sizes.numpy())
+    np.testing.assert_array_equal(ep.sorted_indices.numpy(), tp.sorted_indices.numpy())
+    np.testing.assert_array_equal(ep.unsorted_indices.numpy(), tp.unsorted_indices.numpy())
+    tpad, tlen = t_rnn.pad_packed_sequence(tp, batch_first=True, padding_value=-1,
+                                           total_length=6)
+    epad, elen = e_rnn.pad_packed_sequence(ep, batch_first=True, padding_value=-1,
+                                           total_length=6)
+    np.testing.assert_array_equal(epad.numpy(), tpad.numpy())
+    np.testing.assert_array_equal(elen.numpy(), tlen.numpy())
+    for a, b in zip(e_rnn.unpack_sequence(ep), seqs):
+        np.testing.assert_array_equal(a.numpy(), b)
+    with pytest.raises(RuntimeError, match="must be sorted in decreasing order"):
+        e_rnn.pack_padded_sequence(ember.zeros(4, 2, 1), [1, 3])

@@ -20,6 +20,7 @@ from ...tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence, _pack_time_major, pad_packed_sequence
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -160,8 +161,8 @@ class RNNBase(Module):
     def _check_input(self, input) -> None:
         name = type(self).__name__
         if not isinstance(input, Tensor):
-            raise TypeError(f"{name}: expected input to be a Tensor, got "
-                            f"{type(input).__name__} (PackedSequence is not supported)")
+            raise TypeError(f"{name}: expected input to be a Tensor or PackedSequence, got "
+                            f"{type(input).__name__}")
         if input.dim() not in (2, 3):
             raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D "
                              "tensor instead")
@@ -174,9 +175,13 @@ class RNNBase(Module):
             raise RuntimeError(f"Expected {what} size {tuple(expected)}, got "
                                f"{tuple(hx.shape)}")
 
-    def _run(self, input, h0, c0):
+    def _run(self, input, h0, c0, mask=None):
         """The stacked, possibly bidirectional recurrence over time-major ``input`` (L, N,
-        H_in) from initial states (D*layers, N, H); returns (output, h_n, c_n)."""
+        H_in) from initial states (D*layers, N, H); returns (output, h_n, c_n).
+
+        ``mask`` (L, N, 1) bool marks the valid steps of packed sequences: elsewhere the
+        state is carried unchanged, so each sequence's final state is the one at its own
+        last step, and the reverse direction starts at each sequence's own end."""
         ember = _ember()
         mode = self.mode
         directions = 2 if self.bidirectional else 1
@@ -198,9 +203,15 @@ class RNNBase(Module):
                 steps = range(seq_len - 1, -1, -1) if direction == 1 else range(seq_len)
                 outputs = [None] * seq_len
                 for t in steps:
-                    h, c = _rnn_step(mode, x_proj[t], h, c, w_hh, b_hh, self.hidden_size)
+                    h_new, c_new = _rnn_step(mode, x_proj[t], h, c, w_hh, b_hh,
+                                             self.hidden_size)
                     if w_hr is not None:
-                        h = h.matmul(w_hr.transpose(0, 1))
+                        h_new = h_new.matmul(w_hr.transpose(0, 1))
+                    if mask is not None:
+                        h_new = ember.where(mask[t], h_new, h)
+                        if c is not None:
+                            c_new = ember.where(mask[t], c_new, c)
+                    h, c = h_new, c_new
                     outputs[t] = h
                 direction_outputs.append(ember.stack(outputs, 0))
                 h_final.append(h)
@@ -216,14 +227,21 @@ class RNNBase(Module):
         return layer_input, h_n, c_n
 
     def _prepare(self, input, hx):
-        """Normalize to time-major batched input and initial states of the right shape."""
+        """Normalize to time-major batched input; a PackedSequence is unpacked (in the
+        original batch order) with the mask of its valid steps."""
+        if isinstance(input, PackedSequence):
+            padded, lengths = pad_packed_sequence(input)
+            self._check_input(padded)
+            steps = creation.arange(padded.shape[0], device=padded.device)
+            mask = steps.reshape(-1, 1, 1) < lengths.to(padded.device).reshape(1, -1, 1)
+            return padded, True, (input, mask)
         self._check_input(input)
         batched = input.dim() == 3
         if not batched:
             input = input.unsqueeze(1)
         elif self.batch_first:
             input = input.transpose(0, 1)
-        return input, batched
+        return input, batched, None
 
     def _zeros_state(self, input, size):
         directions = 2 if self.bidirectional else 1
@@ -245,7 +263,14 @@ class RNNBase(Module):
         self._check_hidden(hx, (self.num_layers * directions, input.shape[1], size), what)
         return hx
 
-    def _finish(self, output, batched):
+    def _finish(self, output, batched, packing=None):
+        if packing is not None:
+            packed = packing[0]
+            if packed.sorted_indices is not None:
+                output = output.index_select(1, packed.sorted_indices)
+            data = _pack_time_major(output, packed.batch_sizes.cpu().numpy())
+            return PackedSequence(data, packed.batch_sizes, packed.sorted_indices,
+                                  packed.unsorted_indices)
         if not batched:
             return output.squeeze(1)
         return output.transpose(0, 1) if self.batch_first else output
@@ -255,7 +280,8 @@ class RNN(RNNBase):
     """Elman RNN: h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh) (or relu).
 
     ``forward(input, h0=None)`` returns (output, h_n): output (L, N, D*H) (batch_first:
-    (N, L, D*H)), h_n (D*num_layers, N, H)."""
+    (N, L, D*H)), h_n (D*num_layers, N, H). A PackedSequence input gives a PackedSequence
+    output."""
 
     def __init__(self, *args, **kwargs):
         nonlinearity = kwargs.pop("nonlinearity", "tanh")
@@ -273,10 +299,10 @@ class RNN(RNNBase):
         super().__init__(mode, *args, **kwargs)
 
     def forward(self, input, hx=None):
-        input, batched = self._prepare(input, hx)
+        input, batched, packing = self._prepare(input, hx)
         h0 = self._state(hx, input, batched, self.hidden_size, "hx")
-        output, h_n, _ = self._run(input, h0, None)
-        return self._finish(output, batched), (h_n if batched else h_n.squeeze(1))
+        output, h_n, _ = self._run(input, h0, None, packing and packing[1])
+        return self._finish(output, batched, packing), (h_n if batched else h_n.squeeze(1))
 
 
 class LSTM(RNNBase):
@@ -290,7 +316,7 @@ class LSTM(RNNBase):
         super().__init__("LSTM", *args, **kwargs)
 
     def forward(self, input, hx=None):
-        input, batched = self._prepare(input, hx)
+        input, batched, packing = self._prepare(input, hx)
         real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
         if hx is None:
             h0 = self._zeros_state(input, real_hidden)
@@ -300,10 +326,10 @@ class LSTM(RNNBase):
                 raise RuntimeError("LSTM: hx must be a tuple (h_0, c_0)")
             h0 = self._state(hx[0], input, batched, real_hidden, "hidden[0]")
             c0 = self._state(hx[1], input, batched, self.hidden_size, "hidden[1]")
-        output, h_n, c_n = self._run(input, h0, c0)
+        output, h_n, c_n = self._run(input, h0, c0, packing and packing[1])
         if not batched:
             h_n, c_n = h_n.squeeze(1), c_n.squeeze(1)
-        return self._finish(output, batched), (h_n, c_n)
+        return self._finish(output, batched, packing), (h_n, c_n)
 
 
 class GRU(RNNBase):
@@ -316,10 +342,10 @@ class GRU(RNNBase):
         super().__init__("GRU", *args, **kwargs)
 
     def forward(self, input, hx=None):
-        input, batched = self._prepare(input, hx)
+        input, batched, packing = self._prepare(input, hx)
         h0 = self._state(hx, input, batched, self.hidden_size, "hx")
-        output, h_n, _ = self._run(input, h0, None)
-        return self._finish(output, batched), (h_n if batched else h_n.squeeze(1))
+        output, h_n, _ = self._run(input, h0, None, packing and packing[1])
+        return self._finish(output, batched, packing), (h_n if batched else h_n.squeeze(1))
 
 
 class RNNCellBase(Module):
