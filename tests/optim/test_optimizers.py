@@ -299,3 +299,26 @@ def test_user_defined_optimizer_in_pytorch_style():
     # w <- w - 0.25 * 2w = 0.5 w, then w - 0.125 * 2w = 0.75 w
     assert w.tolist() == [0.375, 0.75]
     assert opt.state_dict()["state"] == {0: {"steps": 2}}
+
+
+def test_step_hooks():
+    w = ember.tensor([1.0], requires_grad=True)
+    opt = optim.SGD([w], lr=0.5)
+    calls = []
+
+    def pre(optimizer, args, kwargs):
+        calls.append(("pre", optimizer is opt, args, kwargs))
+        return (), {"closure": None}
+
+    handle = opt.register_step_pre_hook(pre)
+    opt.register_step_post_hook(lambda optimizer, args, kwargs: calls.append(("post", kwargs)))
+    (w * w).sum().backward()
+    opt.step(lambda: 1 / 0)  # the pre-hook replaces the closure
+    kind, same, args, kwargs = calls[0]
+    assert (kind, same, len(args), kwargs) == ("pre", True, 1, {}) and callable(args[0])
+    assert calls[1] == ("post", {"closure": None})
+    assert w.tolist() == [0.0]
+    handle.remove()
+    calls.clear()
+    opt.step()
+    assert calls == [("post", {})]

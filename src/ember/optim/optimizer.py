@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import grad_mode
+from ..autograd.function import RemovableHandle
 from ..tensor import Tensor
 
 __all__ = ["Optimizer", "required"]
@@ -58,7 +59,20 @@ def _count_steps(step_function):
     def step(self, *args, **kwargs):
         self._opt_called = True
         self._step_count += 1
-        return step_function(self, *args, **kwargs)
+        hooks = self.__dict__.get("_step_hooks")
+        if not hooks:
+            return step_function(self, *args, **kwargs)
+        for hook in list(hooks["pre"]):
+            replaced = hook(self, args, kwargs)
+            if replaced is not None:
+                if not (isinstance(replaced, tuple) and len(replaced) == 2):
+                    raise RuntimeError("a step pre-hook must return None or a tuple "
+                                       f"(new_args, new_kwargs), but returned {replaced!r}")
+                args, kwargs = replaced
+        result = step_function(self, *args, **kwargs)
+        for hook in list(hooks["post"]):
+            hook(self, args, kwargs)
+        return result
 
     step._counts_steps = True
     return step
@@ -167,6 +181,26 @@ class Optimizer:
 
     def _check_group(self, group: dict) -> None:
         """Validate a group's hyper-parameters (subclasses raise ValueError)."""
+
+    # ----------------------------------------------------------------- hooks
+    def _hook_list(self, when: str) -> list:
+        hooks = self.__dict__.setdefault("_step_hooks", {"pre": [], "post": []})
+        return hooks[when]
+
+    def register_step_pre_hook(self, hook) -> RemovableHandle:
+        """Call ``hook(optimizer, args, kwargs)`` before each ``step``; it may return
+        ``(new_args, new_kwargs)`` to replace step's arguments. Returns a handle with
+        ``remove()``."""
+        hooks = self._hook_list("pre")
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    def register_step_post_hook(self, hook) -> RemovableHandle:
+        """Call ``hook(optimizer, args, kwargs)`` after each ``step``. Returns a handle with
+        ``remove()``."""
+        hooks = self._hook_list("post")
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
 
     # ----------------------------------------------------------------- gradients
     def zero_grad(self, set_to_none: bool = True) -> None:
