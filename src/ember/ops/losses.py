@@ -83,11 +83,12 @@ def _float_pair(input, target, name: str):
     if input._data.dtype.kind != "f":
         raise RuntimeError(f"{name}(): expected a floating-point input, got "
                            f"{input.dtype.name}")
-    if target.dtype is not input.dtype and target._data.dtype.kind in "fiub":
-        target = target.to(dtypes.promote_types(input.dtype, target.dtype)
-                           if target._data.dtype.kind == "f" else input.dtype)
-        if target.dtype is not input.dtype:
-            input = input.to(target.dtype)
+    if target.dtype is not input.dtype:
+        # A float target promotes with the input; an integer or bool one takes its dtype.
+        common = dtypes.promote_types(input.dtype, target.dtype) \
+            if target._data.dtype.kind == "f" else input.dtype
+        input = input.to(common) if input.dtype is not common else input
+        target = target.to(common) if target.dtype is not common else target
     try:
         np.broadcast_shapes(tuple(input.shape), tuple(target.shape))
     except ValueError:
@@ -935,7 +936,7 @@ def _ctc_arrays(xp, log_probs, labels, input_lengths, target_lengths, blank):
         sums = xp.matmul(xp.exp(occupancy - peak).transpose(1, 0, 2), onehot).transpose(1, 0, 2)
         per_class = xp.log(sums) + peak                          # (T, N, C)
         grad = -xp.exp(per_class + nll[None, :, None] - log_probs)
-        grad = xp.where(xp.isneginf(per_class), 0.0, grad)
+        grad = xp.where(per_class == -np.inf, 0.0, grad)
         inside = (xp.arange(steps)[:, None] < input_lengths[None, :])[:, :, None]
         grad = xp.where(inside & xp.isfinite(nll)[None, :, None], grad, 0.0)
         grad = xp.where(xp.isfinite(nll)[None, :, None], grad, xp.nan)

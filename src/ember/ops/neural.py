@@ -47,8 +47,10 @@ def _implicit_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def _softmax_input(input, dim, dtype, name: str, stacklevel: int):
+def _softmax_input(input, dim, dtype, name: str, stacklevel):
     ensure_tensor(input, name)
+    if not isinstance(stacklevel, int):  # x.softmax(dim, dtype): the method's 2nd argument
+        dtype, stacklevel = stacklevel, 3
     if dtype is not None:
         input = input.to(dtypes.to_dtype(dtype))
     if input._data.dtype.kind != "f":
@@ -176,9 +178,9 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     if not hard:
         return soft
     d = wrap_dim(dim, logits._data.ndim, "gumbel_softmax")
-    winner = xp.argmax(soft._data, axis=d)
-    onehot = xp.zeros_like(soft._data)
-    xp.put_along_axis(onehot, xp.expand_dims(winner, d), 1, axis=d)
+    winner = xp.expand_dims(xp.argmax(soft._data, axis=d), d)
+    positions = xp.arange(soft.shape[d]).reshape([-1 if i == d else 1 for i in range(soft.ndim)])
+    onehot = (positions == winner).astype(soft._data.dtype)
     return soft - soft.detach() + _constant(onehot, soft)
 
 
@@ -708,7 +710,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         scores = where(keep, scores, -math.inf)
     weights = softmax(scores, -1)
     # A row with no visible key is all -inf and gives NaN; PyTorch returns zeros there.
-    blind = xp.isneginf(scores._data).all(axis=-1, keepdims=True)
+    blind = (scores._data == -math.inf).all(axis=-1, keepdims=True)
     if bool(blind.any()):
         weights = where(_constant(blind, weights), 0.0, weights)
     if dropout_p > 0.0:
