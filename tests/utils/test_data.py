@@ -424,3 +424,15 @@ def test_in_order_false_yields_every_batch_once():
     assert sorted(batches) == list(range(6))
     ordered = [int(b) for b in DataLoader(_SlowFirst(), batch_size=None, num_workers=2)]
     assert ordered == list(range(6))
+
+
+def test_persistent_workers_shuffle_like_the_main_process_every_epoch():
+    def epochs(**kwargs):
+        loader = DataLoader(range(12), batch_size=4, shuffle=True,
+                            generator=ember.Generator().manual_seed(11), **kwargs)
+        return [[b.tolist() for b in loader] for _ in range(3)]
+
+    plain = epochs()
+    assert plain[0] != plain[1]
+    assert epochs(num_workers=2, persistent_workers=True) == plain
+    assert epochs(num_workers=2) == plain

@@ -238,9 +238,13 @@ class _MultiProcessIterator:
             process.start()
             self._index_queues.append(index_queue)
             self._workers.append(process)
-        self._reset(loader)
+        self._reset(loader, first=True)
 
-    def _reset(self, loader: DataLoader) -> None:
+    def _reset(self, loader: DataLoader, first: bool = False) -> None:
+        if not first:
+            # Persistent workers keep their seeds, but draw as a fresh iterator would, so
+            # that later epochs shuffle exactly as with num_workers=0.
+            _base_seed(loader)
         self._loader = loader
         self._epoch += 1
         self._sampler_iter = iter(loader._index_sampler)
