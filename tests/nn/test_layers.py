@@ -98,6 +98,19 @@ CASES = [
     ("UpsamplingBilinear2d", lambda m: m.UpsamplingBilinear2d(size=(3, 3)),
      [rand(1, 1, 2, 2)]),
     ("CosineSimilarity", lambda m: m.CosineSimilarity(dim=1), [rand(3, 4), rand(3, 4, seed=1)]),
+    ("ZeroPad2d", lambda m: m.ZeroPad2d((1, 0, 2, 1)), [rand(1, 1, 2, 3)]),
+    ("ConstantPad1d", lambda m: m.ConstantPad1d(2, 3.5), [rand(1, 2, 3)]),
+    ("ReflectionPad2d", lambda m: m.ReflectionPad2d(1), [rand(1, 1, 3, 3)]),
+    ("ReplicationPad1d", lambda m: m.ReplicationPad1d((2, 1)), [rand(1, 2, 3)]),
+    ("CircularPad2d", lambda m: m.CircularPad2d(1), [rand(1, 1, 3, 3)]),
+    ("ReflectionPad3d", lambda m: m.ReflectionPad3d(1), [rand(1, 1, 2, 3, 3)]),
+    ("Unfold", lambda m: m.Unfold(2, padding=1), [rand(1, 2, 3, 3)]),
+    ("Fold", lambda m: m.Fold((3, 4), 2), [rand(1, 8, 6)]),
+    ("LPPool2d", lambda m: m.LPPool2d(2, 2), [rand(1, 1, 4, 4, low=0.1)]),
+    ("LPPool1d", lambda m: m.LPPool1d(3, 2, stride=1), [rand(1, 2, 4, low=0.1)]),
+    ("ChannelShuffle", lambda m: m.ChannelShuffle(2), [rand(1, 4, 2, 2)]),
+    ("FeatureAlphaDropout-eval", lambda m: m.FeatureAlphaDropout().eval(),
+     [rand(2, 2, 3)]),
     ("PairwiseDistance", lambda m: m.PairwiseDistance(p=3.0, keepdim=True),
      [rand(3, 4), rand(3, 4, seed=1)]),
     ("Dropout2d-eval", lambda m: m.Dropout2d().eval(), [rand(2, 2, 3, 3)]),
@@ -291,6 +304,20 @@ def test_conv_arguments_checked():
         nn.Conv2d(3, 4, 3, padding_mode="mirror")
     with pytest.raises(ValueError, match="not supported for strided"):
         nn.Conv1d(1, 1, 3, stride=2, padding="same")
+
+
+def test_max_unpool_inverts_max_pool():
+    tp, ep = torch.nn.MaxPool2d(2, return_indices=True), nn.MaxPool2d(2, return_indices=True)
+    tu, eu = torch.nn.MaxUnpool2d(2), nn.MaxUnpool2d(2)
+    same_repr(tu, eu)
+    x = rand(1, 2, 4, 4)
+
+    def call(unpool, inp):
+        pool = tp if isinstance(inp, torch.Tensor) else ep
+        out, idx = pool(inp)
+        return unpool(out, idx)
+
+    check_module(tu, eu, x, call=call)
 
 
 def test_conv_transpose_output_size():

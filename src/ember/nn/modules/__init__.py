@@ -12,3 +12,5 @@ from .shape import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
+from .fold import *  # noqa: F401,F403
