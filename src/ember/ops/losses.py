@@ -151,7 +151,11 @@ def _weighted_samples(make):
 @register_op(namespace=_NN, samples=_weighted_samples)
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """``(input - target)^2``, reduced. Inputs broadcast (with a warning when their sizes
-    differ). With an elementwise ``weight``, 'mean' is ``sum(w * loss) / sum(w)``."""
+    differ). With an elementwise ``weight``, 'mean' is ``sum(w * loss) / sum(w)``.
+
+    >>> F.mse_loss(ember.tensor([1.0, 2.0]), ember.tensor([0.0, 4.0]))
+    tensor(2.5000)
+    """
     input, target = _float_pair(input, target, "mse_loss")
     _broadcast_warning(input, target, "mse_loss")
     reduction = _reduction(reduction, "mse_loss", size_average, reduce)
@@ -311,7 +315,11 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
              reduction="mean"):
     """``-w[y] * input[y]`` for log-probabilities ``input`` (N, C, d1, ...) or (C,) and
     class indices ``y`` (N, d1, ...). Targets equal to ``ignore_index`` contribute nothing;
-    'mean' divides by the summed weight of the other targets."""
+    'mean' divides by the summed weight of the other targets.
+
+    >>> F.nll_loss(ember.tensor([[-0.5, -1.0]]), ember.tensor([1]))
+    tensor(1.)
+    """
     ensure_tensor(input, "nll_loss")
     ensure_tensor(target, "nll_loss", "target")
     reduction = _reduction(reduction, "nll_loss", size_average, reduce)
@@ -345,7 +353,11 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     ``-sum_c w_c q_c log_softmax(x)_c``. Computed through log_softmax, so it stays finite
     for any finite logits. ``label_smoothing`` e mixes the target with the uniform
     distribution: ``q = (1 - e) q + e / C``. With indices, ``ignore_index`` targets are
-    skipped and the weighted 'mean' divides by the total weight of the counted targets."""
+    skipped and the weighted 'mean' divides by the total weight of the counted targets.
+
+    >>> F.cross_entropy(ember.tensor([[2.0, 0.5, -1.0]]), ember.tensor([0]))
+    tensor(0.2413)
+    """
     ensure_tensor(input, "cross_entropy")
     ensure_tensor(target, "cross_entropy", "target")
     reduction = _reduction(reduction, "cross_entropy", size_average, reduce)
@@ -492,7 +504,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                      reduction="mean", pos_weight=None):
     """Binary cross-entropy of ``sigmoid(x)`` computed from the logits ``x`` in the stable
     form ``(1 - t) x + (1 + (p - 1) t) softplus(-x)`` (p = ``pos_weight``, broadcast over
-    the class dim), times ``weight``; finite for any finite x."""
+    the class dim), times ``weight``; finite for any finite x.
+
+    >>> F.binary_cross_entropy_with_logits(ember.tensor([100.0, -100.0]),
+    ...                                    ember.tensor([0.0, 0.0]))
+    tensor(50.)
+    """
     ensure_tensor(input, "binary_cross_entropy_with_logits")
     target = _as_tensor_like(target, input)
     reduction = _reduction(reduction, "binary_cross_entropy_with_logits", size_average, reduce)

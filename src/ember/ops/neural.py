@@ -202,7 +202,12 @@ def _linear_samples(make):
 @register_op(namespace=_NN, samples=_linear_samples)
 def linear(input, weight, bias=None):
     """``y = x W^T + b`` over the last dimension of ``x``: (..., in) with W (out, in) gives
-    (..., out). Costs one matrix product, O(numel(x) * out)."""
+    (..., out). Costs one matrix product, O(numel(x) * out).
+
+    >>> F.linear(ember.tensor([[1.0, 2.0]]), ember.tensor([[1.0, 0.0], [1.0, 1.0]]),
+    ...          ember.tensor([0.5, 0.0]))
+    tensor([[1.5000, 3.0000]])
+    """
     ensure_tensor(input, "linear")
     ensure_tensor(weight, "linear", "weight")
     features = input.shape[-1] if input.ndim else None
@@ -493,7 +498,12 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     has shape ``input.shape + (dim,)``. Rows equal to ``padding_idx`` get no gradient;
     ``max_norm`` first rescales, in place, the used rows whose ``norm_type`` norm exceeds
     it; ``scale_grad_by_freq`` divides each row's gradient by its count in ``input``.
-    ``sparse`` gradients are not supported (dense gradients are returned)."""
+    ``sparse`` gradients are not supported (dense gradients are returned).
+
+    >>> F.embedding(ember.tensor([2, 0]), ember.tensor([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]))
+    tensor([[4., 5.],
+            [0., 1.]])
+    """
     ensure_tensor(weight, "embedding", "weight")
     if weight.ndim != 2:
         raise RuntimeError(f"embedding(): 'weight' must be 2-D, got {list(weight.shape)}")
@@ -624,7 +634,12 @@ def _one_hot_samples(make):
 @register_op(namespace=_NN, samples=_one_hot_samples, differentiable=False)
 def one_hot(tensor, num_classes=-1):
     """An int64 tensor of shape ``tensor.shape + (num_classes,)`` with a 1 at each index;
-    ``num_classes=-1`` takes ``tensor.max() + 1``."""
+    ``num_classes=-1`` takes ``tensor.max() + 1``.
+
+    >>> F.one_hot(ember.tensor([0, 2]))
+    tensor([[1, 0, 0],
+            [0, 0, 1]])
+    """
     ensure_tensor(tensor, "one_hot", "tensor")
     if tensor._data.dtype != np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor "
