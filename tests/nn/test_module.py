@@ -404,3 +404,13 @@ def test_always_call_forward_hook_runs_when_forward_fails():
     with pytest.raises(ValueError, match="boom"):
         m(ember.ones(1))
     assert seen == [None]
+
+
+def test_train_calls_overridden_train_of_children():
+    class FrozenNorm(nn.BatchNorm1d):
+        def train(self, mode=True):
+            return super().train(False)
+
+    model = nn.Sequential(nn.Linear(2, 2), FrozenNorm(2))
+    model.train()
+    assert model.training and model[0].training and not model[1].training

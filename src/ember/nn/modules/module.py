@@ -363,8 +363,9 @@ class Module:
         and all descendants."""
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
-        for module in self.modules():
-            module.__dict__["training"] = mode
+        self.__dict__["training"] = mode
+        for module in self.children():
+            module.train(mode)  # through each child's own train(), which may be overridden
         return self
 
     def eval(self) -> "Module":
