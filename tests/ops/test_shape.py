@@ -315,3 +315,10 @@ def test_size_arguments_by_keyword_as_in_torch():
     assert x.repeat(repeats=(2, 1)).shape == (4, 3)
     with pytest.raises(TypeError, match="multiple values for argument 'dims'"):
         x.permute(1, 0, dims=(1, 0))
+
+
+def test_broadcast_shapes():
+    assert ember.broadcast_shapes((2, 1), (3,)) == (2, 3)
+    assert ember.broadcast_shapes(4, (2, 1)) == (2, 4)
+    with pytest.raises(RuntimeError, match="Shape mismatch"):
+        ember.broadcast_shapes((2,), (3,))

@@ -8,7 +8,7 @@ from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import ensure_tensor, parse_shape, sum_to_shape, wrap_dim
-from .registry import Sample, register_op
+from .registry import NAMESPACES, Sample, register_op
 
 
 def _sizes_or_keyword(positional: tuple, keyword, op: str, name: str) -> tuple:
@@ -498,7 +498,11 @@ def broadcast_tensors(*tensors):
 
 
 def broadcast_shapes(*shapes):
-    """The shape that tensors of ``shapes`` broadcast to."""
+    """The shape that tensors of ``shapes`` broadcast to (no tensors involved).
+
+    >>> ember.broadcast_shapes((2, 1), (3,))
+    ember.Size([2, 3])
+    """
     from ..tensor import Size
 
     try:
@@ -508,6 +512,9 @@ def broadcast_shapes(*shapes):
         raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape "
                            f"({[list(s) if isinstance(s, (list, tuple)) else s for s in shapes]})"
                            ) from None
+
+
+NAMESPACES["ember"]["broadcast_shapes"] = broadcast_shapes
 
 
 # ----------------------------------------------------------------------------- repeats
