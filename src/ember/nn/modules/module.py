@@ -306,19 +306,23 @@ class Module:
                                    remove_duplicate)
 
     def buffers(self, recurse: bool = True):
+        """Every buffer (running statistics, masks) of this module and its submodules."""
         for _, buf in self.named_buffers(recurse=recurse):
             yield buf
 
     def named_buffers(self, prefix: str = "", recurse: bool = True,
                       remove_duplicate: bool = True):
+        """(dotted name, buffer) pairs, e.g. ('0.running_mean', Tensor)."""
         return self._named_members(lambda m: m._buffers.items(), prefix, recurse,
                                    remove_duplicate)
 
     def children(self):
+        """The direct submodules, each once."""
         for _, module in self.named_children():
             yield module
 
     def named_children(self):
+        """(name, module) for the direct submodules, each once."""
         memo = set()
         for name, module in self._modules.items():
             if module is not None and id(module) not in memo:
@@ -326,6 +330,7 @@ class Module:
                 yield name, module
 
     def modules(self):
+        """This module and every descendant, depth first, each once."""
         for _, module in self.named_modules():
             yield module
 
@@ -373,6 +378,7 @@ class Module:
         return self.train(False)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        """Set ``requires_grad`` on every parameter (False freezes the module)."""
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
@@ -445,21 +451,27 @@ class Module:
         return self._apply(convert)
 
     def cuda(self, device=None) -> "Module":
+        """Move every parameter and buffer to a GPU (the current one by default)."""
         return self._apply(lambda t: t.cuda(device))
 
     def cpu(self) -> "Module":
+        """Move every parameter and buffer to the CPU."""
         return self._apply(lambda t: t.cpu())
 
     def type(self, dst_type) -> "Module":
+        """Cast every parameter and buffer to ``dst_type``."""
         return self._apply(lambda t: t.type(dst_type))
 
     def float(self) -> "Module":
+        """Cast floating-point parameters and buffers to float32."""
         return self._apply(lambda t: t.float() if t.is_floating_point() else t)
 
     def double(self) -> "Module":
+        """Cast floating-point parameters and buffers to float64."""
         return self._apply(lambda t: t.double() if t.is_floating_point() else t)
 
     def half(self) -> "Module":
+        """Cast floating-point parameters and buffers to float16."""
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
     # ------------------------------------------------------------------ state dict
@@ -665,6 +677,7 @@ class Module:
         return handle
 
     def register_backward_hook(self, hook):
+        """The old name; registers a full backward hook."""
         return self.register_full_backward_hook(hook)
 
     # ------------------------------------------------------------------ call
@@ -748,6 +761,7 @@ class Module:
         return main + ")"
 
     def share_memory(self) -> "Module":
+        """A no-op kept for PyTorch code (ember tensors are not shared across processes)."""
         return self
 
     def __getstate__(self):
