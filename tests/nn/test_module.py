@@ -414,3 +414,21 @@ def test_train_calls_overridden_train_of_children():
     model = nn.Sequential(nn.Linear(2, 2), FrozenNorm(2))
     model.train()
     assert model.training and model[0].training and not model[1].training
+
+
+def test_small_model_trains_like_a_pytorch_tutorial():
+    torch = ember  # the tutorial spelling
+    torch.manual_seed(0)
+    x = torch.tensor([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    y = torch.tensor([0, 1, 1, 0])
+    model = torch.nn.Sequential(torch.nn.Linear(2, 16), torch.nn.Tanh(),
+                                torch.nn.Linear(16, 2))
+    loss_fn = torch.nn.CrossEntropyLoss()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+    for _ in range(200):
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+    assert loss.item() < 0.05
+    assert (model(x).argmax(dim=1) == y).all()
