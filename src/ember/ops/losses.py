@@ -995,7 +995,7 @@ class CTCGradient(Function):
     @staticmethod
     def backward(ctx, grad):
         raise RuntimeError("ctc_loss(): double backward (the derivative of the CTC gradient) "
-                           "is not implemented, as in PyTorch")
+                           "isn't supported, as in PyTorch")
 
 
 def _lengths(value, name: str, arg: str, count: int):
