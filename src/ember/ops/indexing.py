@@ -306,6 +306,8 @@ class IndexPut(Function):
     def forward(ctx, x, value, index, basic):
         ctx.index, ctx.basic = index, basic
         ctx.value_shape = np.shape(value)
+        if basic and type(ctx).node_name == "IndexPutBackward0":
+            ctx.node_name = "CopySlices"  # PyTorch: a copy into a view of the base
         out = x.copy()
         out[index] = value
         return out

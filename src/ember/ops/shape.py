@@ -729,14 +729,20 @@ def rot90(input, k=1, dims=(0, 1)):
     if a == b:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {a} and "
                            f"dim1 = {b}")
-    k %= 4
-    if k == 1:
-        return Flip.apply(input, (b,)).transpose(a, b)
-    if k == 2:
-        return Flip.apply(input, (a, b))
-    if k == 3:
-        return Flip.apply(input, (a,)).transpose(a, b)
-    return input.clone()
+    return Rot90.apply(input, k % 4, (a, b))
+
+
+class Rot90(Function):
+    node_name = "Rot90Backward0"
+
+    @staticmethod
+    def forward(ctx, x, k, dims):
+        ctx.k, ctx.dims = k, dims
+        return ctx.xp.ascontiguousarray(ctx.xp.rot90(x, k, axes=dims))  # a copy, as PyTorch
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Rot90.apply(grad, (4 - ctx.k) % 4, ctx.dims), None, None
 
 
 # ----------------------------------------------------------------------------- atleast, stacks
@@ -884,8 +890,10 @@ def _split(input: Tensor, bounds, d: int, name: str):
     if input._data.ndim == 0:
         raise RuntimeError(f"{name}(): expected a tensor with at least one dimension")
     out = Split.apply(input, tuple(bounds), d)
-    if name == "split" and out and out[0].grad_fn is not None:
-        out[0].grad_fn.node_name = "SplitBackward0"
+    if out and out[0].grad_fn is not None:  # PyTorch's names for the same node
+        out[0].grad_fn.node_name = {"split": "SplitBackward0",
+                                    "tensor_split": "SliceBackward0"}.get(
+                                        name, "SplitWithSizesBackward0")
     return out
 
 
