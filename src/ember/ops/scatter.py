@@ -105,8 +105,9 @@ def _gather_checks(input: Tensor, dim, index: Tensor, op: str, src: Tensor | Non
 
 def _flat_args(input: Tensor, index_array):
     """gather/scatter on 0-d tensors work as on one-element vectors."""
-    return input.reshape(1) if input._data.ndim == 0 else input, index_array.reshape(-1) \
-        if index_array.ndim == 0 else index_array
+    flat_input = input.reshape(1) if input._data.ndim == 0 else input
+    flat_index = index_array.reshape(-1) if index_array.ndim == 0 else index_array
+    return flat_input, flat_index
 
 
 class Gather(AdvancedIndex):
@@ -435,7 +436,8 @@ def index_select(input, dim, index):
     d = wrap_dim(dim, input._data.ndim, "index_select")
     array = _vector_index(index, input, d, "index_select")
     if input._data.ndim == 0:
-        return IndexSelect.apply(input.reshape(1), (array,)).reshape(index.shape)
+        out = IndexSelect.apply(input.reshape(1), (array,))
+        return out.reshape(()) if array.shape[0] == 1 else out  # PyTorch keeps 0-d
     return IndexSelect.apply(input, _at_dim(array, d))
 
 
