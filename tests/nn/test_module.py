@@ -432,3 +432,27 @@ def test_small_model_trains_like_a_pytorch_tutorial():
         optimizer.step()
     assert loss.item() < 0.05
     assert (model(x).argmax(dim=1) == y).all()
+
+
+def test_extra_state_round_trip():
+    class Counter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(1, 1)
+            self.calls = 0
+
+        def get_extra_state(self):
+            return {"calls": self.calls}
+
+        def set_extra_state(self, state):
+            self.calls = state["calls"]
+
+    a, b = Counter(), Counter()
+    a.calls = 5
+    state = a.state_dict()
+    assert list(state) == ["_extra_state", "lin.weight", "lin.bias"]
+    b.load_state_dict(state)
+    assert b.calls == 5
+    del state["_extra_state"]
+    with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "_extra_state"'):
+        b.load_state_dict(state)

@@ -96,3 +96,19 @@ def test_pad_sequence_matches_torch(batch_first, padding_side):
     e.sum().backward()
     with pytest.raises(ValueError, match="padding_side"):
         pad_sequence([ember.ones(2)], padding_side="middle")
+
+
+def test_functional_call_uses_given_tensors_and_restores():
+    from ember.nn.utils.stateless import functional_call
+
+    lin = nn.Linear(2, 1)
+    weight = ember.tensor([[1.0, 2.0]], requires_grad=True)
+    out = functional_call(lin, {"weight": weight, "bias": ember.zeros(1)},
+                          (ember.tensor([[3.0, 4.0]]),))
+    assert out.item() == 11.0
+    out.backward()
+    np.testing.assert_array_equal(weight.grad.numpy(), [[3.0, 4.0]])
+    assert isinstance(lin.weight, nn.Parameter) and lin.weight.grad is None
+    with pytest.raises(RuntimeError, match="missing"):
+        functional_call(lin, {"weight": weight}, ember.ones(1, 2), strict=True)
+    assert isinstance(lin.weight, nn.Parameter)

@@ -482,6 +482,21 @@ class Module:
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + "_extra_state"] = self.get_extra_state()
+
+    def get_extra_state(self):
+        """Override (with set_extra_state) to save non-tensor state in the state_dict under
+        '<prefix>_extra_state'."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never "
+                           "be called: override get_extra_state together with "
+                           "set_extra_state")
+
+    def set_extra_state(self, state) -> None:
+        """Restore what get_extra_state returned."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never "
+                           "be called: override set_extra_state together with "
+                           "get_extra_state")
 
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
         """An ordered dict of every parameter and persistent buffer by dotted name
@@ -553,8 +568,18 @@ class Module:
                     f'While copying the parameter named "{key}", whose dimensions in the model '
                     f"are {param.shape} and whose dimensions in the checkpoint are "
                     f"{value.shape}, an exception occurred : {error.args}.")
+        extra_key = prefix + "_extra_state"
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
         if strict:
             for key in state_dict:
+                if key == extra_key:
+                    continue
                 if key.startswith(prefix):
                     rest = key[len(prefix):]
                     head = rest.split(".", 1)[0]
@@ -795,6 +820,8 @@ def _is_known_key(root: Module, key: str) -> bool:
         module = root.get_submodule(module_path)
     except AttributeError:
         return False
+    if name == "_extra_state":
+        return type(module).set_extra_state is not Module.set_extra_state
     return name in module._parameters or (
         name in module._buffers and name not in module._non_persistent_buffers_set)
 
