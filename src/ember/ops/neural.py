@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes
+from .. import backend, dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor, _inplace
@@ -34,8 +34,6 @@ def _constant(array, like: Tensor) -> Tensor:
 
 
 def _xp(t: Tensor):
-    from .. import backend
-
     return backend.xp_for_device(t._device)
 
 
