@@ -6,6 +6,8 @@ promotion. Broadcasting is NumPy's; ``sum_to_shape`` folds gradients back.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import backend, dtypes
@@ -760,37 +762,45 @@ _TWO_OVER_SQRT_PI = 1.1283791670955125739
 _SQRT_PI_OVER_TWO = 0.88622692545275801365
 _LN2 = 0.69314718055994530942
 _LN10 = 2.30258509299404568402
+_SQRT2 = 1.41421356237309504880
+_SQRT_2PI = 2.50662827463100050242
+_INV_SQRT_2PI = 0.39894228040143267794
+
+
+def _erf_small(xp, x):
+    """erf(x) = x R(x^2), valid for |x| <= 0.5."""
+    z = xp.minimum(xp.abs(x), 0.5) ** 2
+    num, den = _ERF_A[4] * z, z
+    for a, b in zip(_ERF_A[:3], _ERF_B[:3]):
+        num, den = (num + a) * z, (den + b) * z
+    return x * (num + _ERF_A[3]) / (den + _ERF_B[3])
+
+
+def _erfc_ratio(xp, y):
+    """R(y) = erfc(y) exp(y^2) for y >= 0.5 (any larger y, inf included)."""
+    m = xp.clip(y, 0.5, 4.0)  # 0.5 < y <= 4: a rational function of y
+    num, den = _ERF_C[8] * m, m
+    for c, d in zip(_ERF_C[:7], _ERF_D[:7]):
+        num, den = (num + c) * m, (den + d) * m
+    middle = (num + _ERF_C[7]) / (den + _ERF_D[7])
+    big = xp.maximum(y, 4.0)  # y > 4: (1/sqrt(pi) - R(1/y^2) / y^2) / y
+    t = 1.0 / (big * big)
+    num, den = _ERF_P[5] * t, t
+    for p, q in zip(_ERF_P[:4], _ERF_Q[:4]):
+        num, den = (num + p) * t, (den + q) * t
+    large = (_INV_SQRT_PI - t * (num + _ERF_P[4]) / (den + _ERF_Q[4])) / big
+    return xp.where(y <= 4.0, middle, large)
 
 
 def _erf_parts(xp, x):
     """For float64 ``x``: |x| (capped at 30), erf(x) for |x| <= 0.5, erfc(|x|) for
     |x| > 0.5 (each valid only on its own range)."""
     y = xp.minimum(xp.abs(x), 30.0)  # erfc(30) underflows to 0 anyway; keeps inf out
-    # |x| <= 0.5: erf(x) = x R(x^2)
-    z = xp.minimum(y, 0.5) ** 2
-    num, den = _ERF_A[4] * z, z
-    for a, b in zip(_ERF_A[:3], _ERF_B[:3]):
-        num, den = (num + a) * z, (den + b) * z
-    small = x * (num + _ERF_A[3]) / (den + _ERF_B[3])
-    # 0.5 < |x| <= 4: erfc(y) = exp(-y^2) R(y)
-    m = xp.clip(y, 0.5, 4.0)
-    num, den = _ERF_C[8] * m, m
-    for c, d in zip(_ERF_C[:7], _ERF_D[:7]):
-        num, den = (num + c) * m, (den + d) * m
-    middle = (num + _ERF_C[7]) / (den + _ERF_D[7])
-    # |x| > 4: erfc(y) = exp(-y^2) / y (1/sqrt(pi) - R(1/y^2) / y^2)
-    big = xp.maximum(y, 4.0)
-    t = 1.0 / (big * big)
-    num, den = _ERF_P[5] * t, t
-    for p, q in zip(_ERF_P[:4], _ERF_Q[:4]):
-        num, den = (num + p) * t, (den + q) * t
-    large = (_INV_SQRT_PI - t * (num + _ERF_P[4]) / (den + _ERF_Q[4])) / big
-    tail = xp.where(y <= 4.0, middle, large)
     # exp(-y^2) as exp(-s^2) exp(-(y-s)(y+s)), s = y rounded down to 1/16: keeps the
     # relative accuracy of the tiny factor
     s = xp.trunc(y * 16.0) / 16.0
-    tail = xp.exp(-s * s) * xp.exp(-(y - s) * (y + s)) * tail
-    return y, small, tail
+    tail = xp.exp(-s * s) * xp.exp(-(y - s) * (y + s)) * _erfc_ratio(xp, y)
+    return y, _erf_small(xp, x), tail
 
 
 def erf_array(xp, x):
@@ -806,12 +816,10 @@ def erfc_array(xp, x):
     return xp.where(xp.isnan(x), x, out)
 
 
-def erfinv_array(xp, y):
-    """The inverse of erf on a float64 array: +-inf at +-1, NaN outside [-1, 1]."""
-    a = xp.abs(y)
-    inside = a < 1.0
-    a = xp.where(inside, a, 0.0)
-    w = -xp.log((1.0 - a) * (1.0 + a))
+def _erfinv_magnitude(xp, a, complement):
+    """The x >= 0 with erf(x) = a, for a in [0, 1) given with ``complement = 1 - a``
+    (exact, so the far tail keeps its digits)."""
+    w = -xp.log(complement * (1.0 + a))
     wc = w - 2.5
     central = _GILES_CENTRAL[0]
     for c in _GILES_CENTRAL[1:]:
@@ -820,19 +828,57 @@ def erfinv_array(xp, y):
     tail_start = _GILES_TAIL[0]
     for c in _GILES_TAIL[1:]:
         tail_start = tail_start * wt + c
-    x = xp.where(w < 5.0, central, tail_start) * a
-    # Newton on erf(x) = a near 0; in the tail on log erfc(x) = log(1 - a) (1 - a is exact
-    # there), where erfc keeps its relative accuracy and the log scales the steps well
+    # beyond float64's erfinv range (ndtri of tiny p): erfc(x) ~ exp(-x^2) / (x sqrt(pi))
+    far = xp.sqrt(xp.maximum(w - 0.5 * xp.log(xp.maximum(w, 1.0)) - 0.5724, 1.0))
+    x = xp.where(w < 5.0, central * a, xp.where(w < 36.0, tail_start * a, far))
+    # Newton on erf(x) = a near 0; in the tail on log erfc(x) = log(1 - a), where erfc
+    # keeps its relative accuracy and the log scales the steps well
     tail = a > 0.5
-    log_target = xp.log(xp.where(tail, 1.0 - a, 1.0))
-    for _ in range(4):
-        density = _TWO_OVER_SQRT_PI * xp.exp(-x * x)
-        central_step = (erf_array(xp, x) - a) / density
-        upper = erfc_array(xp, xp.where(tail, x, 1.0))
-        tail_step = (xp.log(upper) - log_target) * upper / -density
+    log_target = xp.log(xp.where(tail, complement, 1.0))
+    for _ in range(5):
+        xt = xp.where(tail, x, 1.0)
+        # erfc = exp(-x^2) R(x), d/dx log erfc(x) = -2/sqrt(pi) / R(x): no underflow
+        # (R's rational form holds from 0.5 on; below, erfc itself is far from underflow)
+        ratio = xp.where(xt >= 0.5, _erfc_ratio(xp, xt), erfc_array(xp, xt) * xp.exp(xt * xt))
+        tail_step = (xp.log(ratio) - xt * xt - log_target) * (ratio / -_TWO_OVER_SQRT_PI)
+        central_step = (erf_array(xp, x) - a) / (_TWO_OVER_SQRT_PI * xp.exp(-x * x))
         x = x - xp.where(tail, tail_step, central_step)
+    return x
+
+
+def erfinv_array(xp, y):
+    """The inverse of erf on a float64 array: +-inf at +-1, NaN outside [-1, 1]."""
+    a = xp.abs(y)
+    inside = a < 1.0
+    a = xp.where(inside, a, 0.0)
+    x = _erfinv_magnitude(xp, a, 1.0 - a)
     out = xp.where(inside, x, xp.where(xp.abs(y) == 1.0, np.inf, np.nan))
     return xp.copysign(out, y)
+
+
+def ndtri_array(xp, p):
+    """The standard normal quantile: ``ndtr(x) = p``; -inf at 0, inf at 1, NaN outside."""
+    inside = (p > 0.0) & (p < 1.0)
+    upper = p > 0.5
+    # |2p - 1| = 1 - c with c = 2 min(p, 1 - p), exact in both halves
+    c = xp.where(inside, xp.where(upper, 2.0 * (1.0 - p), 2.0 * p), 1.0)
+    x = _erfinv_magnitude(xp, 1.0 - c, c) * _SQRT2
+    out = xp.where(upper, x, -x)
+    edge = xp.where(p == 0.0, -np.inf, xp.where(p == 1.0, np.inf, np.nan))
+    return xp.where(inside, out, edge)
+
+
+def ndtr_array(xp, x):
+    """The standard normal CDF ``0.5 erfc(-x / sqrt(2))``."""
+    return 0.5 * erfc_array(xp, -x / _SQRT2)
+
+
+def log_ndtr_array(xp, x):
+    """log of the standard normal CDF, finite far into the left tail."""
+    right = xp.log1p(-0.5 * erfc_array(xp, xp.maximum(x, -1.0) / _SQRT2))
+    z = -xp.minimum(x, -1.0) / _SQRT2  # >= 0.707: erfc(z) = exp(-z^2) R(z)
+    left = -_LN2 - z * z + xp.log(_erfc_ratio(xp, z))
+    return xp.where(x >= -1.0, right, left)
 
 
 def _in_float64(xp, kernel, x):
@@ -1254,6 +1300,150 @@ def frac(input):
     return Frac.apply(input)
 
 
+class Ndtr(Function):
+    node_name = "SpecialNdtrBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _in_float64(ctx.xp, ndtr_array, x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * _INV_SQRT_2PI * exp(x * x * -0.5)
+
+
+class Ndtri(Function):
+    node_name = "SpecialNdtriBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        out = _in_float64(ctx.xp, ndtri_array, x)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return grad * _SQRT_2PI * exp(out * out * 0.5)
+
+
+class LogNdtr(Function):
+    node_name = "SpecialLogNdtrBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        out = _in_float64(ctx.xp, log_ndtr_array, x)
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        # density / cdf = exp(-x^2/2 - log_ndtr(x)) / sqrt(2 pi): finite far to the left
+        return grad * _INV_SQRT_2PI * exp(x * x * -0.5 - out)
+
+
+@register_op("ndtr", namespace="special", samples=_samples.unary(low=-4, high=4))
+def ndtr(input):
+    """The standard normal CDF ``Phi(x) = (1 + erf(x / sqrt(2))) / 2``, accurate in
+    both tails."""
+    return _float_unary(Ndtr, input, "special.ndtr")
+
+
+@register_op("ndtri", namespace="special", samples=_samples.unary(low=0.02, high=0.98))
+def ndtri(input):
+    """The standard normal quantile, the inverse of ndtr: -inf at 0, inf at 1, NaN
+    outside [0, 1]; accurate down to p = 1e-300."""
+    return _float_unary(Ndtri, input, "special.ndtri")
+
+
+@register_op("log_ndtr", namespace="special", samples=_samples.unary(low=-6, high=4))
+def log_ndtr(input):
+    """``log(ndtr(input))``, finite far into the left tail (about -x^2/2 there)."""
+    return _float_unary(LogNdtr, input, "special.log_ndtr")
+
+
+class Sinc(Function):
+    node_name = "SincBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return ctx.xp.sinc(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        # d/dx sin(pi x)/(pi x) = (pi x cos(pi x) - sin(pi x)) / (pi x^2); 0 at x = 0
+        safe = where(x == 0, 1.0, x)
+        angle = safe * math.pi
+        slope = (angle * cos(angle) - sin(angle)) / (angle * safe)
+        return where(x == 0, 0.0, grad * slope)
+
+
+@register_op(methods=("sinc",), exported_in=("special",), samples=_samples.unary(low=-3, high=3))
+def sinc(input):
+    """The normalized sinc ``sin(pi x) / (pi x)``, 1 at x = 0."""
+    return _float_unary(Sinc, input, "sinc")
+
+
+class Xlogy(Function):
+    node_name = "XlogyBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        xp = ctx.xp
+        _save_operands(ctx, a, b)
+        # 0 * log(y) is 0 (even for y = 0), but NaN stays NaN
+        zero = (a == 0) & ~xp.isnan(b)
+        out = xp.where(zero, 0, a * xp.log(xp.where(zero, 1, b)))
+        return xp.asarray(out).astype(xp.result_type(a, b), copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        x = a if a is not None else ctx.scalars[0]
+        y = b if b is not None else ctx.scalars[1]
+        need_a, need_b = ctx.needs_input_grad
+        grad_a = grad_b = None
+        if need_a:
+            # d/dx = log(y); 0 where x == 0 and y <= 0 (PyTorch's convention)
+            grad_a = xlogy(grad, y)
+            if isinstance(y, Tensor):
+                grad_a = where((x == 0) & (y <= 0), 0.0, grad_a)
+            elif y <= 0:
+                grad_a = where(x == 0, 0.0, grad_a)
+            grad_a = sum_to_shape(grad_a, ctx.shapes[0])
+        if need_b:
+            grad_b = sum_to_shape(grad * x / y, ctx.shapes[1])
+        return grad_a, grad_b
+
+
+def _xlogy_samples(make):
+    x = make((3, 4))
+    x._data[0, :2] = 0.0
+    y = make((3, 4), low=0.2, high=2.0)
+    return [Sample((x, y), name="zeros in x"),
+            Sample((make((2, 3)), make((3,), low=0.2, high=2.0)), name="broadcast"),
+            Sample((make((4,)), 1.5), name="scalar y"),
+            Sample((2.0, make((4,), low=0.2, high=2.0)), name="scalar x")]
+
+
+@register_op(methods=("xlogy",), exported_in=("special",), samples=_xlogy_samples)
+def xlogy(input, other):
+    """``input * log(other)``, and 0 where input is 0 (unless other is NaN): the entropy
+    term ``p log p`` without NaN at p = 0."""
+    a, b = binary_operands(input, other, "xlogy")
+    tensor = a if isinstance(a, Tensor) else b
+    if tensor._data.dtype.kind != "f":
+        default = dtypes.get_default_dtype()
+        a = a.to(default) if isinstance(a, Tensor) else float(a)
+        b = b.to(default) if isinstance(b, Tensor) else float(b)
+    return _binary(Xlogy, a, b, "xlogy")
+
+
 # ----------------------------------------------------------------------------- clamp, lerp
 def _bound(value, name: str):
     if value is None or isinstance(value, Tensor):
@@ -1346,6 +1536,22 @@ def clamp(input, min=None, max=None):  # noqa: A002 - PyTorch's names
     except ValueError:
         raise broadcast_error("clamp", input.shape, *(shape_of(b) for b in bounds
                                                       if b is not None)) from None
+
+
+@register_op(methods=("clamp_min",),
+             samples=lambda make: [Sample((make((3, 4)), -0.3), name="number"),
+                                   Sample((make((2, 3)), make((3,))), name="tensor")])
+def clamp_min(input, min):  # noqa: A002
+    """``maximum(input, min)`` (clamp with only a lower bound)."""
+    return clamp(input, min=min)
+
+
+@register_op(methods=("clamp_max",),
+             samples=lambda make: [Sample((make((3, 4)), 0.3), name="number"),
+                                   Sample((make((2, 3)), make((3,))), name="tensor")])
+def clamp_max(input, max):  # noqa: A002
+    """``minimum(input, max)`` (clamp with only an upper bound)."""
+    return clamp(input, max=max)
 
 
 class Lerp(Function):
@@ -1784,7 +1990,7 @@ for _name in ("abs", "sign", "exp", "exp2", "expm1", "log", "log2", "log10", "lo
               "remainder", "atan2", "hypot", "lerp", "masked_fill", "nan_to_num",
               "bitwise_left_shift", "bitwise_right_shift", "bitwise_and", "bitwise_or",
               "bitwise_xor", "bitwise_not", "logical_not", "logical_and", "logical_or",
-              "logical_xor", "floor_divide"):
+              "logical_xor", "floor_divide", "clamp_min", "clamp_max", "sinc", "xlogy"):
     bind_method(_name + "_", _inplace_method(_name + "_", _F[_name]))
 for _alias, _name in (("absolute_", "abs"), ("arcsin_", "asin"), ("arccos_", "acos"),
                       ("arctan_", "atan"), ("arcsinh_", "asinh"), ("arccosh_", "acosh"),
