@@ -287,6 +287,23 @@ def test_lazy_linear_materializes():
     assert lazy.weight.shape == (3, 5) and isinstance(lazy.weight, nn.Parameter)
 
 
+@pytest.mark.parametrize("name,shape,weight_shape", [
+    ("LazyConv1d", (2, 3, 6), (4, 3, 2)), ("LazyConv2d", (3, 5, 5), (4, 3, 2, 2)),
+    ("LazyConvTranspose2d", (1, 3, 4, 4), (3, 4, 2, 2)),
+])
+def test_lazy_conv_materializes_like_torch(name, shape, weight_shape):
+    lazy = getattr(nn, name)(4, 2)
+    reference = getattr(torch.nn, name)(4, 2)
+    same_repr(reference, lazy)
+    out = lazy(ember.ones(*shape))
+    reference(torch.ones(*shape))
+    assert type(lazy).__name__ == name[4:] and lazy.weight.shape == weight_shape
+    same_repr(reference, lazy)
+    assert out.shape == tuple(reference(torch.ones(*shape)).shape)
+    bound = 1 / math.sqrt(int(np.prod(weight_shape[1:])))
+    assert np.abs(lazy.weight.detach().numpy()).max() <= bound
+
+
 def test_dropout_training_statistics():
     x = ember.ones(200, 50)
     y = nn.Dropout(0.3)(x).numpy()

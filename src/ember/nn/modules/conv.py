@@ -266,3 +266,69 @@ class ConvTranspose3d(_ConvTransposeNd):
         output_padding = self._output_padding(input, output_size)
         return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
                                   output_padding, self.groups, self.dilation)
+
+
+class _LazyConvMixin:
+    """A convolution whose ``in_channels`` is read from the first input; after that forward
+    it becomes the plain class (``cls_to_become``), initialized like it."""
+
+    cls_to_become = None
+
+    def _lazy_init(self) -> None:
+        from ..parameter import UninitializedParameter
+
+        self.weight = UninitializedParameter(self.weight)
+        if self.bias is not None:
+            self.bias = UninitializedParameter(self.bias)
+
+    def reset_parameters(self) -> None:
+        from ..parameter import UninitializedParameter
+
+        if self.in_channels == 0 or isinstance(self.weight, UninitializedParameter):
+            return
+        super().reset_parameters()
+
+    def forward(self, input, *args, **kwargs):
+        from ..parameter import UninitializedParameter
+
+        target = self.cls_to_become
+        if isinstance(self.weight, UninitializedParameter):
+            batched = input.dim() == self._dims + 2
+            self.in_channels = input.shape[1] if batched else input.shape[0]
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            if self.transposed:
+                shape = (self.in_channels, self.out_channels // self.groups)
+            else:
+                shape = (self.out_channels, self.in_channels // self.groups)
+            dtype = self.weight.dtype  # the factory dtype, as in PyTorch
+            self.weight.materialize(shape + tuple(self.kernel_size), device=input.device,
+                                    dtype=dtype)
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,), device=input.device, dtype=dtype)
+            self.__class__ = target
+            self.reset_parameters()
+        return target.forward(self, input, *args, **kwargs)
+
+
+def _lazy(base, doc: str):
+    def __init__(self, out_channels: int, kernel_size, *args, **kwargs):
+        base.__init__(self, 0, out_channels, kernel_size, *args, **kwargs)
+        self._lazy_init()
+
+    return type("Lazy" + base.__name__, (_LazyConvMixin, base),
+                {"__init__": __init__, "cls_to_become": base, "__doc__": doc,
+                 "__module__": __name__})
+
+
+LazyConv1d = _lazy(Conv1d, "Conv1d with in_channels inferred from the first input.")
+LazyConv2d = _lazy(Conv2d, "Conv2d with in_channels inferred from the first input.")
+LazyConv3d = _lazy(Conv3d, "Conv3d with in_channels inferred from the first input.")
+LazyConvTranspose1d = _lazy(ConvTranspose1d,
+                            "ConvTranspose1d with in_channels inferred from the first input.")
+LazyConvTranspose2d = _lazy(ConvTranspose2d,
+                            "ConvTranspose2d with in_channels inferred from the first input.")
+LazyConvTranspose3d = _lazy(ConvTranspose3d,
+                            "ConvTranspose3d with in_channels inferred from the first input.")
+__all__ += ["LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+            "LazyConvTranspose2d", "LazyConvTranspose3d"]

@@ -116,7 +116,7 @@ class LazyLinear(Linear):
     def forward(self, input):
         if isinstance(self.weight, UninitializedParameter):
             self.in_features = input.shape[-1]
-            dtype = self._factory["dtype"] or input.dtype
+            dtype = self.weight.dtype  # the factory dtype, as in PyTorch
             self.weight.materialize((self.out_features, self.in_features),
                                     device=input.device, dtype=dtype)
             if self.bias is not None:
