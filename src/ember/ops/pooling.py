@@ -28,7 +28,8 @@ from .registry import Sample, register_op
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
            "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
-           "adaptive_max_pool1d", "adaptive_max_pool2d", "lp_pool1d", "lp_pool2d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "lp_pool1d",
+           "lp_pool2d", "lp_pool3d",
            "max_unpool1d", "max_unpool2d", "max_unpool3d", "interpolate", "pixel_shuffle",
            "pixel_unshuffle"]
 
@@ -471,6 +472,9 @@ def _lp_pool_samples(n):
                            name="p=2"),
                     Sample((make((2, 5), low=0.5, high=2.0), 3, 2), dict(ceil_mode=True),
                            name="p=3 ceil")]
+        if n == 3:
+            return [Sample((make((1, 3, 2, 4), low=0.5, high=2.0), 2.0, (2, 1, 2)),
+                           name="p=2 unbatched")]
         return [Sample((make((1, 2, 4, 4), low=0.5, high=2.0), 2.0, 2), name="p=2"),
                 Sample((make((1, 5, 4), low=0.5, high=2.0), 1.5, (2, 3)),
                        dict(stride=1, ceil_mode=True), name="p=1.5 unbatched")]
@@ -490,6 +494,13 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     PyTorch does: the window mean of x^p times the window size, to the power 1/p (so a
     negative sum of odd powers gives NaN, as there). Time O(N * H_out * W_out * kh * kw)."""
     return _lp_pool(2, "lp_pool2d", input, norm_type, kernel_size, stride, ceil_mode)
+
+
+@register_op(namespace="nn.functional", samples=_lp_pool_samples(3))
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling ``(sum_window x^p)^(1/p)`` over (D, H, W) windows, as
+    lp_pool2d. Time O(N * D_out * H_out * W_out * K), K the kernel volume."""
+    return _lp_pool(3, "lp_pool3d", input, norm_type, kernel_size, stride, ceil_mode)
 
 
 # ----------------------------------------------------------------------------- adaptive
@@ -628,6 +639,9 @@ def _adaptive_max_samples(n):
     def samples(make):
         if n == 1:
             return [Sample((make((2, 2, 7)), 3), dict(return_indices=True), name="uneven")]
+        if n == 3:
+            return [Sample((make((1, 3, 4, 5)), (2, 3, 2)), dict(return_indices=True),
+                           name="uneven unbatched")]
         return [Sample((make((1, 2, 5, 7)), (3, 4)), dict(return_indices=True), name="uneven"),
                 Sample((make((2, 4, 4)), 1), name="global unbatched"),
                 Sample((make((1, 1, 3, 4)), (None, 2)), dict(return_indices=True),
@@ -647,6 +661,13 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     """Max pooling to a fixed (H_out, W_out) with adaptive windows; ``return_indices``
     gives flat ``h * W + w`` positions in each plane. Time O(N * H_out * W_out * window)."""
     return _adaptive_max(2, "adaptive_max_pool2d", input, output_size, return_indices)
+
+
+@register_op(namespace="nn.functional", samples=_adaptive_max_samples(3))
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max pooling to a fixed (D_out, H_out, W_out) with adaptive windows; indices are flat
+    in each (D, H, W) volume. Time O(N * D_out * H_out * W_out * window)."""
+    return _adaptive_max(3, "adaptive_max_pool3d", input, output_size, return_indices)
 
 
 # ----------------------------------------------------------------------------- max_unpool
