@@ -529,3 +529,49 @@ def test_norm_dispatch():
                                np.linalg.norm(values, 3, axis=1))
     np.testing.assert_allclose(ember.linalg.norm(x[0], np.inf).numpy(),
                                np.linalg.norm(values[0], np.inf))
+
+
+# ----------------------------------------------------------------------------- small helpers
+def test_multi_dot_orders_and_errors():
+    chain = [random((10, 2), 1), random((2, 10), 2), random((10, 2), 3), random((2,), 4)]
+    expected = chain[0].detach().numpy() @ chain[1].detach().numpy() @ \
+        chain[2].detach().numpy() @ chain[3].detach().numpy()
+    np.testing.assert_allclose(ember.linalg.multi_dot(chain).detach().numpy(), expected)
+    long_chain = [ember.eye(2, dtype=f64) * 1.01 for _ in range(100)]  # left to right
+    assert ember.linalg.multi_dot(long_chain)[0, 0].item() == pytest.approx(1.01 ** 100)
+    with pytest.raises(RuntimeError, match="expected at least 2 tensors but got 1"):
+        ember.linalg.multi_dot([ember.eye(2)])
+    with pytest.raises(RuntimeError, match="tensor 1 must be 2D but got 1D"):
+        ember.linalg.multi_dot([ember.eye(2), ember.ones(2), ember.eye(2)])
+    with pytest.raises(RuntimeError, match=r"tensors 0 and 1 with shapes \[2, 3\] and \[2, 2\]"):
+        ember.linalg.multi_dot([ember.ones(2, 3), ember.eye(2)])
+
+
+def test_solve_triangular_reads_one_triangle():
+    a = t64([[2.0, 1.0], [5.0, 4.0]])
+    b = t64([[1.0], [2.0]])
+    upper = ember.linalg.solve_triangular(a, b, upper=True)
+    np.testing.assert_allclose(upper.numpy(), np.linalg.solve(np.triu(a.numpy()), b.numpy()))
+    unit = ember.linalg.solve_triangular(a, b, upper=False, unitriangular=True)
+    np.testing.assert_allclose(unit.numpy(), [[1.0], [-3.0]])
+    with pytest.raises(RuntimeError, match="B must have at least 2 dimensions"):
+        ember.linalg.solve_triangular(a, ember.ones(2, dtype=f64), upper=True)
+    with pytest.raises(ember.linalg.LinAlgError, match="singular"):
+        ember.linalg.solve_triangular(t64([[1.0, 0.0], [1.0, 0.0]]), b, upper=False)
+
+
+def test_matrix_rank():
+    assert ember.linalg.matrix_rank(t64(np.outer([1, 2, 3], [1, -1, 2]))).item() == 1
+    assert ember.linalg.matrix_rank(ember.zeros(3, 3)).item() == 0
+    ranks = ember.linalg.matrix_rank(t64(np.diag([1.0, 1e-3, 0.0])[None].repeat(2, 0)),
+                                     atol=1e-2)
+    assert ranks.dtype is ember.int64 and ranks.tolist() == [1, 1]
+    assert ember.linalg.matrix_rank(t64([[1.0, 2.0], [2.0, 1.0]]), hermitian=True).item() == 2
+
+
+def test_vecdot_and_linalg_aliases():
+    x, y = random((2, 3), 1, False), random((2, 3), 2, False)
+    np.testing.assert_allclose(ember.linalg.vecdot(x, y).numpy(),
+                               (x.numpy() * y.numpy()).sum(-1))
+    assert ember.linalg.matmul is ember.matmul
+    assert ember.linalg.diagonal(ember.ones(2, 3, 4)).shape == (2, 3)

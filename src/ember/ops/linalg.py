@@ -1504,6 +1504,215 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     return Pinv.apply(A, atol_value, rtol_value, bool(hermitian))
 
 
+# ============================================================================ smaller helpers
+NAMESPACES["linalg"]["matmul"] = matmul  # torch.linalg.matmul is torch.matmul
+
+
+@register_op("diagonal", namespace="linalg", samples=lambda make: [
+    Sample((make((2, 3, 4)),), {"offset": 1}), Sample((make((3, 3)),), {"dim1": 0, "dim2": 1})])
+def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """``diagonal`` with the defaults of a batch of matrices: the diagonals of the last two
+    dims (a view)."""
+    return diagonal(A, offset, dim1, dim2)
+
+
+@register_op(namespace="linalg", samples=lambda make: [
+    Sample((make((2, 3)), make((2, 3)))),
+    Sample((make((3, 1)), make((4,))), {"dim": 0}, name="broadcast, dim 0")])
+def vecdot(x, y, *, dim=-1):
+    """The dot product of vectors along ``dim``: sum_i x_i y_i, the other dims broadcast."""
+    ensure_tensor(x, "linalg.vecdot", "x")
+    ensure_tensor(y, "linalg.vecdot", "y")
+    if x.dtype is not y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
+                           f"x of type {x.dtype.name} and y of type {y.dtype.name} instead.")
+    return (x * y).sum(dim)
+
+
+@register_op(namespace="linalg", samples=lambda make: [
+    Sample(([make((2, 3)), make((3, 4)), make((4, 2))],), name="matrices"),
+    Sample(([make((3,)), make((3, 4)), make((4, 2)), make((2,))],), name="vector ends")])
+def multi_dot(tensors):
+    """The product of a chain of matrices, multiplied in the cheapest order (dynamic
+    programming over split points, O(k^3) steps for k <= 64 matrices; longer chains go left
+    to right). The first tensor may be a row
+    vector and the last a column vector (1-D); those dims are dropped from the result."""
+    if not isinstance(tensors, (list, tuple)) or len(tensors) < 2:
+        count = len(tensors) if isinstance(tensors, (list, tuple)) else type(tensors).__name__
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {count}")
+    tensors = list(tensors)
+    for i, t in enumerate(tensors):
+        ensure_tensor(t, "linalg.multi_dot", f"tensors[{i}]")
+        allowed = (1, 2) if i in (0, len(tensors) - 1) else (2,)
+        if t._data.ndim not in allowed:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be "
+                               f"{' or '.join(f'{d}D' for d in allowed)} but got "
+                               f"{t._data.ndim}D")
+        if t.dtype is not tensors[0].dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have the same dtype, but tensor 0 "
+                               f"is {tensors[0].dtype.name} and tensor {i} is {t.dtype.name}")
+    first_vector, last_vector = tensors[0]._data.ndim == 1, tensors[-1]._data.ndim == 1
+    if first_vector:
+        tensors[0] = tensors[0].unsqueeze(0)
+    if last_vector:
+        tensors[-1] = tensors[-1].unsqueeze(-1)
+    for i in range(len(tensors) - 1):
+        if tensors[i]._data.shape[1] != tensors[i + 1]._data.shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes "
+                               f"{list(tensors[i].shape)} and {list(tensors[i + 1].shape)} "
+                               "cannot be multiplied")
+    dims = [t._data.shape[0] for t in tensors] + [tensors[-1]._data.shape[1]]
+    k = len(tensors)
+    if k > 64:  # the order search costs O(k^3) Python steps: go left to right
+        result = tensors[0]
+        for t in tensors[1:]:
+            result = Matmul.apply(result, t)
+        return _squeeze_ends(result, first_vector, last_vector)
+    cost = [[0] * k for _ in range(k)]
+    split = [[0] * k for _ in range(k)]
+    for length in range(1, k):
+        for i in range(k - length):
+            j = i + length
+            cost[i][j] = None
+            for s in range(i, j):
+                c = cost[i][s] + cost[s + 1][j] + dims[i] * dims[s + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, s
+
+    # Evaluate the split tree bottom-up with an explicit stack (no recursion).
+    done = {}
+    stack = [(0, k - 1)]
+    while stack:
+        i, j = stack[-1]
+        if i == j:
+            done[i, j] = tensors[i]
+            stack.pop()
+            continue
+        left, right = (i, split[i][j]), (split[i][j] + 1, j)
+        missing = [part for part in (left, right) if part not in done]
+        if missing:
+            stack.extend(missing)
+            continue
+        done[i, j] = Matmul.apply(done.pop(left), done.pop(right))
+        stack.pop()
+    return _squeeze_ends(done[0, k - 1], first_vector, last_vector)
+
+
+def _squeeze_ends(result, first_vector, last_vector):
+    if first_vector:
+        result = result.squeeze(0)
+    if last_vector:
+        result = result.squeeze(-1)
+    return result
+
+
+class SolveTriangular(Function):
+    node_name = "LinalgSolveTriangularBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, upper, unitriangular):
+        xp = ctx.xp
+        triangle = xp.triu(a) if upper else xp.tril(a)
+        if unitriangular:
+            n = a.shape[-1]
+            triangle = triangle * (1 - xp.eye(n, dtype=a.dtype)) + xp.eye(n, dtype=a.dtype)
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        x = _lapack("linalg.solve_triangular", "The triangular matrix is singular",
+                    xp.linalg.solve, xp.broadcast_to(triangle, batch + a.shape[-2:]),
+                    xp.broadcast_to(b, batch + b.shape[-2:]))
+        ctx.args = (upper, unitriangular, a.shape, b.shape)
+        ctx.save_for_backward(a, x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        # X = T^-1 B with T the triangle: G_B = T^-T G, G_A = -(G_B X^T) on T's free entries.
+        upper, unitriangular, a_shape, b_shape = ctx.args
+        a, x = ctx.saved_tensors
+        grad_b = SolveTriangular.apply(a.mT, grad, not upper, unitriangular)
+        grad_a = None
+        if ctx.needs_input_grad[0]:
+            full = -matmul(grad_b, x.mT)
+            offset = 1 if unitriangular else 0
+            grad_a = sum_to_shape(Triu.apply(full, offset) if upper else
+                                  Tril.apply(full, -offset), a_shape)
+        grad_b = sum_to_shape(grad_b, b_shape) if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b, None, None
+
+
+def _triangular(make, n, upper, batch=()):
+    values = make.numpy(batch + (n, n), -1.0, 1.0) + 2 * n * np.eye(n)
+    values = np.triu(values) if upper else np.tril(values)
+    return _from_numpy(make, values)
+
+
+@register_op(namespace="linalg", samples=lambda make: [
+    Sample((_triangular(make, 3, True), make((3, 2))), {"upper": True}, name="upper"),
+    Sample((_triangular(make, 3, False, (2,)), make((3, 1))), {"upper": False},
+           name="lower, broadcast batch"),
+    Sample((_triangular(make, 3, False), make((2, 3))),
+           {"upper": False, "left": False, "unitriangular": True}, name="right, unit")])
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+    """X with A X = B (or X A = B when left=False) for triangular A, reading only the upper
+    or the lower triangle of A (and taking its diagonal as ones when unitriangular). B is
+    (*, n, k); batches broadcast. Cost O(n^3) per batch (a general solve on the triangle)."""
+    _check_matrices(A, "linalg.solve_triangular")
+    ensure_tensor(B, "linalg.solve_triangular", "B")
+    if B._data.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
+                           "dimensions.")
+    _check_float(B, "linalg.solve_triangular", "B")
+    _same_dtype("linalg.solve_triangular", A=A, B=B)
+    n = A._data.shape[-1]
+    if not left:
+        if B._data.shape[-1] != n:
+            raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for "
+                               f"the equation XA = B ({n}x{n} and {_shape_text(B.shape[-2:])})")
+        return solve_triangular(A.mT, B.mT, upper=not upper, unitriangular=unitriangular).mT
+    if B._data.shape[-2] != n:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
+                           f"equation AX = B ({n}x{n} and {_shape_text(B.shape[-2:])})")
+    try:
+        np.broadcast_shapes(A._data.shape[:-2], B._data.shape[:-2])
+    except ValueError:
+        raise RuntimeError(f"linalg.solve_triangular: the batch dimensions of A "
+                           f"{list(A.shape)} and B {list(B.shape)} don't broadcast") from None
+    return SolveTriangular.apply(A, B, bool(upper), bool(unitriangular))
+
+
+class MatrixRank(Function):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, atol, rtol, hermitian):
+        xp = ctx.xp
+        if hermitian:
+            values = xp.abs(_lapack("linalg.matrix_rank", "The eigenvalue algorithm did not "
+                                    "converge", xp.linalg.eigvalsh, a))
+        else:
+            values = _lapack("linalg.matrix_rank", "The SVD did not converge", xp.linalg.svd,
+                             a, compute_uv=False)
+        largest = values.max(axis=-1, keepdims=True) if values.shape[-1] else values
+        return (values > xp.maximum(largest * rtol, atol)).sum(axis=-1).astype(np.int64)
+
+
+@register_op(namespace="linalg", differentiable=False, samples=lambda make: [
+    Sample((_from_numpy(make, np.outer([1.0, 2, 3], [1.0, -1, 2])),), name="rank 1"),
+    Sample((make((2, 3, 4)),), name="batch full rank"),
+    Sample((_from_numpy(make, np.diag([1.0, 1e-3, 0.0])),), {"atol": 1e-2}, name="atol")])
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+    """The number of singular values above max(atol, rtol * s_max) (int64). Default rtol:
+    eps * max(m, n) when atol is not given or 0, else 0. Cost O(m n min(m, n))."""
+    _check_matrices(A, "linalg.matrix_rank", square=hermitian)
+    m, n = A._data.shape[-2:]
+    atol_value = 0.0 if atol is None else float(atol)
+    if rtol is None:
+        rtol_value = float(np.finfo(A._data.dtype).eps) * max(m, n) if atol_value <= 0 else 0.0
+    else:
+        rtol_value = float(rtol)
+    return MatrixRank.apply(A, atol_value, rtol_value, bool(hermitian))
+
+
 # ============================================================================ norm
 def _norm_samples(make):
     return [Sample((make((3, 4)),), name="flattened 2-norm"),
