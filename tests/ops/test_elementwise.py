@@ -473,3 +473,17 @@ def test_clamp_min_and_max():
     assert _np(x.clamp_max(ember.tensor([0.0, 0.0, 1.0]))).tolist() == [-2.0, 0.0, 1.0]
     x.clamp_min_(0.5)
     assert _np(x).tolist() == [0.5, 0.5, 2.0]
+
+
+def test_rounded_division_has_a_zero_gradient_and_integer_zero_division_raises():
+    x = ember.tensor([1.5, -2.5], requires_grad=True)
+    y = ember.div(x, 2.0, rounding_mode="floor")
+    assert y.requires_grad and y.grad_fn.name() == "DivBackward2"
+    y.sum().backward()
+    assert _np(x.grad).tolist() == [0.0, 0.0]
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        ember.tensor([1, 2]) // ember.tensor([1, 0])
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        ember.div(ember.tensor([1, 2]), 0, rounding_mode="trunc")
+    assert _np(ember.div(ember.tensor([1.0, -1.0]), 0.0, rounding_mode="trunc")).tolist() == [
+        np.inf, -np.inf]

@@ -138,19 +138,28 @@ class Div(Function):
         return grad_a, grad_b
 
 
+def _div_samples(make):
+    return _samples.binary(other_low=0.5, other_high=2.0)(make) + [
+        Sample((make((3, 4), low=-4, high=4), make((4,), low=0.5, high=2.0)),
+               {"rounding_mode": "floor"}, name="floor"),
+        Sample((make((3, 4), low=-4, high=4), -1.5), {"rounding_mode": "trunc"}, name="trunc")]
+
+
 @register_op(methods=("div", "true_divide"), also=("divide", "true_divide"),
-             samples=_samples.binary(other_low=0.5, other_high=2.0))
+             samples=_div_samples)
 def div(input, other, *, rounding_mode=None):
     """``input / other``. Integers divide to the default float dtype; rounding_mode
-    'trunc' or 'floor' rounds the quotient (no gradient then)."""
+    'trunc' (toward zero) or 'floor' (toward -inf) rounds the quotient, keeps integer
+    dtypes, and has a zero gradient."""
     if rounding_mode is not None:
-        if rounding_mode == "floor":
-            return _F_floor_divide(input, other)
-        if rounding_mode == "trunc":
-            a, b = binary_operands(input, other, "div")
-            return _binary(TruncDivide, a, b, "div")
-        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
-                         f"but found '{rounding_mode}'")
+        if rounding_mode not in ("trunc", "floor"):
+            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                             f"'floor' but found '{rounding_mode}'")
+        a, b = binary_operands(input, other, "div")
+        try:
+            return RoundedDivide.apply(a, b, rounding_mode)
+        except ValueError:
+            raise broadcast_error("div", shape_of(a), shape_of(b)) from None
     a, b = binary_operands(input, other, "div")
     if (a._data if isinstance(a, Tensor) else b._data).dtype.kind != "f":
         default = dtypes.get_default_dtype()
@@ -159,19 +168,40 @@ def div(input, other, *, rounding_mode=None):
     return _binary(Div, a, b, "div")
 
 
-class TruncDivide(Function):
-    differentiable = False
+def _check_integer_divisor(xp, b) -> None:
+    # NumPy quietly gives 0 for integer division by zero; PyTorch raises
+    if getattr(b, "dtype", None) is not None and b.dtype.kind in "iub" and bool(xp.any(b == 0)):
+        raise RuntimeError("ZeroDivisionError: integer division by zero")
+    if isinstance(b, int) and b == 0:
+        raise RuntimeError("ZeroDivisionError: integer division by zero")
+
+
+class RoundedDivide(Function):
+    """``div`` with rounding_mode 'trunc' or 'floor'. The quotient is piecewise constant:
+    its gradient is zero (PyTorch's convention), not an error."""
+
+    node_name = "DivBackward2"
 
     @staticmethod
-    def forward(ctx, a, b):
-        q = ctx.xp.trunc(a / b) if np.result_type(a, b).kind == "f" else _int_trunc_div(ctx, a, b)
-        return q.astype(np.result_type(a, b), copy=False) if hasattr(q, "astype") else q
+    def forward(ctx, a, b, mode):
+        xp = ctx.xp
+        ctx.shapes = (np.shape(a), np.shape(b))
+        floating = (a if isinstance(a, xp.ndarray) else b).dtype.kind == "f"
+        if not floating:
+            _check_integer_divisor(xp, b)
+        if mode == "floor":
+            return xp.floor_divide(a, b)
+        if floating:
+            return xp.trunc(a / b)
+        q = xp.floor_divide(a, b)
+        return q + ((q < 0) & (q * b != a))  # floor -> trunc where the quotient was inexact
 
-
-def _int_trunc_div(ctx, a, b):
-    xp = ctx.xp
-    q = xp.floor_divide(a, b)
-    return q + ((q < 0) & (q * b != a))
+    @staticmethod
+    def backward(ctx, grad):
+        need_a, need_b = ctx.needs_input_grad[:2]
+        zeros = [Tensor._make(ctx.xp.zeros(shape, grad._data.dtype), grad._device, False)
+                 if need else None for shape, need in zip(ctx.shapes, (need_a, need_b))]
+        return zeros[0], zeros[1], None
 
 
 class FloorDivide(Function):
@@ -179,6 +209,8 @@ class FloorDivide(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        if not (a if isinstance(a, ctx.xp.ndarray) else b).dtype.kind == "f":
+            _check_integer_divisor(ctx.xp, b)
         return ctx.xp.floor_divide(a, b)
 
 
@@ -189,7 +221,6 @@ def floor_divide(input, other):
     return _binary(FloorDivide, input, other, "floor_divide")
 
 
-_F_floor_divide = floor_divide
 
 
 class Remainder(Function):
