@@ -304,6 +304,24 @@ def test_lazy_conv_materializes_like_torch(name, shape, weight_shape):
     assert np.abs(lazy.weight.detach().numpy()).max() <= bound
 
 
+@pytest.mark.parametrize("name,shape", [
+    ("LazyBatchNorm1d", (4, 3)), ("LazyBatchNorm2d", (2, 3, 2, 2)),
+    ("LazyBatchNorm3d", (2, 3, 1, 2, 2)), ("LazyInstanceNorm1d", (2, 3, 4)),
+    ("LazyInstanceNorm2d", (2, 3, 2, 2)),
+])
+def test_lazy_norm_materializes_like_torch(name, shape):
+    t, e = getattr(torch.nn, name)().double(), getattr(nn, name)().double()
+    same_repr(t, e)
+    x = rand(*shape)
+    t(torch.tensor(x))
+    e(ember.tensor(x))
+    same_repr(t, e)
+    same_keys(t, e)
+    for key, value in t.state_dict().items():
+        np.testing.assert_allclose(e.state_dict()[key].numpy(), value.numpy(), rtol=1e-7,
+                                   err_msg=key)
+
+
 def test_dropout_training_statistics():
     x = ember.ones(200, 50)
     y = nn.Dropout(0.3)(x).numpy()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor, _VersionCounter
 
-__all__ = ["Parameter", "Buffer", "UninitializedParameter", "is_lazy"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
 
 
 def _share(target: Tensor, source: Tensor, requires_grad: bool) -> None:
@@ -76,7 +76,7 @@ class UninitializedParameter(Parameter):
         from ..creation import empty
 
         fresh = empty(*shape, device=device if device is not None else self._device,
-                      dtype=dtype)
+                      dtype=dtype if dtype is not None else self.dtype)
         requires_grad = self._requires_grad
         _share(self, fresh, False)
         self._version_counter = _VersionCounter()
@@ -89,8 +89,40 @@ class UninitializedParameter(Parameter):
     __str__ = __repr__
 
 
+class UninitializedBuffer(Tensor):
+    """The buffer of a lazy module before its first forward: it has no shape yet."""
+
+    __slots__ = ()  # the same layout as Tensor, which it becomes on materialize()
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = False):
+        from ..creation import empty
+
+        self = object.__new__(cls)
+        _share(self, data if data is not None else empty(0), requires_grad)
+        return self
+
+    def __init__(self, data: Tensor | None = None, requires_grad: bool = False):
+        pass
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Give the buffer memory of ``shape`` and become a plain Tensor."""
+        from ..creation import empty
+
+        fresh = empty(*shape, device=device if device is not None else self._device,
+                      dtype=dtype if dtype is not None else self.dtype)
+        _share(self, fresh, False)
+        self._version_counter = _VersionCounter()
+        self.__class__ = Tensor
+
+    def __repr__(self) -> str:
+        return "<UninitializedBuffer>"
+
+    __str__ = __repr__
+
+
 def is_lazy(value) -> bool:
-    return isinstance(value, UninitializedParameter)
+    """Whether ``value`` is a parameter or buffer still waiting for its shape."""
+    return isinstance(value, (UninitializedParameter, UninitializedBuffer))
 
 
 class Buffer(Tensor):

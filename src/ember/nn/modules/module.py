@@ -415,7 +415,7 @@ class Module:
                 module._apply(fn)
         with grad_mode.no_grad():
             for key, param in self._parameters.items():
-                if param is None or is_lazy(param):
+                if param is None:
                     continue
                 new = fn(param)
                 if new is not param:
@@ -426,8 +426,14 @@ class Module:
                     if grad is not param._grad:
                         param._grad = Tensor._make(grad._data, grad._device, False)
             for key, buf in self._buffers.items():
-                if buf is not None:
-                    self._buffers[key] = fn(buf)
+                if buf is None:
+                    continue
+                new = fn(buf)
+                if is_lazy(buf):  # keep the placeholder object, with the new dtype/device
+                    buf._data = new._data
+                    buf._device = new._device
+                else:
+                    self._buffers[key] = new
         return self
 
     def to(self, *args, **kwargs) -> "Module":

@@ -285,3 +285,65 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class _LazyNormMixin:
+    """A norm layer whose ``num_features`` is read from the first input's channel
+    dimension; it then becomes the plain class, initialized like it."""
+
+    cls_to_become = None
+
+    def _lazy_init(self) -> None:
+        from ..parameter import UninitializedBuffer, UninitializedParameter
+
+        if self.affine:
+            self.weight = UninitializedParameter(self.weight)
+            if self.bias is not None:
+                self.bias = UninitializedParameter(self.bias)
+        if self.track_running_stats:
+            self.running_mean = UninitializedBuffer(self.running_mean)
+            self.running_var = UninitializedBuffer(self.running_var)
+
+    def forward(self, input):
+        from ..parameter import is_lazy
+
+        target = self.cls_to_become
+        if self.num_features == 0:
+            spatial = getattr(target, "_spatial", None)
+            if spatial is None or input.dim() == spatial + 2:
+                channel_dim = 1
+            else:
+                channel_dim = 0  # unbatched instance-norm input
+            self.num_features = input.shape[channel_dim]
+            for tensor in (self.weight, self.bias, self.running_mean, self.running_var):
+                if is_lazy(tensor):
+                    tensor.materialize((self.num_features,), device=input.device)
+            self.__class__ = target
+            self.reset_parameters()
+        return target.forward(self, input)
+
+
+def _lazy_norm(base, doc: str):
+    # PyTorch's lazy norms default to affine=True, track_running_stats=True, instance
+    # norms included.
+    def __init__(self, eps: float = 1e-5, momentum=0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None):
+        base.__init__(self, 0, eps, momentum, affine, track_running_stats, device, dtype)
+        self._lazy_init()
+
+    return type("Lazy" + base.__name__, (_LazyNormMixin, base),
+                {"__init__": __init__, "cls_to_become": base, "__doc__": doc,
+                 "__module__": __name__})
+
+
+LazyBatchNorm1d = _lazy_norm(BatchNorm1d, "BatchNorm1d with num_features from the input.")
+LazyBatchNorm2d = _lazy_norm(BatchNorm2d, "BatchNorm2d with num_features from the input.")
+LazyBatchNorm3d = _lazy_norm(BatchNorm3d, "BatchNorm3d with num_features from the input.")
+LazyInstanceNorm1d = _lazy_norm(InstanceNorm1d,
+                                "InstanceNorm1d with num_features from the input.")
+LazyInstanceNorm2d = _lazy_norm(InstanceNorm2d,
+                                "InstanceNorm2d with num_features from the input.")
+LazyInstanceNorm3d = _lazy_norm(InstanceNorm3d,
+                                "InstanceNorm3d with num_features from the input.")
+__all__ += ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
+            "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
