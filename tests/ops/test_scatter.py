@@ -323,3 +323,41 @@ def test_masked_select_and_take_along_dim_broadcast():
     a, ta = _pair(RNG.standard_normal((2, 1, 4)))
     i, ti = _index([[[0], [3], [1]]])
     _close(ember.take_along_dim(a, i, 2), torch.take_along_dim(ta, ti, 2))
+
+
+@requires_torch
+@pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta")
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+def test_index_reduce_matches_torch(reduce):
+    torch = pytest.importorskip("torch")
+    x, tx = _pair([[1.0, 0.0, 2.0], [3.0, -1.0, 0.5], [2.0, 2.0, 2.0]])
+    s, ts = _pair([[2.0, 0.0, 2.0], [3.0, 1.0, -0.5]])
+    i, ti = _index([2, 2])
+    for include_self in (True, False):
+        y = x.index_reduce(0, i, s, reduce, include_self=include_self)
+        ty = tx.index_reduce(0, ti, ts, reduce, include_self=include_self)
+        _close(y, ty)
+    with pytest.raises(RuntimeError, match="Expected reduce to be one of prod, mean, amax"):
+        x.index_reduce(0, i, s, "sum")
+
+
+@requires_torch
+def test_put_and_the_scatter_forms_of_setitem():
+    torch = pytest.importorskip("torch")
+    x, tx = _pair(RNG.standard_normal((2, 3)))
+    s, ts = _pair([1.0, 2.0, 3.0])
+    i, ti = _index([5, -6, 5])
+    y, ty = x.put(i, s, accumulate=True), tx.put(ti, ts, accumulate=True)
+    _close(y, ty)
+    y.sum().backward()
+    ty.sum().backward()
+    _close(s.grad, ts.grad)
+    with pytest.raises(IndexError, match="tried to access index 6 on a tensor of 6 elements"):
+        x.put(ember.tensor([6]), ember.ones(1, dtype=ember.float64))
+    with pytest.raises(RuntimeError, match="same number of elements"):
+        x.put(ember.tensor([0, 1]), ember.ones(1, dtype=ember.float64))
+    _close(ember.select_scatter(x, s, 0, 1), torch.select_scatter(tx, ts, 0, 1))
+    _close(ember.slice_scatter(x, s[:2].reshape(2, 1), 1, 1, None, 2),
+           torch.slice_scatter(tx, ts[:2].reshape(2, 1), 1, 1, None, 2))
+    with pytest.raises(RuntimeError, match="expected src to have a size equal to the slice"):
+        ember.select_scatter(x, s, 1, 0)

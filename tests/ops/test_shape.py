@@ -322,3 +322,26 @@ def test_broadcast_shapes():
     assert ember.broadcast_shapes(4, (2, 1)) == (2, 4)
     with pytest.raises(RuntimeError, match="Shape mismatch"):
         ember.broadcast_shapes((2,), (3,))
+
+
+@requires_torch
+def test_unfold_is_a_sliding_window_view_with_summed_gradients():
+    torch = pytest.importorskip("torch")
+    array = np.arange(14.0).reshape(2, 7)
+    x, tx = ember.tensor(array, requires_grad=True), torch.tensor(array, requires_grad=True)
+    y, ty = x.unfold(1, 3, 2), tx.unfold(1, 3, 2)
+    _close(y, ty)
+    upstream = np.random.default_rng(3).standard_normal(tuple(ty.shape))
+    y.backward(ember.tensor(upstream))
+    ty.backward(torch.tensor(upstream))
+    _close(x.grad, tx.grad)
+    base = ember.arange(6.)
+    windows = base.unfold(0, 2, 2)          # no overlap: writable, a view
+    windows[1, 0] = 50.0
+    assert base[2].item() == 50.0 and windows._version == base._version
+    with pytest.raises(RuntimeError, match="maximum size for tensor at dimension 0 is 6"):
+        base.unfold(0, 7, 1)
+    with pytest.raises(RuntimeError, match="step is 0 but must be > 0"):
+        base.unfold(0, 2, 0)
+    z = ember.randn(5, dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradgradcheck(lambda t: t.unfold(0, 3, 1) ** 2, (z,))

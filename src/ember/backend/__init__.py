@@ -10,7 +10,7 @@ from . import cpu, cuda
 from .device import CPU, device
 
 __all__ = ["device", "CPU", "xp_of", "xp_for_device", "move", "parse_device", "scatter_add",
-           "scatter_reduce"]
+           "scatter_reduce", "as_strided"]
 
 
 def parse_device(value) -> device:
@@ -75,6 +75,13 @@ def scatter_reduce(target, index, values, op: str) -> None:
         cpu.scatter_reduce(target, index, values, op)
     else:
         cuda.scatter_reduce(target, index, values, op)
+
+
+def as_strided(array, shape, strides, writeable: bool = True):
+    """A view with the given shape and byte strides (sliding windows)."""
+    if isinstance(array, np.ndarray):
+        return cpu.as_strided(array, shape, strides, writeable)
+    return cuda.as_strided(array, shape, strides, writeable)
 
 
 def view_reshape(array, shape):

@@ -28,3 +28,8 @@ def scatter_reduce(target, index, values, op: str) -> None:
     """``target[index] = op(target[index], values)`` with repeated indices all applied;
     op is one of 'add', 'multiply', 'maximum', 'minimum' (NumPy's unbuffered ufunc.at)."""
     getattr(np, op).at(target, index, values)
+
+
+def as_strided(array, shape, strides, writeable: bool = True):
+    """A view of ``array``'s memory with the given shape and byte strides."""
+    return np.lib.stride_tricks.as_strided(array, shape, strides, writeable=writeable)

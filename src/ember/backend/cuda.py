@@ -207,3 +207,9 @@ def pinned_copy(array):
     pinned = np.frombuffer(memory, dtype=array.dtype, count=array.size).reshape(array.shape)
     pinned[...] = array
     return pinned
+
+
+def as_strided(array, shape, strides, writeable: bool = True):
+    """A view of ``array``'s memory with the given shape and byte strides (CuPy arrays
+    have no read-only flag, so ``writeable`` is not enforced here)."""
+    return cupy().lib.stride_tricks.as_strided(array, shape, strides)

@@ -430,6 +430,56 @@ def select(input, dim, index):
     return BasicIndex.apply(input, (slice(None),) * d + (int(index), Ellipsis))
 
 
+class SelectScatter(IndexPut):
+    node_name = "SelectScatterBackward0"
+
+
+class SliceScatter(IndexPut):
+    node_name = "SliceScatterBackward0"
+
+
+def _embed(input: Tensor, src, index: tuple, op: str, node):
+    ensure_tensor(input, op)
+    ensure_tensor(src, op, "src")
+    expected = input._data[index].shape
+    if tuple(src._data.shape) != tuple(expected):
+        raise RuntimeError(f"{op}(): expected src to have a size equal to the slice of self. "
+                           f"src size = {list(src.shape)}, slice size = {list(expected)}")
+    if src.dtype is not input.dtype or src._device != input._device:
+        src = src.to(input.dtype, input.device)
+    return node.apply(input, src, index, True)
+
+
+@register_op(samples=lambda make: [Sample((make((3, 4)), make((4,)), 0, 1)),
+                                   Sample((make((3, 4)), make((3,)), -1, -1))])
+def select_scatter(input, src, dim, index):
+    """A copy of ``input`` with the slice ``input.select(dim, index)`` replaced by ``src``
+    (the functional form of ``x.select(dim, index).copy_(src)``)."""
+    ensure_tensor(input, "select_scatter")
+    d = wrap_dim(dim, input._data.ndim, "select_scatter")
+    size = input._data.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select_scatter(): index {index} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension {d}")
+    return _embed(input, src, (slice(None),) * d + (int(index), Ellipsis), "select_scatter",
+                  SelectScatter)
+
+
+@register_op(samples=lambda make: [Sample((make((4, 3)), make((2, 3))), {"start": 1, "end": 3}),
+                                   Sample((make((3, 5)), make((3, 2)), 1, None, None, 3))])
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """A copy of ``input`` with the slice ``start:end:step`` of ``dim`` replaced by ``src``
+    (the functional form of ``x[..., start:end:step].copy_(src)``)."""
+    ensure_tensor(input, "slice_scatter")
+    d = wrap_dim(dim, input._data.ndim, "slice_scatter")
+    if step is None:
+        step = 1
+    if step <= 0:
+        raise RuntimeError("slice_scatter(): slice step must be positive")
+    index = (slice(None),) * d + (slice(start, end, step), Ellipsis)
+    return _embed(input, src, index, "slice_scatter", SliceScatter)
+
+
 # ----------------------------------------------------------------------------- copies
 class Clone(Function):
     node_name = "CloneBackward0"

@@ -1,6 +1,6 @@
 """Gather/scatter-style indexing: gather, scatter, scatter_add, scatter_reduce, index_select,
-index_add, index_copy, index_fill, index_put, masked_select, masked_scatter, take,
-take_along_dim, and the integer-valued searches nonzero, argwhere, unique,
+index_add, index_copy, index_fill, index_reduce, index_put, put, masked_select,
+masked_scatter, take, take_along_dim, and the integer-valued searches nonzero, argwhere, unique,
 unique_consecutive, bincount, histc, searchsorted, bucketize.
 
 Every gather-like op is a subclass of ``AdvancedIndex`` (``x[index tuple]``), whose backward
@@ -411,6 +411,10 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     return out.reshape(()) if input._data.ndim == 0 else out
 
 
+class IndexReduce(ScatterReduce):
+    node_name = "IndexReduceBackward0"
+
+
 # ----------------------------------------------------------------------------- index_*
 def _vector_index(index, input: Tensor, d: int, op: str):
     _index_tensor(index, op, ("int64", "int32"))
@@ -522,6 +526,73 @@ def index_fill(input, dim, index, value):
     if input._data.ndim == 0:
         return IndexFill.apply(input.reshape(1), value, (array,), False).reshape(())
     return IndexFill.apply(input, value, _at_dim(array, d), False)
+
+
+def _index_reduce_samples(make):
+    x, src = make((4, 3), low=0.5, high=2), make((3, 3), low=0.5, high=2)
+    index = _const(make, [3, 0, 3])
+    return [Sample((x, 0, index, src, "prod"), name="prod repeats"),
+            Sample((x, 0, index, src, "mean"), {"include_self": False}, name="mean no self"),
+            Sample((make((2, 4)), 1, _const(make, [1, 1, 2]), make((2, 3)), "amax"),
+                   name="amax dim 1"),
+            Sample((x, -2, index, src, "amin"), name="amin")]
+
+
+@register_op(methods=("index_reduce",), samples=_index_reduce_samples)
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """``index_add`` with another reduction: the entries of ``input`` at ``index`` along
+    ``dim`` combine with the matching slices of ``source`` by 'prod', 'mean', 'amax' or
+    'amin' (and with their own value when ``include_self``). Gradients as
+    ``scatter_reduce``."""
+    ensure_tensor(input, "index_reduce")
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    d = wrap_dim(dim, input._data.ndim, "index_reduce")
+    array = _vector_index(index, input, d, "index_reduce")
+    source = _index_source(input, d, array, source, "index_reduce")
+    if input._data.ndim == 0:
+        return IndexReduce.apply(input.reshape(1), source.reshape(-1), (array,), reduce,
+                                 bool(include_self)).reshape(())
+    return IndexReduce.apply(input, source, _at_dim(array, d), reduce, bool(include_self))
+
+
+def _put_samples(make):
+    return [Sample((make((3, 4)), _const(make, [[0, -1], [5, 7]]), make((2, 2))),
+                   name="negative"),
+            Sample((make((2, 3)), _const(make, [4, 4, 0]), make((3,))), {"accumulate": True},
+                   name="accumulate repeats")]
+
+
+@register_op(methods=("put",), samples=_put_samples)
+def put(input, index, source, accumulate=False):
+    """``input`` read as a 1-D row-major vector with the positions ``index`` (int64;
+    negatives count from the end) set to (or, with ``accumulate``, increased by) the
+    elements of ``source``; the shape is kept."""
+    ensure_tensor(input, "put")
+    if not isinstance(index, Tensor) or index.dtype is not dtypes.int64:
+        got = index.dtype.name if isinstance(index, Tensor) else type(index).__name__
+        raise RuntimeError(f"put(): Expected a long tensor for index, but got {got}")
+    ensure_tensor(source, "put", "source")
+    if source._data.size != index._data.size:
+        raise RuntimeError(f"put(): Expected source and index to have the same number of "
+                           f"elements, but got source.numel() = {source._data.size}, "
+                           f"index.numel() = {index._data.size}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"put(): self ({input.dtype.name}) and source ({source.dtype.name}) "
+                           f"must have the same scalar type")
+    array = _index_array(index, input).reshape(-1)
+    size = input._data.size
+    if array.size and (int(array.min()) < -size or int(array.max()) >= size):
+        bad = int(array.min()) if int(array.min()) < -size else int(array.max())
+        raise IndexError(f"put(): tried to access index {bad} on a tensor of {size} elements"
+                         f" (out of range)")
+    flat, values = input.reshape(-1), source.reshape(-1)
+    if accumulate:
+        out = IndexPutAccumulate.apply(flat, values, (array,))
+    else:
+        out = IndexPut.apply(flat, values, (array,), False)
+    return out.reshape(input.shape)
 
 
 # ----------------------------------------------------------------------------- index_put
@@ -1054,6 +1125,16 @@ def _index_put_(self, indices, values, accumulate=False):
     return _inplace(self, index_put, indices, values, accumulate)
 
 
+def _index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    """In-place ``index_reduce``."""
+    return _inplace(self, index_reduce, dim, index, source, reduce, include_self=include_self)
+
+
+def _put_(self, index, source, accumulate=False):
+    """In-place ``put``."""
+    return _inplace(self, put, index, source, accumulate)
+
+
 def _masked_scatter_(self, mask, source):
     """In-place ``masked_scatter``: the mask must broadcast to self's shape."""
     return _inplace(self, lambda t, m, s: _masked_scatter(t, m, s, "masked_scatter_",
@@ -1063,5 +1144,6 @@ def _masked_scatter_(self, mask, source):
 for _name, _function in (("scatter_", _scatter_), ("scatter_add_", _scatter_add_),
                          ("scatter_reduce_", _scatter_reduce_), ("index_add_", _index_add_),
                          ("index_copy_", _index_copy_), ("index_fill_", _index_fill_),
-                         ("index_put_", _index_put_), ("masked_scatter_", _masked_scatter_)):
+                         ("index_put_", _index_put_), ("masked_scatter_", _masked_scatter_),
+                         ("index_reduce_", _index_reduce_), ("put_", _put_)):
     bind_method(_name, _function)

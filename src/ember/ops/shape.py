@@ -1235,3 +1235,88 @@ def pad(input, pad, mode="constant", value=None):  # noqa: A002 - PyTorch's name
         return input.clone()
     name = f"{_PAD_NAMES[mode]}Pad{k}DBackward0"
     return IndexPad.apply(input, tuple(indices), shape, name)
+
+
+# ----------------------------------------------------------------------------- windows
+@register_op(methods=("ravel",), samples=lambda make: [Sample((make((2, 3)),)),
+                                                       Sample((make((3, 2)).t(),)),
+                                                       Sample((make(()),))])
+def ravel(input):
+    """The elements as a 1-D tensor in row-major order (a view when the layout allows)."""
+    ensure_tensor(input, "ravel")
+    return reshape(input, (-1,))
+
+
+class Unfold(Function):
+    """Sliding windows along one dim as a view: windows replace the dim, each window's
+    elements form a new last dim."""
+
+    node_name = "UnfoldBackward0"
+    is_view = True
+    always_view = True
+
+    @staticmethod
+    def forward(ctx, x, dim, size, step):
+        ctx.input_shape, ctx.args = x.shape, (dim, size, step)
+        shape = list(x.shape)
+        strides = list(x.strides)
+        shape[dim] = (x.shape[dim] - size) // step + 1
+        strides[dim] = x.strides[dim] * step
+        # overlapping windows share memory: NumPy marks them read-only, as PyTorch refuses
+        # in-place writes there
+        return backend.as_strided(x, tuple(shape) + (size,), tuple(strides) + (x.strides[dim],),
+                                  writeable=step >= size)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return UnfoldAdjoint.apply(grad, ctx.input_shape, *ctx.args), None, None, None
+
+
+class UnfoldAdjoint(Function):
+    """Add every window's gradient back onto the positions it covers (overlaps add)."""
+
+    node_name = "UnfoldBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, shape, dim, size, step):
+        ctx.args = (dim, size, step)
+        xp = ctx.xp
+        windows = grad.shape[dim]
+        index = (xp.arange(windows)[:, None] * step + xp.arange(size)[None, :]).reshape(-1)
+        spread = xp.moveaxis(grad, -1, dim + 1)
+        spread = spread.reshape(grad.shape[:dim] + (windows * size,) + grad.shape[dim + 1:-1])
+        out = xp.zeros(shape, grad.dtype)
+        backend.scatter_add(out, (slice(None),) * dim + (index,), spread)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Unfold.apply(grad, *ctx.args), None, None, None, None
+
+
+def _unfold_samples(make):
+    return [Sample((make((7,)), 0, 3, 2), name="overlapping"),
+            Sample((make((2, 5, 2)), 1, 2, 3), name="gaps"),
+            Sample((make((3, 4)), -1, 4, 1), name="whole dim")]
+
+
+@register_op("unfold", methods=("unfold",), samples=_unfold_samples,
+             torch=lambda torch, x, *args: x.unfold(*args))
+def unfold(input, dimension, size, step):
+    """``Tensor.unfold``: all windows of ``size`` elements along ``dimension``, ``step``
+    apart, as a view of shape (..., windows, ..., size) with windows = (n - size) // step
+    + 1. The gradient adds overlapping windows. (``nn.functional.unfold``, im2col, is a
+    different op.)"""
+    ensure_tensor(input, "unfold")
+    ndim = input._data.ndim
+    d = wrap_dim(dimension, ndim, "unfold")
+    n = input._data.shape[d] if ndim else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if ndim == 0:
+        return reshape(input, (1,))
+    return Unfold.apply(input, d, int(size), int(step))
