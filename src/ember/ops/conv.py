@@ -4,7 +4,8 @@ strided windows and matrix products.
 Three array kernels share one geometry (``_Geometry``: the spatial size of the
 convolution's input, kernel, stride, padding on each side, dilation, groups, output size):
 
-- ``_conv``: im2col (one strided-window view, one copy) and one batched matmul,
+- ``_conv``: im2col (one strided-window view, one copy) and one matmul over the whole
+  batch (one GEMM per group),
 - ``_conv_transpose``: the adjoint of ``_conv`` in its input: one matmul, then col2im
   (a loop over the handful of kernel offsets, each one strided add),
 - ``_conv_weight``: the adjoint of ``_conv`` in its weight: im2col and one matmul.
@@ -119,14 +120,20 @@ def _col2im(xp, col, lead: tuple, geo: _Geometry):
 
 
 def _conv(xp, x, w, geo: _Geometry):
-    """y[b, o, p] = sum_{c, k} w[o, c, k] * x_padded[b, group(o) c, p * stride + k * dil]."""
+    """y[b, o, p] = sum_{c, k} w[o, c, k] * x_padded[b, group(o) c, p * stride + k * dil].
+
+    One GEMM per group over the whole batch, (Og, CgK) @ (CgK, B P): a single large BLAS
+    call stays efficient where many small ones (one per sample) stall on thread start-up.
+    """
     batch = x.shape[0]
     g = geo.groups
     out_channels = w.shape[0]
-    col = _im2col(xp, x, geo)                                   # (B, g, CgK, P)
+    positions = math.prod(geo.out)
+    col = _im2col(xp, x, geo, batch_last=True)                         # (g, CgK, B P)
     weight = w.reshape(g, out_channels // g, math.prod(w.shape[1:]))   # (g, Og, CgK)
-    y = xp.matmul(weight, col)                                  # (B, g, Og, P)
-    return y.reshape((batch, out_channels) + geo.out)
+    y = xp.matmul(weight, col)                                         # (g, Og, B P)
+    y = y.reshape(g, out_channels // g, batch, positions).transpose(2, 0, 1, 3)
+    return xp.ascontiguousarray(y).reshape((batch, out_channels) + geo.out)
 
 
 def _conv_transpose(xp, y, w, geo: _Geometry):
@@ -135,10 +142,16 @@ def _conv_transpose(xp, y, w, geo: _Geometry):
     g = geo.groups
     out_channels, cg = w.shape[:2]
     positions = math.prod(geo.out)
+    n = len(geo.kernel)
     weight = w.reshape(g, out_channels // g, math.prod(w.shape[1:]))   # (g, Og, CgK)
-    grads = y.reshape(batch, g, out_channels // g, positions)          # (B, g, Og, P)
-    col = xp.matmul(weight.transpose(0, 2, 1), grads)           # (B, g, CgK, P)
-    return _col2im(xp, col, (batch, cg * g), geo)
+    grads = y.reshape(batch, g, out_channels // g, positions).transpose(1, 2, 0, 3)
+    grads = grads.reshape(g, out_channels // g, batch * positions)     # (g, Og, B P)
+    col = xp.matmul(weight.transpose(0, 2, 1), grads)                  # (g, CgK, B P)
+    # a view (B, C, *k, *out) of col for col2im
+    blocks = col.reshape((g, cg) + geo.kernel + (batch,) + geo.out)
+    order = ((2 + n, 0, 1) + tuple(range(2, 2 + n)) + tuple(range(3 + n, 3 + 2 * n)))
+    blocks = blocks.transpose(order).reshape((batch, g * cg) + geo.kernel + geo.out)
+    return _col2im(xp, blocks, (batch, g * cg), geo)
 
 
 def _conv_weight(xp, x, y, geo: _Geometry, kernel_shape):
