@@ -345,3 +345,27 @@ def test_unfold_is_a_sliding_window_view_with_summed_gradients():
         base.unfold(0, 2, 0)
     z = ember.randn(5, dtype=ember.float64, requires_grad=True)
     assert ember.autograd.gradgradcheck(lambda t: t.unfold(0, 3, 1) ** 2, (z,))
+
+
+@requires_torch
+def test_in_place_view_ops_match_torch():
+    torch = pytest.importorskip("torch")
+    array = np.random.default_rng(5).standard_normal((3, 1))
+    x, tx = ember.tensor(array, requires_grad=True), torch.tensor(array, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        x.squeeze_()
+    outs = []
+    for base, lib in ((x, ember), (tx, torch)):
+        y = base * 2
+        assert y.squeeze_(1) is y and y._version == 1
+        y.unsqueeze_(0).t_()
+        y.transpose_(0, 1)
+        (y * lib.arange(3.0, dtype=y.dtype)[:, None]).sum().backward()
+        outs.append(y)
+    _close(outs[0], outs[1])
+    _close(x.grad, tx.grad)
+    v = ember.zeros(2, 3)
+    row = v[0]
+    row.unsqueeze_(0)
+    row.fill_(4.0)                       # still a view of v
+    assert row.shape == (1, 3) and v[0].tolist() == [4.0, 4.0, 4.0]

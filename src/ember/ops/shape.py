@@ -1320,3 +1320,49 @@ def unfold(input, dimension, size, step):
     if ndim == 0:
         return reshape(input, (1,))
     return Unfold.apply(input, d, int(size), int(step))
+
+
+# ----------------------------------------------------------------------------- in-place views
+def _view_inplace(self: Tensor, function, *args) -> Tensor:
+    """``x.unsqueeze_(0)`` and friends: x itself takes the view's shape and strides (same
+    memory), its node becomes the view op's; the version counter goes up, as in PyTorch."""
+    from ..autograd import grad_mode
+
+    if grad_mode._state.enabled and self.grad_fn is None and self._requires_grad:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation. "
+            "Change its shape inside `with ember.no_grad():`, or use the out-of-place op.")
+    result = function(self, *args)
+    self._data = result._data
+    self._version_counter.value += 1
+    if result.grad_fn is not None:
+        self.grad_fn, self._output_nr = result.grad_fn, result._output_nr
+    if self._base is not None:
+        self._view_chain = result._view_chain
+    return self
+
+
+def _unsqueeze_(self, dim):
+    """In-place ``unsqueeze``: self gains a size-1 dim at ``dim``."""
+    return _view_inplace(self, unsqueeze, dim)
+
+
+def _squeeze_(self, dim=None):
+    """In-place ``squeeze``: self drops size-1 dims (all, or those in ``dim``)."""
+    return _view_inplace(self, squeeze, dim)
+
+
+def _transpose_(self, dim0, dim1):
+    """In-place ``transpose``: self swaps two dims."""
+    return _view_inplace(self, transpose, dim0, dim1)
+
+
+def _t_(self):
+    """In-place ``t``: self, of at most 2 dims, is transposed."""
+    return _view_inplace(self, _t)
+
+
+for _name, _function in (("unsqueeze_", _unsqueeze_), ("squeeze_", _squeeze_),
+                         ("transpose_", _transpose_), ("swapaxes_", _transpose_),
+                         ("swapdims_", _transpose_), ("t_", _t_)):
+    setattr(Tensor, _name, _function)
