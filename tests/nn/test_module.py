@@ -456,3 +456,12 @@ def test_extra_state_round_trip():
     del state["_extra_state"]
     with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "_extra_state"'):
         b.load_state_dict(state)
+
+
+def test_data_parallel_wraps_like_torch():
+    torch = pytest.importorskip("torch")
+    e = nn.DataParallel(nn.Linear(2, 2))
+    t = torch.nn.DataParallel(torch.nn.Linear(2, 2))
+    same_repr(t, e)
+    same_keys(t, e)
+    assert e(ember.ones(3, 2)).shape == (3, 2)

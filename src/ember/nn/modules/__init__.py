@@ -14,3 +14,4 @@ from .rnn import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403
 from .fold import *  # noqa: F401,F403
+from .parallel import DataParallel  # noqa: F401
