@@ -186,3 +186,31 @@ def test_glu_halves_along_dim():
     out = F.glu(x)
     np.testing.assert_allclose(_np(out), [[0.5, 2.0]], rtol=1e-6)
     assert F.glu(ember.randn(4, 3), dim=0).shape == (2, 3)
+
+
+def test_rrelu_training_draws_slopes_in_bounds_and_backpropagates_them():
+    ember.manual_seed(3)
+    x = -ember.rand(2000, dtype=ember.float64) - 0.5
+    x.requires_grad_(True)
+    out = F.rrelu(x, 0.1, 0.3, training=True)
+    slopes = _np(out) / _np(x)
+    assert slopes.min() >= 0.1 and slopes.max() <= 0.3 and slopes.std() > 0.03
+    out.sum().backward()
+    np.testing.assert_allclose(_np(x.grad), slopes)
+    positive = ember.tensor([1.0, 2.0])
+    assert _np(F.rrelu(positive, training=True)).tolist() == [1.0, 2.0]
+    evaluation = F.rrelu(ember.tensor([-1.0]), 0.1, 0.3)
+    np.testing.assert_allclose(_np(evaluation), [-0.2])
+    y = ember.tensor([-1.0, 1.0])
+    assert ember.rrelu_(y) is y and _np(y)[1] == 1.0
+    with pytest.raises(ValueError, match="lower bound"):
+        F.rrelu(positive, 0.5, 0.1)
+
+
+def test_shrinks_at_their_edges():
+    x = ember.tensor([-1.0, -0.5, 0.0, 0.5, 0.75])
+    assert _np(F.hardshrink(x)).tolist() == [-1.0, 0.0, 0.0, 0.0, 0.75]
+    np.testing.assert_allclose(_np(F.softshrink(x)), [-0.5, 0.0, 0.0, 0.0, 0.25], atol=1e-7)
+    assert ember.hardshrink is F.hardshrink and x.hardshrink(0.6).shape == (5,)
+    with pytest.raises(RuntimeError, match="lambda must be non-negative"):
+        F.softshrink(x, -1.0)

@@ -290,6 +290,91 @@ def prelu(input, weight):
     return where(input > 0, input, weight * input)
 
 
+def _rrelu_samples(make):
+    return [Sample((make((3, 4)),), name="eval"),
+            Sample((make((2, 3)), 0.2, 0.6), name="eval, bounds")]
+
+
+@register_op(namespace=_F, exported_in=("ember",), samples=_rrelu_samples)
+def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False):
+    """Randomized leaky relu: ``input`` where >= 0, else ``a * input`` with ``a`` drawn
+    uniformly from [lower, upper] per element in training, and ``(lower + upper) / 2``
+    in evaluation."""
+    _float_input(input, "rrelu")
+    lower, upper = _number(lower, "rrelu", "lower"), _number(upper, "rrelu", "upper")
+    if lower > upper:
+        raise ValueError(f"rrelu(): lower bound ({lower}) must not be greater than upper "
+                         f"bound ({upper})")
+    if not training:
+        return _maybe_inplace(_leaky_relu, input, inplace, (lower + upper) / 2)
+    from ..creation import rand
+
+    slopes = rand(input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
+    return _maybe_inplace(_rrelu_with_noise, input, inplace, slopes)
+
+
+def _rrelu_with_noise(input, slopes):
+    return where(input >= 0, input, input * slopes)
+
+
+_inplace_form("rrelu_", rrelu, (_F, "ember"))
+
+
+class Shrink(Function):
+    """hardshrink (keep x) and softshrink (move x toward 0 by lambd) where |x| > lambd;
+    0 inside [-lambd, lambd]."""
+
+    node_name = "HardshrinkBackward0"
+
+    @staticmethod
+    def forward(ctx, x, lambd, soft):
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        ctx.lambd = lambd
+        outside = (x > lambd) | (x < -lambd)
+        if soft:
+            ctx.node_name = "SoftshrinkBackward0"
+            kept = x - xp.where(x > 0, lambd, -lambd).astype(x.dtype, copy=False)
+        else:
+            kept = x
+        return xp.where(outside, kept, 0).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return where((x >= -ctx.lambd) & (x <= ctx.lambd), 0.0, grad), None, None
+
+
+def _shrink_lambda(lambd, op):
+    lambd = _number(lambd, op, "lambd")
+    if lambd < 0:
+        raise RuntimeError(f"{op}(): lambda must be non-negative, but found {lambd}")
+    return lambd
+
+
+@register_op(namespace=_F, exported_in=("ember",), methods=("hardshrink",),
+             samples=_samples_in(-2.0, 2.0, ({"lambd": 1.2},)))
+def hardshrink(input, lambd: float = 0.5):
+    """``input`` where ``|input| > lambd``, else 0."""
+    _float_input(input, "hardshrink")
+    return Shrink.apply(input, _shrink_lambda(lambd, "hardshrink"), False)
+
+
+@register_op(namespace=_F, samples=_samples_in(-2.0, 2.0, ({"lambd": 1.2},)))
+def softshrink(input, lambd: float = 0.5):
+    """``input - lambd`` above lambd, ``input + lambd`` below -lambd, 0 between."""
+    _float_input(input, "softshrink")
+    return Shrink.apply(input, _shrink_lambda(lambd, "softshrink"), True)
+
+
+@register_op(namespace=_F, samples=_samples_in(-2.0, 2.0))
+def tanhshrink(input):
+    """``input - tanh(input)``."""
+    _float_input(input, "tanhshrink")
+    return input - tanh(input)
+
+
 # ----------------------------------------------------------------------------- smooth ones
 class Gelu(Function):
     node_name = "GeluBackward0"

@@ -2039,5 +2039,15 @@ def _irshift(self, other):
     return _inplace(self, _F["bitwise_right_shift"], other)
 
 
+def _rlshift(self, other):
+    return _F["bitwise_left_shift"](other, self)
+
+
+def _rrshift(self, other):
+    return _F["bitwise_right_shift"](other, self)
+
+
 bind_method("__ilshift__", _ilshift)
 bind_method("__irshift__", _irshift)
+bind_method("__rlshift__", _rlshift)
+bind_method("__rrshift__", _rrshift)
