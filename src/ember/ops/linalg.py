@@ -762,7 +762,22 @@ def trace(input):
     if input._data.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim "
                            f"{input._data.ndim}")
-    return Diagonal.apply(input, 0, 0, 1).sum()
+    return Trace.apply(input)
+
+
+class Trace(Function):
+    node_name = "TraceBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.shape = x.shape
+        dtype = np.int64 if x.dtype.kind in "biu" else x.dtype
+        return ctx.xp.asarray(ctx.xp.trace(x, dtype=dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        n = min(ctx.shape)
+        return DiagonalScatter.apply(grad.expand((n,)), ctx.shape, 0, 0, 1)
 
 
 class Tril(Function):
@@ -1711,6 +1726,14 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     else:
         rtol_value = float(rtol)
     return MatrixRank.apply(A, atol_value, rtol_value, bool(hermitian))
+
+
+@register_op(methods=("pinverse",), samples=lambda make: [Sample((make((3, 2)),))],
+             atol=1e-6, rtol=1e-5)
+def pinverse(input, rcond=1e-15):
+    """The pseudo-inverse with singular values below rcond * s_max treated as zero; the
+    older spelling of ``linalg.pinv(input, rtol=rcond)``."""
+    return pinv(input, rtol=rcond)
 
 
 # ============================================================================ norm
