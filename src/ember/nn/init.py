@@ -68,14 +68,16 @@ def calculate_gain(nonlinearity: str, param=None) -> float:
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with values drawn from U(a, b)."""
     _check(tensor, "uniform_")
-    values = _rng(tensor, generator).uniform(a, b, tensor.shape)
-    return _fill(tensor, values.astype(tensor._data.dtype))
+    # random() and standard_normal() are the draws NumPy's and CuPy's generators share.
+    values = _rng(tensor, generator).random(tuple(tensor.shape), dtype=np.float64)
+    return _fill(tensor, (values * (b - a) + a).astype(tensor._data.dtype))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with values drawn from N(mean, std^2)."""
     _check(tensor, "normal_")
-    values = _rng(tensor, generator).standard_normal(tuple(tensor.shape)) * std + mean
+    values = _rng(tensor, generator).standard_normal(tuple(tensor.shape),
+                                                     dtype=np.float64) * std + mean
     return _fill(tensor, values.astype(tensor._data.dtype))
 
 
