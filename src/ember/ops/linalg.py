@@ -648,8 +648,8 @@ def _diagonal_view(xp, x, offset: int, dim1: int, dim2: int):
     v = xp.moveaxis(x, (dim1, dim2), (-2, -1))
     v = v[..., :, offset:] if offset >= 0 else v[..., -offset:, :]
     k = max(min(v.shape[-2], v.shape[-1]), 0)
-    return xp.lib.stride_tricks.as_strided(
-        v, shape=v.shape[:-2] + (k,), strides=v.strides[:-2] + (v.strides[-2] + v.strides[-1],))
+    return backend.as_strided(v, v.shape[:-2] + (k,),
+                              v.strides[:-2] + (v.strides[-2] + v.strides[-1],))
 
 
 class Diagonal(Function):
