@@ -1,7 +1,8 @@
 """Linear algebra: matrix products (matmul, mm, bmm, mv, dot, outer, addmm and friends,
-einsum, tensordot, kron), diagonals and triangles (diag, diagonal, diag_embed, trace, tril,
-triu) and the ``ember.linalg`` decompositions (inv, det, slogdet, solve, cholesky, qr, svd,
-eigh, matrix_power, pinv, norm).
+einsum, tensordot, kron, linalg.multi_dot, linalg.vecdot), diagonals and triangles (diag,
+diagonal, diag_embed, trace, tril, triu) and ``ember.linalg``: inv, det, slogdet, solve,
+solve_triangular, cholesky, qr, svd, svdvals, eigh, eigvalsh, matrix_power, matrix_rank,
+pinv, norm (which calls linalg.vector_norm / linalg.matrix_norm from ops/reduce.py).
 
 Every decomposition's backward is written with ember ops (matmul, solve, inv, ...), so
 gradients of gradients work. Decompositions run on ``xp.linalg`` (LAPACK through NumPy on
