@@ -431,6 +431,17 @@ def test_dim_tuples_and_full_keepdim():
     assert ember.count_nonzero(x, (0, 1)).shape == (4,)
 
 
+def test_numpy_axis_and_keepdims_aliases():
+    x = ember.randn(2, 3)
+    assert ember.sum(x, axis=0).shape == (3,)
+    assert x.mean(axis=1, keepdims=True).shape == (2, 1)
+    assert ember.max(x, axis=0).indices.shape == (3,)
+    assert x.argmax(axis=1).shape == (2,)
+    assert ember.sort(x, axis=0).values.shape == (2, 3)
+    with pytest.raises(TypeError, match=r"sum\(\): got both 'dim' and its alias 'axis'"):
+        ember.sum(x, dim=0, axis=0)
+
+
 def test_zero_dim_inputs():
     x = ember.tensor(2.5, requires_grad=True)
     assert ember.sum(x, 0).shape == ()

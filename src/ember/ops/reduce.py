@@ -9,6 +9,7 @@ other's backward, so gradients of gradients work.
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import numbers
 import warnings
@@ -210,6 +211,23 @@ def _float_required(input: Tensor, op: str) -> None:
                            f"but got {_scalar_name(input)}")
 
 
+def _numpy_aliases(function):
+    """Accept NumPy's ``axis=`` / ``keepdims=`` for ``dim`` / ``keepdim``, as PyTorch does."""
+    name = function.__name__
+
+    @functools.wraps(function)
+    def with_aliases(*args, **kwargs):
+        if kwargs:
+            for alias, real in (("axis", "dim"), ("keepdims", "keepdim")):
+                if alias in kwargs:
+                    if real in kwargs:
+                        raise TypeError(f"{name}(): got both '{real}' and its alias '{alias}'")
+                    kwargs[real] = kwargs.pop(alias)
+        return function(*args, **kwargs)
+
+    return with_aliases
+
+
 # ----------------------------------------------------------------------------- samples
 def _reduce_samples(make):
     return [Sample((make((3, 4)),), name="all"),
@@ -257,6 +275,7 @@ def _sum_samples(make):
 
 
 @register_op(methods=("sum",), samples=_sum_samples)
+@_numpy_aliases
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     """``sum_i input_i`` over all elements, or over ``dim`` (int or tuple). Integers and
     bools sum to int64, as in PyTorch; ``dtype`` casts before summing."""
@@ -293,6 +312,7 @@ def _mean_samples(make):
 
 
 @register_op(methods=("mean",), samples=_mean_samples)
+@_numpy_aliases
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """``sum(input) / n`` over all elements or ``dim``. Needs a floating-point input (or
     a floating ``dtype``, which the sum accumulates in)."""
@@ -316,6 +336,7 @@ def _nan_samples(make):
 
 
 @register_op(methods=("nansum",), samples=_nan_samples)
+@_numpy_aliases
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """``sum`` treating NaN as zero; NaN positions get no gradient."""
     ensure_tensor(input, "nansum")
@@ -331,6 +352,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 
 @register_op(methods=("nanmean",), samples=_nan_samples)
+@_numpy_aliases
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """The mean of the non-NaN elements: ``nansum(input) / count(not NaN)``."""
     ensure_tensor(input, "nanmean")
@@ -396,6 +418,7 @@ def _prod_samples(make):
 
 
 @register_op(methods=("prod",), samples=_prod_samples)
+@_numpy_aliases
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """``prod_i input_i`` over all elements or one ``dim``; integers and bools give int64.
     The gradient is exact with zeros in the input."""
@@ -491,6 +514,7 @@ def _max_or_min(input, dim, keepdim, other, largest: bool):
 
 
 @register_op(methods=("max",), samples=_max_samples)
+@_numpy_aliases
 def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
     """The largest element (ties share the gradient); with ``dim``, ``(values, indices)``
     along it; with a second tensor, the elementwise maximum."""
@@ -498,6 +522,7 @@ def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
 
 
 @register_op(methods=("min",), samples=_max_samples)
+@_numpy_aliases
 def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
     """The smallest element; with ``dim``, ``(values, indices)``; with a second tensor,
     the elementwise minimum."""
@@ -550,6 +575,7 @@ def _amax_or_amin(input, dim, keepdim, largest):
 
 
 @register_op(methods=("amax",), samples=_amax_samples)
+@_numpy_aliases
 def amax(input, dim=(), keepdim=False):
     """The maximum over ``dim`` (an int or tuple; all dims by default). Unlike ``max``,
     the gradient is shared evenly among equal maxima."""
@@ -557,6 +583,7 @@ def amax(input, dim=(), keepdim=False):
 
 
 @register_op(methods=("amin",), samples=_amax_samples)
+@_numpy_aliases
 def amin(input, dim=(), keepdim=False):
     """The minimum over ``dim``; the gradient is shared evenly among equal minima."""
     return _amax_or_amin(input, dim, keepdim, False)
@@ -604,6 +631,7 @@ def _argmax_or_argmin(input, dim, keepdim, largest):
 
 
 @register_op(methods=("argmax",), samples=_arg_samples, differentiable=False)
+@_numpy_aliases
 def argmax(input, dim=None, keepdim=False):
     """The index (int64) of the largest element, in the flattened input or along ``dim``;
     the first one among equals."""
@@ -611,6 +639,7 @@ def argmax(input, dim=None, keepdim=False):
 
 
 @register_op(methods=("argmin",), samples=_arg_samples, differentiable=False)
+@_numpy_aliases
 def argmin(input, dim=None, keepdim=False):
     """The index (int64) of the smallest element, flattened or along ``dim``."""
     return _argmax_or_argmin(input, dim, keepdim, False)
@@ -696,6 +725,7 @@ def _var_samples(make):
 
 
 @register_op(methods=("var",), samples=_var_samples)
+@_numpy_aliases
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance ``sum((x - mean)^2) / (n - correction)`` over all elements or ``dim``;
     ``correction=1`` (Bessel) by default, ``unbiased=False`` means ``correction=0``."""
@@ -703,18 +733,21 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 @register_op(methods=("std",), samples=_var_samples)
+@_numpy_aliases
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation: ``sqrt(var(...))``; the gradient where it is 0 is 0."""
     return _variance(input, dim, unbiased, keepdim, correction, "std", True, False)
 
 
 @register_op(samples=_var_samples)
+@_numpy_aliases
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(var(input, ...), mean(input, ...))`` in one pass."""
     return _variance(input, dim, unbiased, keepdim, correction, "var_mean", False, True)
 
 
 @register_op(samples=_var_samples)
+@_numpy_aliases
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(std(input, ...), mean(input, ...))`` in one pass."""
     return _variance(input, dim, unbiased, keepdim, correction, "std_mean", True, True)
@@ -929,6 +962,7 @@ class LogSumExp(Function):
                  Sample((make((2, 3, 4)), (0, 2), True), name="dims keepdim"),
                  Sample((make((3, 4), low=50.0, high=60.0), -1), name="large"),
                  Sample((make(()), 0), name="0-d")])
+@_numpy_aliases
 def logsumexp(input, dim, keepdim=False):
     """``log(sum(exp(input)))`` over ``dim``, computed stably; integers become the
     default float dtype."""
@@ -977,6 +1011,7 @@ def _scan_samples(make):
              samples=lambda make: _scan_samples(make) + [
                  Sample((make((3, 4)), 0), {"dtype": dtypes.float64}, name="dtype"),
                  Sample((make.int((3, 4), -5, 5), 1), name="int")])
+@_numpy_aliases
 def cumsum(input, dim=None, *, dtype=None):
     """``out_i = sum_{j <= i} input_j`` along ``dim``; integers and bools give int64."""
     ensure_tensor(input, "cumsum")
@@ -1036,6 +1071,7 @@ def _cumprod_grad(x: Tensor, out: Tensor, g: Tensor, dim: int, twice: bool) -> T
                  Sample((make.int((3, 4), -3, 3), 1), name="int"),
                  Sample((_with_zeros(make((3, 5)), [(0, 1), (1, 0), (1, 3), (2, 4)]), 1),
                         name="zeros")])
+@_numpy_aliases
 def cumprod(input, dim=None, *, dtype=None):
     """``out_i = prod_{j <= i} input_j`` along ``dim``; integers and bools give int64. The
     gradient (and its gradient) is exact with zeros in the input."""
@@ -1080,6 +1116,7 @@ def _cummax_or_cummin(input, dim, largest):
 
 
 @register_op(methods=("cummax",), samples=_scan_samples)
+@_numpy_aliases
 def cummax(input, dim):
     """``(values, indices)``: the running maximum along ``dim`` and where it was reached
     (the latest position among equals; NaN propagates). Cost: O(n log n) per slice
@@ -1088,6 +1125,7 @@ def cummax(input, dim):
 
 
 @register_op(methods=("cummin",), samples=_scan_samples)
+@_numpy_aliases
 def cummin(input, dim):
     """``(values, indices)``: the running minimum along ``dim`` and where it was reached."""
     return _cummax_or_cummin(input, dim, False)
@@ -1113,6 +1151,7 @@ def _logic_samples(make):
 
 
 @register_op(methods=("all",), samples=_logic_samples, differentiable=False)
+@_numpy_aliases
 def all(input, dim=None, keepdim=False):  # noqa: A001
     """True where every element (over ``dim``) is non-zero; bool result (uint8 for a
     uint8 input, as in PyTorch)."""
@@ -1121,6 +1160,7 @@ def all(input, dim=None, keepdim=False):  # noqa: A001
 
 
 @register_op(methods=("any",), samples=_logic_samples, differentiable=False)
+@_numpy_aliases
 def any(input, dim=None, keepdim=False):  # noqa: A001
     """True where some element (over ``dim``) is non-zero; bool result."""
     ensure_tensor(input, "any")
@@ -1139,6 +1179,7 @@ class CountNonzero(Function):
              samples=lambda make: [Sample((make.int((3, 4), -1, 2),), name="all"),
                                    Sample((make.int((2, 3, 4), -1, 2), (0, 2)), name="dims"),
                                    Sample((make((3, 4)), 1), name="float")])
+@_numpy_aliases
 def count_nonzero(input, dim=None):
     """The number of non-zero elements (int64), over all elements or ``dim``."""
     ensure_tensor(input, "count_nonzero")
@@ -1200,6 +1241,7 @@ def _median_samples(make):
 
 
 @register_op(methods=("median",), samples=_median_samples)
+@_numpy_aliases
 def median(input, dim=None, keepdim=False):
     """The lower median (the element at (n - 1) // 2 in sorted order) of all elements;
     with ``dim``, ``(values, indices)`` along it. NaN anywhere gives NaN. Cost: one sort."""
@@ -1215,6 +1257,7 @@ def _nanmedian_samples(make):
 
 
 @register_op(methods=("nanmedian",), samples=_nanmedian_samples)
+@_numpy_aliases
 def nanmedian(input, dim=None, keepdim=False):
     """``median`` ignoring NaN (NaN only where a slice is all NaN)."""
     return _median(input, dim, keepdim, True)
@@ -1235,6 +1278,7 @@ class Kthvalue(_Selection):
                                    Sample((make((4, 3)), 4, 0, True), name="dim 0 keepdim"),
                                    Sample((make((2, 3, 4)), 1, -2), name="k=1"),
                                    Sample((make(()), 1), name="0-d")])
+@_numpy_aliases
 def kthvalue(input, k, dim=-1, keepdim=False):
     """``(values, indices)`` of the ``k``-th smallest element (k from 1) along ``dim``.
     Cost: one sort along ``dim``."""
@@ -1268,6 +1312,7 @@ def _sort_samples(make):
 
 
 @register_op(methods=("sort",), samples=_sort_samples)
+@_numpy_aliases
 def sort(input, dim=-1, descending=False, *, stable=False):
     """``(values, indices)`` with ``input`` sorted along ``dim``; NaN sorts as the largest
     value. The sort is always stable (equal elements keep their order). Cost:
@@ -1293,6 +1338,7 @@ class ArgSort(Function):
                                    Sample((make((3, 4)), 0, True), name="descending"),
                                    Sample((make.int((10,), 0, 4),), {"stable": True},
                                           name="stable ties")])
+@_numpy_aliases
 def argsort(input, dim=-1, descending=False, *, stable=False):
     """The indices (int64) that sort ``input`` along ``dim`` (``sort(...).indices``)."""
     ensure_tensor(input, "argsort")
@@ -1326,6 +1372,7 @@ class Topk(_Selection):
                                    Sample((make((2, 3, 4)), 2, -1, False), name="smallest"),
                                    Sample((make((4,)), 4), {"sorted": True}, name="k=n"),
                                    Sample((make((3, 4)), 0, 1), name="k=0")])
+@_numpy_aliases
 def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     """``(values, indices)`` of the ``k`` largest (or smallest) elements along ``dim``,
     in sorted order (NaN counts as the largest). Cost: one sort along ``dim``."""
