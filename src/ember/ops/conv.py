@@ -163,8 +163,9 @@ def _conv_weight(xp, x, y, geo: _Geometry, kernel_shape):
     positions = math.prod(geo.out)
     grads = y.reshape(batch, g, out_channels // g, positions).transpose(1, 2, 0, 3)
     grads = grads.reshape(g, out_channels // g, batch * positions)     # (g, Og, B P)
-    w = xp.matmul(grads, col.transpose(0, 2, 1))                # (g, Og, CgK)
-    return w.reshape(kernel_shape)
+    # (CgK, B P) @ (B P, Og): the long B P axis is the contraction of one GEMM per group
+    w = xp.matmul(col, grads.transpose(0, 2, 1))                       # (g, CgK, Og)
+    return w.transpose(0, 2, 1).reshape(kernel_shape)
 
 
 def _bias_shape(n_spatial: int):
