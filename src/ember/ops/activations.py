@@ -15,7 +15,8 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor, _inplace
 from ._util import float_operand, wrap_dim
-from .elementwise import (erf, erf_array, exp, relu, sigmoid, tanh, where, _in_float64)
+from .elementwise import _in_float64, erf, erf_array, exp, sigmoid, tanh, where
+from .elementwise import relu as _relu
 from .registry import NAMESPACES, Sample, bind_method, register_op
 
 _F = "nn.functional"
@@ -71,13 +72,13 @@ def _samples_in(low, high, extra=()):
 # ----------------------------------------------------------------------------- relu family
 def _relu_inplace(input):
     """``relu`` written into input; returns input."""
-    return _inplace(input, relu)
+    return _inplace(input, _relu)
 
 
-@register_op("relu", namespace=_F, samples=lambda make: [Sample((make((3, 4)),))])
-def functional_relu(input, inplace: bool = False):
+@register_op(namespace=_F, samples=lambda make: [Sample((make((3, 4)),))])
+def relu(input, inplace: bool = False):
     """``max(input, 0)``; the gradient at 0 is 0. ``inplace=True`` overwrites input."""
-    return _maybe_inplace(relu, input, inplace)
+    return _maybe_inplace(_relu, input, inplace)
 
 
 NAMESPACES["ember"]["relu_"] = _relu_inplace

@@ -1430,7 +1430,8 @@ class Xlogy(Function):
         # 0 * log(y) is 0 (even for y = 0), but NaN stays NaN
         zero = (a == 0) & ~xp.isnan(b)
         out = xp.where(zero, 0, a * xp.log(xp.where(zero, 1, b)))
-        return xp.asarray(out).astype(xp.result_type(a, b), copy=False)
+        dtype = (a if isinstance(a, xp.ndarray) else b).dtype  # operands are promoted
+        return out.astype(dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
