@@ -108,6 +108,8 @@ CASES = [
     ("Fold", lambda m: m.Fold((3, 4), 2), [rand(1, 8, 6)]),
     ("LPPool2d", lambda m: m.LPPool2d(2, 2), [rand(1, 1, 4, 4, low=0.1)]),
     ("LPPool1d", lambda m: m.LPPool1d(3, 2, stride=1), [rand(1, 2, 4, low=0.1)]),
+    ("LPPool3d", lambda m: m.LPPool3d(2, 2), [rand(1, 1, 2, 2, 4, low=0.1)]),
+    ("AdaptiveMaxPool3d", lambda m: m.AdaptiveMaxPool3d((1, 2, 2)), [rand(1, 2, 3, 3, 3)]),
     ("ChannelShuffle", lambda m: m.ChannelShuffle(2), [rand(1, 4, 2, 2)]),
     ("FeatureAlphaDropout-eval", lambda m: m.FeatureAlphaDropout().eval(),
      [rand(2, 2, 3)]),
@@ -130,6 +132,8 @@ ACTIVATIONS = [
     ("PReLU", lambda m: m.PReLU()), ("PReLU-channels", lambda m: m.PReLU(3, init=0.1)),
     ("Softmax", lambda m: m.Softmax(dim=1)), ("LogSoftmax", lambda m: m.LogSoftmax(dim=-1)),
     ("Softmin", lambda m: m.Softmin(dim=0)), ("Softmax2d", lambda m: m.Softmax2d()),
+    ("Hardshrink", lambda m: m.Hardshrink(0.3)), ("Softshrink", lambda m: m.Softshrink()),
+    ("Tanhshrink", lambda m: m.Tanhshrink()), ("RReLU-eval", lambda m: m.RReLU(0.1, 0.3).eval()),
 ]
 CASES += [(name, build, [rand(2, 3, 4)]) for name, build in ACTIVATIONS]
 
@@ -363,3 +367,8 @@ def test_conv_transpose_output_size():
     check_module(t, e, x, call=call)
     with pytest.raises(ValueError, match="valid sizes range from 7 to 8"):
         e(ember.tensor(x), output_size=[9, 9])
+
+
+def test_rrelu_training_draws_slopes_in_range():
+    y = nn.RReLU(0.1, 0.3)(-ember.ones(2000)).numpy()
+    assert (-y >= 0.1).all() and (-y <= 0.3).all() and abs(-y.mean() - 0.2) < 0.01

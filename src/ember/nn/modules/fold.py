@@ -5,7 +5,7 @@ from .. import functional as F
 from .module import Module
 from .utils import _ntuple
 
-__all__ = ["Fold", "Unfold", "LPPool1d", "LPPool2d", "MaxUnpool1d", "MaxUnpool2d",
+__all__ = ["Fold", "Unfold", "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d",
            "MaxUnpool3d", "ChannelShuffle"]
 
 
@@ -75,6 +75,14 @@ class LPPool2d(_LPPoolNd):
 
     def forward(self, input):
         return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride,
+                           self.ceil_mode)
+
+
+class LPPool3d(_LPPoolNd):
+    """(sum over each window of x^p)^(1/p) over (N, C, D, H, W) input."""
+
+    def forward(self, input):
+        return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride,
                            self.ceil_mode)
 
 
