@@ -372,3 +372,20 @@ def test_conv_transpose_output_size():
 def test_rrelu_training_draws_slopes_in_range():
     y = nn.RReLU(0.1, 0.3)(-ember.ones(2000)).numpy()
     assert (-y >= 0.1).all() and (-y <= 0.3).all() and abs(-y.mean() - 0.2) < 0.01
+
+
+def test_adaptive_log_softmax_matches_torch():
+    t = torch.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0)
+    e = nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0)
+    same_repr(t, e)
+    same_keys(t, e)
+    target = Const(np.array([0, 4, 9, 2, 7, 5]))
+    check_module(t, e, rand(6, 8), target)
+    x = rand(6, 8)
+    check_module(t, e, x, call=lambda m, inp: m.log_prob(inp))
+    np.testing.assert_array_equal(e.predict(ember.tensor(x)).numpy(),
+                                  t.predict(torch.tensor(x)).numpy())
+    with pytest.raises(RuntimeError, match="Target values should be in \\[0, 9\\]"):
+        e(ember.tensor(x), ember.tensor([0, 1, 2, 3, 4, 10]))
+    with pytest.raises(ValueError, match="cutoffs should be a sequence of unique"):
+        nn.AdaptiveLogSoftmaxWithLoss(8, 10, [6, 3])

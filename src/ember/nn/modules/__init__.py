@@ -15,3 +15,4 @@ from .transformer import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403
 from .fold import *  # noqa: F401,F403
 from .parallel import DataParallel  # noqa: F401
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
