@@ -492,6 +492,13 @@ def test_dim_out_of_range_message(call):
         call(x)
 
 
+@pytest.mark.parametrize("call", [ember.argmax, ember.argmin, ember.median, ember.nanmedian,
+                                  lambda x: ember.topk(x, 1), lambda x: ember.kthvalue(x, 1)])
+def test_order_statistics_reject_bool_like_pytorch(call):
+    with pytest.raises(RuntimeError, match="does not support bool input"):
+        call(ember.tensor([True, False]))
+
+
 def test_other_argument_errors():
     x = ember.randn(2, 3)
     with pytest.raises(RuntimeError, match="appears multiple times"):

@@ -205,6 +205,13 @@ def _squeeze_result(result, was_0d: bool, cls):
     return cls(*(r.reshape(()) for r in result))
 
 
+def _no_bool(input: Tensor, op: str) -> None:
+    """PyTorch has no order-statistics kernels for bool (argmax, median, topk...)."""
+    if input._data.dtype == np.bool_:
+        raise RuntimeError(f"{op}(): does not support bool input (convert with .int() or "
+                           ".float() first)")
+
+
 def _float_required(input: Tensor, op: str) -> None:
     if input._data.dtype.kind != "f":
         raise RuntimeError(f"{op}(): expected input to have floating point or complex dtype "
@@ -616,6 +623,7 @@ def _arg_samples(make):
 def _argmax_or_argmin(input, dim, keepdim, largest):
     name = "argmax" if largest else "argmin"
     ensure_tensor(input, name)
+    _no_bool(input, name)
     if dim is not None:
         if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
             raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
@@ -1212,6 +1220,7 @@ class Median(_Selection):
 def _median(input, dim, keepdim, ignore_nan):
     name = "nanmedian" if ignore_nan else "median"
     ensure_tensor(input, name)
+    _no_bool(input, name)
     result_type = NanmedianResult if ignore_nan else MedianResult
     if dim is None:
         if keepdim:
@@ -1283,6 +1292,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     """``(values, indices)`` of the ``k``-th smallest element (k from 1) along ``dim``.
     Cost: one sort along ``dim``."""
     ensure_tensor(input, "kthvalue")
+    _no_bool(input, "kthvalue")
     d = wrap_dim(dim, input._data.ndim, "kthvalue")
     x, was_0d = _as_1d(input)
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
@@ -1377,6 +1387,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     """``(values, indices)`` of the ``k`` largest (or smallest) elements along ``dim``,
     in sorted order (NaN counts as the largest). Cost: one sort along ``dim``."""
     ensure_tensor(input, "topk")
+    _no_bool(input, "topk")
     d = wrap_dim(dim, input._data.ndim, "topk")
     x, was_0d = _as_1d(input)
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
