@@ -207,7 +207,8 @@ def celu(input, alpha: float = 1.0, inplace: bool = False):
     _float_input(input, "celu")
     alpha = _number(alpha, "celu", "alpha")
     if alpha == 0:
-        raise ValueError("celu(): alpha must not be 0 (the input is divided by alpha)")
+        raise RuntimeError("ZeroDivisionError: celu(): alpha cannot be 0 (the input is "
+                           "divided by alpha)")
     return _maybe_inplace(_elu, input, inplace, alpha, 1.0, 1.0 / alpha)
 
 
@@ -305,8 +306,8 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
     _float_input(input, "rrelu")
     lower, upper = _number(lower, "rrelu", "lower"), _number(upper, "rrelu", "upper")
     if lower > upper:
-        raise ValueError(f"rrelu(): lower bound ({lower}) must not be greater than upper "
-                         f"bound ({upper})")
+        raise RuntimeError(f"rrelu(): lower bound ({lower}) should be less than or equal to "
+                           f"the upper bound ({upper})")
     if not training:
         return _maybe_inplace(_leaky_relu, input, inplace, (lower + upper) / 2)
     from ..creation import rand
