@@ -48,7 +48,8 @@ def _infer_dtype(array: np.ndarray, data) -> dtypes.dtype:
     if kind == "b":
         return dtypes.bool
     if kind in "iu":
-        return dtypes.int64 if not isinstance(data, np.ndarray) else dtypes.from_numpy(array.dtype)
+        return dtypes.from_numpy(array.dtype) if isinstance(data, (np.ndarray, np.generic)) \
+            else dtypes.int64
     if kind == "f":
         if isinstance(data, np.ndarray) or isinstance(data, np.generic):
             return dtypes.from_numpy(array.dtype)

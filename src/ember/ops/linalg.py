@@ -122,7 +122,7 @@ class Matmul(Function):
         a2 = (1,) + a.shape if a.ndim == 1 else a.shape
         b2 = b.shape + (1,) if b.ndim == 1 else b.shape
         ctx.shapes = (a2, b2, np.broadcast_shapes(a2[:-2], b2[:-2]) + (a2[-2], b2[-1]))
-        return ctx.xp.matmul(a, b)
+        return ctx.xp.matmul(_blas_ready(ctx.xp, a), _blas_ready(ctx.xp, b))
 
     @staticmethod
     def backward(ctx, grad):
@@ -138,6 +138,15 @@ class Matmul(Function):
         if need_b:
             grad_b = sum_to_shape(matmul(a2.mT, grad2), b2_shape).reshape(b.shape)
         return grad_a, grad_b
+
+
+def _blas_ready(xp, array):
+    """NumPy runs stacked (>2-D) products through BLAS only for contiguous operands; a
+    transposed batch (``k.transpose(-2, -1)``) otherwise takes a loop hundreds of times
+    slower, so copy it first. 2-D transposes are fine (BLAS takes them as flags)."""
+    if array.ndim > 2 and not array.flags.c_contiguous:
+        return xp.ascontiguousarray(array)
+    return array
 
 
 def _matmul_node_name(a_ndim: int, b_ndim: int) -> str:
