@@ -369,3 +369,14 @@ def test_in_place_view_ops_match_torch():
     row.unsqueeze_(0)
     row.fill_(4.0)                       # still a view of v
     assert row.shape == (1, 3) and v[0].tolist() == [4.0, 4.0, 4.0]
+
+
+def test_pad_crops_and_empty_results_follow_torch():
+    x = ember.arange(8.).reshape(4, 2)
+    with pytest.raises(RuntimeError, match="crops more than the size 2"):
+        F.pad(x, (3, -3))                       # the crop alone exceeds the dim
+    assert F.pad(x[None], (-1, -1), mode="circular").shape == (1, 4, 0)
+    with pytest.raises(RuntimeError, match="too small for mode replicate"):
+        F.pad(x[None], (-3, 1), mode="replicate")
+    with pytest.raises(RuntimeError, match="wrapping around more than once"):
+        F.pad(x[None], (2, -2), mode="circular")  # nothing left to wrap around

@@ -1201,6 +1201,11 @@ def pad(input, pad, mode="constant", value=None):  # noqa: A002 - PyTorch's name
                                f"resulted in a negative output size, which is invalid. Check "
                                f"dimension {d} of your input.")
     if mode == "constant":
+        for d, (a, b) in enumerate(pairs):
+            if max(-a, 0) + max(-b, 0) > shape[d]:
+                raise RuntimeError(f"pad(): the negative padding ({a}, {b}) crops more than the "
+                                   f"size {shape[d]} of dimension {d} (narrow(): length must be "
+                                   f"non-negative)")
         return ConstantPad.apply(input, tuple(pairs), 0 if value is None else value)
     if mode not in _PAD_NAMES:
         raise NotImplementedError(f"Unrecognised padding mode {mode} (expected 'constant', "
@@ -1227,10 +1232,15 @@ def pad(input, pad, mode="constant", value=None):  # noqa: A002 - PyTorch's name
         kept = n - max(-a, 0) - max(-b, 0)  # circular wraps over the cropped tensor
         if mode == "circular" and (a > kept or b > kept):
             raise RuntimeError("Padding value causes wrapping around more than once.")
-        if n + a + b < 1 or n == 0:
-            raise RuntimeError(f"pad(): input size {n} with padding ({a}, {b}) at dimension {d} "
-                               f"gives an output size below 1 (mode {mode})")
+        if n == 0 and n + a + b > 0:
+            raise RuntimeError(f"pad(): can't pad an empty dimension {d} in mode {mode} (there "
+                               f"is nothing to copy from)")
         indices.append((d, _pad_index(n, a, b, mode, xp)))
+    if mode != "circular" and all(shape[d] + a + b < 1 for d, (a, b) in enumerate(pairs)
+                                  if a or b) and any(a or b for a, b in pairs):
+        sizes = [shape[d] + a + b for d, (a, b) in enumerate(pairs) if a or b]
+        raise RuntimeError(f"pad(): input {list(shape)} is too small for mode {mode} with "
+                           f"padding {list(pad)}: the padded dims would have sizes {sizes}")
     if not indices:
         return input.clone()
     name = f"{_PAD_NAMES[mode]}Pad{k}DBackward0"
