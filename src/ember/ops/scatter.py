@@ -971,8 +971,8 @@ def histc(input, bins=100, min=0, max=0):  # noqa: A002 - PyTorch's names
     are 0); elements outside are ignored. Same dtype as the (floating) input."""
     ensure_tensor(input, "histc")
     if input._data.dtype.kind != "f":
-        raise RuntimeError(f'"histogram_cpu" not implemented for \'{input.dtype.name}\' '
-                           "(histc needs a floating-point input)")
+        raise RuntimeError(f"histc(): expected a floating-point input, but got "
+                           f"{input.dtype.name}")
     if bins <= 0:
         raise RuntimeError(f"histc(): bins must be > 0, but got {bins}")
     if min > max:
