@@ -181,7 +181,10 @@ def scatter_reduce(target, index, values, op: str) -> None:
             "atomic_multiply(&target[position], value)", "ember_scatter_multiply",
             preamble=_ATOMIC_MULTIPLY)
     positions = cp.arange(target.size, dtype=cp.int64).reshape(target.shape)[index]
-    work_dtype = target.dtype if target.dtype in (cp.float32, cp.float64) else cp.int64
+    if target.dtype in (cp.float32, cp.float64):
+        work_dtype = target.dtype
+    else:  # float16 in float64, integers and bools in int64
+        work_dtype = cp.float64 if target.dtype.kind == "f" else cp.int64
     work = target if target.dtype == work_dtype and target.flags.c_contiguous else \
         cp.ascontiguousarray(target, dtype=work_dtype)
     values = cp.broadcast_to(cp.asarray(values, dtype=work_dtype), positions.shape)
