@@ -289,6 +289,21 @@ def test_max_of_all_elements_shares_ties_like_pytorch():
     _close(ours.grad, theirs.grad)
 
 
+@requires_torch
+@pytest.mark.parametrize("op", [lambda lib, t: lib.max(t), lambda lib, t: lib.amax(t, 1),
+                                lambda lib, t: lib.max(t, 1).values,
+                                lambda lib, t: lib.linalg.vector_norm(t, INF, 1),
+                                lambda lib, t: lib.cummax(t, 1).values])
+def test_gradients_with_nan_match_pytorch(op):
+    torch = pytest.importorskip("torch")
+    ours, theirs = _pair([[1.0, NAN, 3.0, NAN], [1.0, 2.0, 3.0, 3.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        op(ember, ours).sum().backward()
+    op(torch, theirs).sum().backward()
+    _close(ours.grad, theirs.grad)
+
+
 def test_max_and_min_of_two_tensors_are_elementwise():
     a, b = ember.tensor([1.0, 5.0]), ember.tensor([3.0, 2.0])
     np.testing.assert_array_equal(ember.max(a, b).numpy(), [3.0, 5.0])

@@ -451,8 +451,8 @@ class MaxAll(Function):
         out = xp.max(x) if largest else xp.min(x)
         if not largest:
             ctx.node_name = "MinBackward1"
-        if x.dtype.kind == "f":
-            ties = x == out
+        if x.dtype.kind == "f":  # NaN is the maximum where present; its copies share
+            ties = (x == out) | (xp.isnan(x) & xp.isnan(out))
             ctx.save_for_backward(ties / ties.sum(dtype=x.dtype))
         return out
 
@@ -801,7 +801,8 @@ class VectorNorm(Function):
         norm = _keep(out, shape, dims, keepdim)
         if p == math.inf or p == -math.inf:
             ties = _abs(x) == norm
-            count = ties.sum(dims, keepdim=True)
+            count = ties.sum(dims, keepdim=True)  # 0 only in rows holding NaN: gradient 0
+            count = where(count == 0, 1, count)
             return where(ties, g * sign(x), 0.0) / count, None, None, None
         norm_safe = where(norm == 0, 1.0, norm)
         if p == 2:
