@@ -150,3 +150,22 @@ def test_transformer_initialization_is_xavier():
     w = model.encoder.layers[0].linear1.weight.detach().numpy()
     bound = np.sqrt(6 / (8 + 16))
     assert np.abs(w).max() <= bound and np.abs(w).max() > 0.8 * bound
+
+
+def test_mha_without_weights_fully_masked_row_matches_torch():
+    # Forward only: a query that may attend to nothing gets zeros (SDPA's convention, which
+    # PyTorch's MHA follows when need_weights=False).
+    from .compare import assert_close, copy_weights
+
+    t, e = torch.nn.MultiheadAttention(4, 2).double(), nn.MultiheadAttention(4, 2).double()
+    copy_weights(t, e)
+    x = rand(3, 2, 4)
+    padding = np.array([[True, True, True], [False, True, False]])
+    with torch.no_grad():
+        expected, _ = t(*(torch.tensor(x),) * 3, key_padding_mask=torch.tensor(padding),
+                        need_weights=False)
+    got, weights = e(*(ember.tensor(x),) * 3, key_padding_mask=ember.tensor(padding),
+                     need_weights=False)
+    assert weights is None
+    assert np.isfinite(expected.numpy()).all()
+    assert_close(got, expected)

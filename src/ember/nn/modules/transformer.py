@@ -193,28 +193,45 @@ class MultiheadAttention(Module):
             kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(
                 bsz, heads, 1, src_len).reshape(bsz * heads, 1, src_len)
             attn_mask = kpm if attn_mask is None else attn_mask + kpm
+        dropout = self.dropout if self.training else 0.0
+        if not need_weights:
+            # PyTorch routes this case through scaled_dot_product_attention too (so a query
+            # that may attend to nothing gets zeros rather than NaN).
+            if attn_mask is not None:
+                # (1 or N*H, 1 or L, S) -> broadcastable (1 or N, 1 or H, 1 or L, S)
+                attn_mask = attn_mask.unsqueeze(0) if attn_mask.shape[0] == 1 else \
+                    attn_mask.reshape(bsz, heads, attn_mask.shape[1], src_len)
+            out = F.scaled_dot_product_attention(
+                q.reshape(bsz, heads, tgt_len, head_dim), k.reshape(bsz, heads, src_len,
+                                                                    head_dim),
+                v.reshape(bsz, heads, src_len, head_dim), attn_mask=attn_mask,
+                dropout_p=dropout)
+            return self._finish(out.reshape(bsz * heads, tgt_len, head_dim), tgt_len, bsz,
+                                embed_dim, batched), None
         scores = q.matmul(k.transpose(1, 2)) * (1.0 / math.sqrt(head_dim))
         if attn_mask is not None:
             scores = scores + attn_mask
         weights = F.softmax(scores, dim=-1)
-        if self.dropout > 0.0 and self.training:
-            weights = F.dropout(weights, p=self.dropout)
-        out = weights.matmul(v)  # (N*H, L, d)
-        out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-        out = F.linear(out, self.out_proj.weight, self.out_proj.bias)
-        out = out.reshape(tgt_len, bsz, embed_dim)
-        if self.batch_first and batched:
-            out = out.transpose(0, 1)
-        if not batched:
-            out = out.squeeze(1)
-        if not need_weights:
-            return out, None
+        if dropout > 0.0:
+            weights = F.dropout(weights, p=dropout)
+        out = self._finish(weights.matmul(v), tgt_len, bsz, embed_dim, batched)
         weights = weights.reshape(bsz, heads, tgt_len, src_len)
         if average_attn_weights:
             weights = weights.mean(dim=1)
         if not batched:
             weights = weights.squeeze(0)
         return out, weights
+
+    def _finish(self, heads_out, tgt_len, bsz, embed_dim, batched):
+        """(N*H, L, d) per-head results -> the output projection, in the caller's layout."""
+        out = heads_out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        out = F.linear(out, self.out_proj.weight, self.out_proj.bias)
+        out = out.reshape(tgt_len, bsz, embed_dim)
+        if self.batch_first and batched:
+            out = out.transpose(0, 1)
+        if not batched:
+            out = out.squeeze(1)
+        return out
 
 
 def _pad_last(mask):
