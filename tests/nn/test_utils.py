@@ -77,7 +77,7 @@ def test_parameters_vector_round_trip():
     np.testing.assert_array_equal(model[0].weight.detach().numpy(),
                                   np.arange(6).reshape(3, 2))
     np.testing.assert_array_equal(model[1].bias.detach().numpy(), [12])
-    with pytest.raises(TypeError, match="expected torch.Tensor"):
+    with pytest.raises(TypeError, match="expected ember.Tensor"):
         vector_to_parameters([1.0], model.parameters())
 
 

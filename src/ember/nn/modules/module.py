@@ -126,7 +126,7 @@ class Module:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
-                            "(torch Tensor or None required)")
+                            "(ember.Tensor or None required)")
         if isinstance(tensor, Buffer):
             persistent = tensor.persistent
         self._buffers[name] = tensor
@@ -147,7 +147,7 @@ class Module:
             return
         if not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
-                            f"'{name}' (torch.nn.Parameter or None required)")
+                            f"'{name}' (ember.nn.Parameter or None required)")
         if param.grad_fn is not None:
             raise ValueError(
                 f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must "
@@ -227,7 +227,7 @@ class Module:
         if params is not None and name in params:
             if value is not None:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
-                                "(torch.nn.Parameter or None expected)")
+                                "(ember.nn.Parameter or None expected)")
             self.register_parameter(name, value)
             return
         modules = d.get("_modules")
@@ -241,7 +241,7 @@ class Module:
         if modules is not None and name in modules:
             if value is not None:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
-                                f"'{name}' (torch.nn.Module or None expected)")
+                                f"'{name}' (ember.nn.Module or None expected)")
             modules[name] = value
             return
         buffers = d.get("_buffers")
@@ -254,7 +254,7 @@ class Module:
         if buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
-                                "(torch.Tensor or None expected)")
+                                "(ember.Tensor or None expected)")
             buffers[name] = value
             return
         object.__setattr__(self, name, value)
@@ -548,7 +548,7 @@ class Module:
             value = state_dict[key]
             if not isinstance(value, Tensor):
                 error_msgs.append(
-                    f'While copying the parameter named "{key}", expected torch.Tensor or '
+                    f'While copying the parameter named "{key}", expected ember.Tensor or '
                     f"Tensor-like object from checkpoint but received {type(value)}")
                 continue
             if is_lazy(param):

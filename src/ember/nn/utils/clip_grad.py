@@ -76,8 +76,8 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
 def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0,
                    error_if_nonfinite: bool = False, foreach=None) -> Tensor:
     """Deprecated name of ``clip_grad_norm_``."""
-    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
-                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    warnings.warn("`ember.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`ember.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 

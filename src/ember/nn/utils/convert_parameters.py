@@ -31,7 +31,7 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
     """Make each parameter's data the matching slice of ``vec`` (the inverse of
     parameters_to_vector)."""
     if not isinstance(vec, Tensor):
-        raise TypeError(f"expected torch.Tensor, but got: {type(vec).__name__}")
+        raise TypeError(f"expected ember.Tensor, but got: {type(vec).__name__}")
     parameters = list(parameters)
     total = sum(p.numel() for p in parameters)
     if vec.dim() != 1 or vec.numel() != total:
