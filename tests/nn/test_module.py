@@ -381,9 +381,10 @@ def test_state_dict_and_load_hooks():
     lin = nn.Linear(2, 2)
     seen = []
     lin.register_state_dict_pre_hook(lambda m, prefix, keep_vars: seen.append(("pre", prefix)))
-    lin.register_state_dict_post_hook(lambda m, sd, prefix, md: seen.append(("post", list(sd))))
+    lin.register_state_dict_post_hook(
+        lambda m, sd, prefix, md: seen.append(("post", prefix, list(sd))))
     nn.Sequential(lin).state_dict()
-    assert seen == [("pre", "0."), ("post", ["0.weight", "0.bias"])]
+    assert seen == [("pre", "0."), ("post", "0.", ["0.weight", "0.bias"])]
 
     def forgive(module, keys):
         keys.unexpected_keys.clear()

@@ -518,12 +518,12 @@ class Module:
         for module_prefix, module in self.named_modules(prefix=prefix.rstrip(".")
                                                         if prefix else "",
                                                         remove_duplicate=False):
+            dotted = module_prefix + "." if module_prefix else ""
             for hook in module._state_dict_pre_hooks.values():
-                hook(module, module_prefix + "." if module_prefix else "", keep_vars)
-            module._save_to_state_dict(
-                destination, module_prefix + "." if module_prefix else "", keep_vars)
+                hook(module, dotted, keep_vars)
+            module._save_to_state_dict(destination, dotted, keep_vars)
             for hook in module._state_dict_hooks.values():
-                result = hook(module, destination, module_prefix, {})
+                result = hook(module, destination, dotted, {})
                 if result is not None:
                     destination = result
         return destination
