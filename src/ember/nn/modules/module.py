@@ -660,7 +660,7 @@ class Module:
         return handle
 
     # ------------------------------------------------------------------ hooks
-    def _register(self, hooks: dict, hook, *extra_sets):
+    def _register(self, hooks: dict, hook):
         handle = _Handle(hooks)
         hooks[handle.id] = hook
         self.__dict__["_has_hooks"] = True
