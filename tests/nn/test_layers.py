@@ -389,3 +389,19 @@ def test_adaptive_log_softmax_matches_torch():
         e(ember.tensor(x), ember.tensor([0, 1, 2, 3, 4, 10]))
     with pytest.raises(ValueError, match="cutoffs should be a sequence of unique"):
         nn.AdaptiveLogSoftmaxWithLoss(8, 10, [6, 3])
+
+
+def test_sync_batchnorm_is_local_batchnorm():
+    t = torch.nn.SyncBatchNorm.convert_sync_batchnorm(torch.nn.Sequential(
+        torch.nn.Conv2d(2, 3, 1), torch.nn.BatchNorm2d(3)))
+    e = nn.SyncBatchNorm.convert_sync_batchnorm(nn.Sequential(nn.Conv2d(2, 3, 1),
+                                                               nn.BatchNorm2d(3)))
+    same_repr(t, e)
+    same_keys(t, e)
+    t.eval()  # PyTorch's SyncBatchNorm trains only inside a process group
+    e.eval()
+    check_module(t, e, rand(2, 2, 3, 3))
+    local = nn.SyncBatchNorm(3).double()
+    reference = nn.BatchNorm2d(3).double()
+    x = ember.tensor(rand(2, 3, 2, 2))
+    np.testing.assert_allclose(local(x).detach().numpy(), reference(x).detach().numpy())

@@ -11,7 +11,8 @@ from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
-           "InstanceNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
+           "InstanceNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm",
+           "SyncBatchNorm"]
 
 
 class _NormBase(Module):
@@ -347,3 +348,39 @@ LazyInstanceNorm3d = _lazy_norm(InstanceNorm3d,
                                 "InstanceNorm3d with num_features from the input.")
 __all__ += ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
             "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
+
+
+class SyncBatchNorm(_BatchNorm):
+    """BatchNorm over (N, C, *) input. PyTorch synchronizes the batch statistics across
+    processes; ember runs in one process, so this is BatchNorm over the local batch."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True, process_group=None,
+                 device=None, dtype=None, *, bias: bool = True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input) -> None:
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group=None) -> Module:
+        """Replace every BatchNorm*d in ``module`` by a SyncBatchNorm holding the same
+        parameters and running statistics (the Parameter objects are kept)."""
+        if isinstance(module, _BatchNorm) and not isinstance(module, cls):
+            converted = cls(module.num_features, module.eps, module.momentum, module.affine,
+                            module.track_running_stats, process_group,
+                            bias=module.bias is not None or not module.affine)
+            for name in ("weight", "bias"):
+                if name in module._parameters:
+                    converted._parameters[name] = module._parameters[name]
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                converted._buffers[name] = module._buffers.get(name)
+            converted.training = module.training
+            return converted
+        for name, child in list(module._modules.items()):
+            if child is not None:
+                module._modules[name] = cls.convert_sync_batchnorm(child, process_group)
+        return module
