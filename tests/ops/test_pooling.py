@@ -212,3 +212,20 @@ def test_empty_batch_pools_and_backpropagates():
         assert out.shape[0] == 0
         out.sum().backward()
         assert tuple(x.grad.shape) == (0, 2, 5, 5)
+
+
+@requires_torch
+def test_max_pool_nan_and_minus_inf_follow_torch_scan():
+    import torch
+
+    x = np.array([[[[np.nan, 1.0, np.nan, -np.inf],
+                    [2.0, np.nan, -np.inf, -np.inf],
+                    [-np.inf, -np.inf, 0.5, 3.0],
+                    [-np.inf, -np.inf, 3.0, 0.5]]]])
+    for kwargs in (dict(kernel_size=2), dict(kernel_size=3, stride=1, padding=1),
+                   dict(kernel_size=2, stride=1, dilation=2, ceil_mode=True)):
+        out, idx = F.max_pool2d(ember.tensor(x), return_indices=True, **kwargs)
+        tout, tidx = torch.nn.functional.max_pool2d(torch.tensor(x), return_indices=True,
+                                                    **kwargs)
+        np.testing.assert_array_equal(idx.numpy(), tidx.numpy())
+        np.testing.assert_array_equal(out.numpy(), tout.numpy())

@@ -102,17 +102,27 @@ def _im2col(xp, x, geo: _Geometry, batch_last: bool = False):
     return view.reshape(batch, g, cg * kernel_volume, positions)
 
 
+def _non_overlapping(geo: _Geometry) -> bool:
+    """True when no padded element lies in two windows (stride >= the window's span)."""
+    return all(st >= d * (k - 1) + 1 for st, d, k in zip(geo.stride, geo.dilation, geo.kernel))
+
+
 def _col2im(xp, col, lead: tuple, geo: _Geometry):
     """The adjoint of im2col: ``col`` (lead..., C * K, P), or already (lead..., *k, *out),
-    summed back into an array (lead..., *size). One strided add per kernel offset."""
+    summed back into an array (lead..., *size). One strided add per kernel offset, or,
+    when the windows don't overlap, one assignment through a strided-window view."""
     padded_size = tuple(s + a + b for s, a, b in zip(geo.size, geo.pad_lo, geo.pad_hi))
     padded = xp.zeros(tuple(lead) + padded_size, dtype=col.dtype)
     blocks = col.reshape(tuple(lead) + geo.kernel + geo.out)
     depth = len(lead)
-    for offset in itertools.product(*(range(k) for k in geo.kernel)):
-        target = tuple(slice(o * d, o * d + st * (m - 1) + 1, st)
-                       for o, d, st, m in zip(offset, geo.dilation, geo.stride, geo.out))
-        padded[(Ellipsis,) + target] += blocks[(slice(None),) * depth + offset]
+    if _non_overlapping(geo):
+        # every padded element is written at most once: adding is assigning
+        _windows(xp, padded, geo.kernel, geo.stride, geo.dilation, geo.out)[...] = blocks
+    else:
+        for offset in itertools.product(*(range(k) for k in geo.kernel)):
+            target = tuple(slice(o * d, o * d + st * (m - 1) + 1, st)
+                           for o, d, st, m in zip(offset, geo.dilation, geo.stride, geo.out))
+            padded[(Ellipsis,) + target] += blocks[(slice(None),) * depth + offset]
     if not any(geo.pad_lo) and not any(geo.pad_hi):
         return padded
     inner = tuple(slice(a, a + s) for a, s in zip(geo.pad_lo, geo.size))

@@ -23,7 +23,7 @@ from .. import backend
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import ensure_tensor
-from .conv import _col2im, _Geometry, _pad, _sizes, _tuple
+from .conv import _col2im, _Geometry, _non_overlapping, _pad, _sizes, _tuple, _windows
 from .registry import Sample, register_op
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
@@ -36,7 +36,14 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
 
 # ----------------------------------------------------------------------------- Functions
 def _window_sum(xp, x, geo: _Geometry):
+    """Sums over the windows: one strided add per kernel offset for small kernels, one
+    reduction over a strided-window view for large ones (global pooling)."""
     padded = _pad(xp, x, geo.pad_lo, geo.pad_hi)
+    n = len(geo.kernel)
+    if math.prod(geo.kernel) > 16:
+        view = _windows(xp, padded, geo.kernel, geo.stride, geo.dilation, geo.out)
+        lead = padded.ndim - n
+        return view.sum(axis=tuple(range(lead, lead + n)), dtype=x.dtype)
     out = None
     for offset in itertools.product(*(range(k) for k in geo.kernel)):
         part = padded[(Ellipsis,) + tuple(
@@ -101,9 +108,10 @@ class PlaneGather(Function):
     node_name = "MaxPool2DWithIndicesBackward0"
 
     @staticmethod
-    def forward(ctx, x, index, n, node_name):
+    def forward(ctx, x, index, n, node_name, unique=False):
         if node_name:
             ctx.node_name = node_name
+        ctx.unique = unique
         lead = x.shape[:x.ndim - n]
         plane = math.prod(x.shape[x.ndim - n:])
         ctx.save_for_backward(index)
@@ -116,31 +124,37 @@ class PlaneGather(Function):
     @staticmethod
     def backward(ctx, grad):
         (index,) = ctx.saved_tensors
-        return PlaneScatter.apply(grad, index, ctx.n, ctx.shape), None, None, None
+        return (PlaneScatter.apply(grad, index, ctx.n, ctx.shape, ctx.unique),
+                None, None, None, None)
 
 
 class PlaneScatter(Function):
     """out = zeros(shape); out[..., index[..., p]] += values[..., p] (per plane of the last
-    n dims): the adjoint of PlaneGather (and max_unpool)."""
+    n dims): the adjoint of PlaneGather. ``unique``: no index repeats in a plane (windows
+    that don't overlap), so a plain assignment does it."""
 
-    node_name = "MaxUnpoolBackward0"
+    node_name = "MaxPoolBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, values, index, n, shape):
+    def forward(ctx, values, index, n, shape, unique=False):
         xp = ctx.xp
         ctx.save_for_backward(index)
-        ctx.n = n
+        ctx.n, ctx.unique = n, unique
         plane = math.prod(shape[len(shape) - n:])
         out = xp.zeros(math.prod(shape), dtype=values.dtype)
         rows = math.prod(shape[:len(shape) - n])
         index_rows = index.reshape(rows, index.size // rows if rows else 0)
-        backend.scatter_add(out, _plane_rows(xp, index_rows, plane), values.ravel())
+        if unique:
+            out[_plane_rows(xp, index_rows, plane)] = values.ravel()
+        else:
+            backend.scatter_add(out, _plane_rows(xp, index_rows, plane), values.ravel())
         return out.reshape(shape)
 
     @staticmethod
     def backward(ctx, grad):
         (index,) = ctx.saved_tensors
-        return PlaneGather.apply(grad, index, ctx.n, "PlaneScatterBackward0"), None, None, None
+        return (PlaneGather.apply(grad, index, ctx.n, "PlaneScatterBackward0", ctx.unique),
+                None, None, None, None)
 
 
 class MaxUnpool(Function):
@@ -195,8 +209,14 @@ class AxisScatter(Function):
         shape = list(values.shape)
         shape[axis] = size
         out = xp.zeros(shape, dtype=values.dtype)
-        backend.scatter_add(xp.moveaxis(out, axis, 0), xp.asarray(index),
-                            xp.moveaxis(values, axis, 0))
+        groups = _repeat_groups(index)
+        if groups is None:  # heavy repetition (large upsampling): one unbuffered add
+            backend.scatter_add(xp.moveaxis(out, axis, 0), xp.asarray(index),
+                                xp.moveaxis(values, axis, 0))
+            return out
+        lead = (slice(None),) * axis
+        for targets, sources in groups:
+            out[lead + (xp.asarray(targets),)] += values[lead + (xp.asarray(sources),)]
         return out
 
     @staticmethod
@@ -204,20 +224,55 @@ class AxisScatter(Function):
         return AxisGather.apply(grad, ctx.index, ctx.axis), None, None, None
 
 
+def _repeat_groups(index: np.ndarray, limit: int = 16):
+    """Split positions j of a (host) index array into groups in which index[j] doesn't
+    repeat: the k-th group holds each value's k-th occurrence. Returns (targets, sources)
+    per group; a fancy-indexed ``+=`` is exact within a group. There are as many groups as
+    the largest repeat count (a handful for pooling and interpolation taps); None when
+    that exceeds ``limit``."""
+    index = np.asarray(index)
+    order = np.argsort(index, kind="stable")
+    ordered = index[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if ordered.size \
+        else np.zeros(0, dtype=np.int64)
+    lengths = np.diff(np.r_[starts, ordered.size])
+    rank = np.arange(ordered.size) - np.repeat(starts, lengths)
+    repeats = int(lengths.max()) if lengths.size else 0
+    if repeats > limit:
+        return None
+    groups = []
+    for k in range(repeats):
+        sources = order[rank == k]
+        groups.append((index[sources], sources))
+    return groups
+
+
 def _apply_taps(x: Tensor, axis: int, index: np.ndarray, weight):
     """Along ``axis``: out[i] = sum_j weight[i, j] * x[index[i, j]] (index (n, taps));
     ``weight`` None means one tap of weight 1."""
     n, taps = index.shape
-    picked = AxisGather.apply(x, index.ravel(), axis)
     if taps == 1 and weight is None:
-        return picked
+        return AxisGather.apply(x, index.ravel(), axis)
+    xp = backend.xp_for_device(x._device)
+    if taps <= 4:
+        # interpolation: one gather and one multiply-add per tap (no reduction over a
+        # tiny axis)
+        wshape = [1] * x._data.ndim
+        wshape[axis] = n
+        result = None
+        for j in range(taps):
+            w = Tensor._make(xp.asarray(weight[:, j].reshape(wshape), dtype=x._data.dtype),
+                             x._device)
+            term = AxisGather.apply(x, index[:, j].copy(), axis) * w
+            result = term if result is None else result + term
+        return result
+    picked = AxisGather.apply(x, index.ravel(), axis)
     shape = list(picked.shape)
     shape[axis:axis + 1] = [n, taps]
     picked = picked.reshape(tuple(shape))
     wshape = [1] * len(shape)
     wshape[axis:axis + 2] = [n, taps]
-    w = Tensor._make(backend.xp_for_device(x._device).asarray(
-        weight.reshape(wshape), dtype=x._data.dtype), x._device)
+    w = Tensor._make(xp.asarray(weight.reshape(wshape), dtype=x._data.dtype), x._device)
     return (picked * w).sum(dim=axis + 1)
 
 
@@ -275,31 +330,35 @@ def _pool_geometry(op, size, kernel_size, stride, padding, dilation, ceil_mode, 
 
 # ----------------------------------------------------------------------------- max pooling
 def _max_pool_indices(xp, x, geo: _Geometry):
-    """Per-plane flat indices (int64, shape lead + out) of each window's maximum (the
-    first one on ties; NaN wins, as in PyTorch)."""
+    """Per-plane flat indices (int64, shape lead + out) of each window's maximum, with
+    PyTorch's scan: a later element wins if it is greater or NaN; a window of only -inf
+    gives its first element. One pass per kernel offset over output-sized arrays."""
     n = len(geo.kernel)
     padded = _pad(xp, x, geo.pad_lo, geo.pad_hi, -np.inf)
     lead = x.shape[:x.ndim - n]
-    strides = padded.strides
-    spatial = strides[len(lead):]
-    view = xp.lib.stride_tricks.as_strided(
-        padded, lead + geo.kernel + geo.out,
-        strides[:len(lead)] + tuple(s * d for s, d in zip(spatial, geo.dilation))
-        + tuple(s * st for s, st in zip(spatial, geo.stride)))
-    kernel_volume = math.prod(geo.kernel)
-    windows = view.reshape(lead + (kernel_volume,) + geo.out)
-    local = xp.argmax(windows, axis=len(lead))                 # lead + out
-    flat = xp.zeros(local.shape, dtype=np.int64)
-    rest = local
-    place = 1
-    for i in reversed(range(n)):
-        k_i = rest % geo.kernel[i]
-        rest = rest // geo.kernel[i]
-        position = xp.arange(geo.out[i]).reshape((-1,) + (1,) * (n - 1 - i))
-        coordinate = position * geo.stride[i] - geo.pad_lo[i] + k_i * geo.dilation[i]
-        flat += coordinate * place
-        place *= geo.size[i]
-    return flat
+    places = [math.prod(geo.size[i + 1:]) for i in range(n)]
+    best = xp.full(lead + geo.out, -np.inf, dtype=x.dtype)
+    chosen = xp.full(lead + geo.out, -1, dtype=np.int64)     # offset within the window
+    for offset in itertools.product(*(range(k) for k in geo.kernel)):
+        part = padded[(Ellipsis,) + tuple(
+            slice(o * d, o * d + st * (m - 1) + 1, st)
+            for o, d, st, m in zip(offset, geo.dilation, geo.stride, geo.out))]
+        better = (part > best) | (part != part)
+        xp.copyto(best, part, where=better)
+        delta = sum(o * d * p for o, d, p in zip(offset, geo.dilation, places))
+        xp.copyto(chosen, delta, where=better)
+    base = 0
+    first = 0
+    for i in range(n):
+        start = np.arange(geo.out[i]) * geo.stride[i] - geo.pad_lo[i]
+        shape = (-1,) + (1,) * (n - 1 - i)
+        base = base + (start * places[i]).reshape(shape)
+        # first in-bounds element of the window along dim i
+        skip = -(-np.maximum(-start, 0) // geo.dilation[i]) * geo.dilation[i]
+        first = first + (skip * places[i]).reshape(shape)
+    base = xp.asarray(base)
+    first = xp.asarray(first)
+    return base + xp.where(chosen < 0, first, chosen)
 
 
 class _MaxPoolIndices(Function):
@@ -316,7 +375,8 @@ def _max_pool(n, op, input, kernel_size, stride, padding, dilation, ceil_mode, r
     geo = _pool_geometry(op, size, kernel_size, stride, padding, dilation, ceil_mode, n,
                          "effective kernel size")
     indices = _MaxPoolIndices.apply(input.detach(), geo)
-    values = PlaneGather.apply(input, indices._data, n, f"MaxPool{n}DWithIndicesBackward0")
+    values = PlaneGather.apply(input, indices._data, n, f"MaxPool{n}DWithIndicesBackward0",
+                               _non_overlapping(geo))
     return (values, indices) if return_indices else values
 
 
