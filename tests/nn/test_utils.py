@@ -112,3 +112,13 @@ def test_functional_call_uses_given_tensors_and_restores():
     with pytest.raises(RuntimeError, match="missing"):
         functional_call(lin, {"weight": weight}, ember.ones(1, 2), strict=True)
     assert isinstance(lin.weight, nn.Parameter)
+
+
+def test_utils_namespace_and_total_norm_helpers():
+    assert nn.utils.clip_grad_norm_ is clip_grad_norm_
+    assert nn.utils.rnn.pad_sequence is pad_sequence
+    params = params_with_grads([[3.0, 4.0], [12.0]])
+    total = nn.utils.get_total_norm([p.grad for p in params])
+    assert total.item() == pytest.approx(13.0)
+    nn.utils.clip_grads_with_norm_(params, 1.3, total)
+    np.testing.assert_allclose(params[0].grad.numpy(), [0.3, 0.4], rtol=1e-5)

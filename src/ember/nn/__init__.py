@@ -9,7 +9,8 @@ Sequential(
 """
 from . import functional  # noqa: F401
 from . import init  # noqa: F401
-from .parameter import Buffer, Parameter, UninitializedParameter  # noqa: F401
+from .parameter import (Buffer, Parameter, UninitializedBuffer,  # noqa: F401
+                        UninitializedParameter)
 from .modules import *  # noqa: F401,F403
 from .modules import Module  # noqa: F401
 from .modules import (activation, container, conv, dropout, linear, loss,  # noqa: F401

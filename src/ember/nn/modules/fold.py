@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import functional as F
 from .module import Module
-from .utils import _ntuple
+from ._utils import _ntuple
 
 __all__ = ["Fold", "Unfold", "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d",
            "MaxUnpool3d", "ChannelShuffle"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import functional as F
 from .module import Module
-from .utils import _ntuple
+from ._utils import _ntuple
 
 __all__ = ["ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad1d", "ZeroPad2d",
            "ZeroPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",

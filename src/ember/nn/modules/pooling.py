@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import functional as F
 from .module import Module
-from .utils import _single
+from ._utils import _single
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",

@@ -8,7 +8,8 @@ from ... import backend
 from ...autograd import grad_mode
 from ...tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm"]
+__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm",
+           "clip_grads_with_norm_"]
 
 
 def _grads(parameters) -> list:
@@ -63,14 +64,21 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     clipping."""
     grads = _grads(parameters)
     total = get_total_norm(grads, norm_type, error_if_nonfinite)
-    if not grads:
-        return total
-    coefficient = min(1.0, float(max_norm) / (total.item() + 1e-6)) \
-        if math.isfinite(total.item()) else float(max_norm) / (total.item() + 1e-6)
-    with grad_mode.no_grad():
-        for g in grads:
-            g.mul_(coefficient)
+    if grads:
+        clip_grads_with_norm_(parameters, max_norm, total)
     return total
+
+
+def clip_grads_with_norm_(parameters, max_norm: float, total_norm, foreach=None) -> None:
+    """Scale the gradients in place by min(1, max_norm / (total_norm + 1e-6)), given a
+    total norm computed beforehand (e.g. by get_total_norm)."""
+    total = float(total_norm)
+    coefficient = max_norm / (total + 1e-6)
+    if math.isfinite(total):
+        coefficient = min(1.0, coefficient)
+    with grad_mode.no_grad():
+        for g in _grads(parameters):
+            g.mul_(coefficient)
 
 
 def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0,
