@@ -122,3 +122,25 @@ def test_utils_namespace_and_total_norm_helpers():
     assert total.item() == pytest.approx(13.0)
     nn.utils.clip_grads_with_norm_(params, 1.3, total)
     np.testing.assert_allclose(params[0].grad.numpy(), [0.3, 0.4], rtol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["conv", "conv_transpose", "linear"])
+def test_fusing_batchnorm_keeps_eval_outputs(kind):
+    ember.manual_seed(3)
+    if kind == "conv":
+        layer, bn, x = nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3), ember.randn(2, 2, 5, 5)
+    elif kind == "conv_transpose":
+        layer, bn, x = nn.ConvTranspose2d(2, 3, 2), nn.BatchNorm2d(3), ember.randn(2, 2, 3, 3)
+    else:
+        layer, bn, x = nn.Linear(4, 3), nn.BatchNorm1d(3), ember.randn(5, 4)
+    bn(layer(x))  # one training step gives the running statistics non-trivial values
+    nn.init.uniform_(bn.weight, 0.5, 2.0)
+    layer.eval()
+    bn.eval()
+    if kind == "linear":
+        fused = nn.utils.fuse_linear_bn_eval(layer, bn)
+    else:
+        fused = nn.utils.fuse_conv_bn_eval(layer, bn, transpose=kind == "conv_transpose")
+    np.testing.assert_allclose(fused(x).detach().numpy(), bn(layer(x)).detach().numpy(),
+                               rtol=1e-4, atol=1e-5)
+    assert isinstance(fused.weight, nn.Parameter) and fused is not layer
