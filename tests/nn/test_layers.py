@@ -405,3 +405,12 @@ def test_sync_batchnorm_is_local_batchnorm():
     reference = nn.BatchNorm2d(3).double()
     x = ember.tensor(rand(2, 3, 2, 2))
     np.testing.assert_allclose(local(x).detach().numpy(), reference(x).detach().numpy())
+
+
+def test_embedding_max_norm_matches_torch():
+    t = torch.nn.Embedding(6, 3, max_norm=1.0)
+    e = nn.Embedding(6, 3, max_norm=1.0)
+    idx = np.array([[0, 2, 2], [5, 1, 0]])
+    check_module(t, e, Const(idx))
+    for key, value in t.state_dict().items():  # the looked-up rows were renormalized
+        np.testing.assert_allclose(e.state_dict()[key].numpy(), value.numpy(), rtol=1e-10)
