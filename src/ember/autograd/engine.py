@@ -10,7 +10,7 @@ from __future__ import annotations
 from . import grad_mode
 from .. import backend
 from .anomaly import is_anomaly_enabled
-from .function import AccumulateGrad, accumulator_of
+from .function import AccumulateGrad, _fit_gradients, accumulator_of
 
 _state = grad_mode._state
 
@@ -159,10 +159,14 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 if not accumulate and node in targets and \
                         not any(e is not None and e[0] in needed for e in edges):
                     continue  # the gradient we wanted is captured; nothing below matters
-                if node._hooked or anomaly or node._custom:
+                if node._hooked or anomaly or node._custom or node._num_outputs > 1:
                     results = _call(node, grads, anomaly)
                 else:
-                    results = node._run_backward(grads)
+                    results = type(node).backward(node, *grads)
+                    if type(results) is not tuple:
+                        results = (results,)
+                    if len(results) != len(edges):
+                        results = _fit_gradients(node, results)
                 if not retain_graph:
                     node._release()
                 for edge, g in zip(edges, results):

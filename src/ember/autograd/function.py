@@ -25,6 +25,7 @@ from . import grad_mode
 _state = grad_mode._state
 _Tensor = None  # ember.Tensor, set by ember.tensor once the class exists (import order)
 _NO_GRAD = [(False,) * n for n in range(16)]
+_ndarray = _np.ndarray
 
 SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -173,7 +174,13 @@ class FunctionCtx(Node):
     def saved_tensors(self) -> tuple:
         if self._freed:
             raise RuntimeError(SECOND_BACKWARD)
-        return tuple(_unpack(self, item) for item in self._saved)
+        out = []
+        for item in self._saved:
+            if type(item) is tuple and item[0]._version_counter.value == item[1]:
+                out.append(item[0])  # an unchanged input: the common case
+            else:
+                out.append(_unpack(self, item))
+        return tuple(out)
 
     saved_variables = saved_tensors
 
@@ -323,7 +330,26 @@ class Function(FunctionCtx):
         if not requires_grad:
             ctx.needs_input_grad = _NO_GRAD[len(args)] if len(args) < 16 else \
                 (False,) * len(args)
-        return _run_forward(cls, ctx, args, arrays, kwargs, device, requires_grad)
+        if device is not CPU or not cls._array_forward or _anomaly._flag.enabled:
+            return _run_forward(cls, ctx, args, arrays, kwargs, device, requires_grad)
+        # The common case, inline: a CPU op on arrays.
+        ctx._device = device
+        ctx.xp = _np
+        result = cls.forward(ctx, *arrays, **kwargs)
+        if type(result) is tuple or cls.is_view or ctx.out_device is not None:
+            return _wrap_outputs(cls, ctx, args, arrays, result, requires_grad)
+        original = result
+        if type(result) is not _ndarray:
+            result = _np.asarray(result)
+        out = _Tensor._make(result, device, False)
+        if requires_grad and result.dtype.kind == "f" and id(result) not in \
+                ctx._non_differentiable:
+            out._requires_grad = True
+            out.grad_fn = ctx
+            if ctx._to_save:
+                ctx._saved = _resolve_saved(ctx._to_save, arrays, args, (original,), (out,))
+                ctx._to_save = ()
+        return out
 
     def _run_backward(self, grads):
         """Called by the engine with one gradient per output."""

@@ -89,7 +89,7 @@ def sum_to_shape(grad: Tensor, shape: tuple) -> Tensor:
     """Undo broadcasting: sum ``grad`` over the dimensions that broadcasting added or
     stretched, so it matches ``shape``."""
     gshape = grad._data.shape
-    if gshape == tuple(shape):
+    if gshape == shape or gshape == tuple(shape):
         return grad
     lead = len(gshape) - len(shape)
     dims = tuple(range(lead)) + tuple(

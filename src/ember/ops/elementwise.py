@@ -14,14 +14,15 @@ from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor, _F, _inplace
 from . import _samples
-from ._util import binary_operands, broadcast_error, float_operand, shape_of, sum_to_shape
+from ._util import _WEAK, binary_operands, broadcast_error, float_operand, shape_of, sum_to_shape
 from .registry import Sample, bind_method, register_op
 
 
 def _binary(cls, a, b, op: str):
     """Promote two operands and apply a broadcasting binary op, turning NumPy's shape
     error into PyTorch's."""
-    a, b = binary_operands(a, b, op)
+    if not (type(b) in _WEAK and isinstance(a, Tensor) and a._data.dtype.kind == "f"):
+        a, b = binary_operands(a, b, op)  # (a float tensor with a number needs nothing)
     try:
         return cls.apply(a, b)
     except ValueError:
@@ -495,7 +496,26 @@ class Tanh(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
+        return TanhGrad.apply(grad, out)
+
+
+class TanhGrad(Function):
+    """tanh's backward, ``grad * (1 - out^2)``, as one op (one dispatch instead of three);
+    differentiable itself, so double backward still works."""
+
+    node_name = "TanhBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, out):
+        ctx.save_for_backward(grad, out)
         return grad * (1 - out * out)
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, out = ctx.saved_tensors
+        need_grad, need_out = ctx.needs_input_grad
+        return (TanhGrad.apply(gg, out) if need_grad else None,
+                -2 * gg * grad * out if need_out else None)
 
 
 @register_op(methods=("tanh",), namespace="ember", samples=_samples.unary())
@@ -519,7 +539,25 @@ class Sigmoid(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
+        return SigmoidGrad.apply(grad, out)
+
+
+class SigmoidGrad(Function):
+    """sigmoid's backward, ``grad * out * (1 - out)``, as one differentiable op."""
+
+    node_name = "SigmoidBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, out):
+        ctx.save_for_backward(grad, out)
         return grad * out * (1 - out)
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, out = ctx.saved_tensors
+        need_grad, need_out = ctx.needs_input_grad
+        return (SigmoidGrad.apply(gg, out) if need_grad else None,
+                gg * grad * (1 - 2 * out) if need_out else None)
 
 
 @register_op(methods=("sigmoid",), samples=_samples.unary(low=-4.0, high=4.0))
@@ -540,7 +578,25 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return grad * (out > 0)
+        return ReluGrad.apply(grad, out)
+
+
+class ReluGrad(Function):
+    """relu's backward, ``grad`` where ``out > 0`` else 0, as one op; its derivative
+    w.r.t. ``out`` is zero almost everywhere."""
+
+    node_name = "ThresholdBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, out):
+        mask = out > 0
+        ctx.save_for_backward(mask)
+        return grad * mask
+
+    @staticmethod
+    def backward(ctx, gg):
+        (mask,) = ctx.saved_tensors
+        return (gg * mask if ctx.needs_input_grad[0] else None), None
 
 
 @register_op(methods=("relu",), samples=_samples.unary())
