@@ -186,9 +186,6 @@ class ModuleList(Module):
             start = end + 1
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
-    def forward(self, *args, **kwargs):
-        raise NotImplementedError("ModuleList has no forward; iterate over its modules")
-
 
 class ModuleDict(Module):
     """An ordered dict of submodules, registered so their parameters are found."""
@@ -238,9 +235,6 @@ class ModuleDict(Module):
         for entry in items:
             key, module = entry
             self[key] = module
-
-    def forward(self, *args, **kwargs):
-        raise NotImplementedError("ModuleDict has no forward; look its modules up by key")
 
 
 class ParameterList(Module):
@@ -298,9 +292,6 @@ class ParameterList(Module):
                 lines.append(f"  ({k}): Object of type: {type(p).__name__}")
         return "\n".join(lines)
 
-
-    def forward(self, *args, **kwargs):
-        raise NotImplementedError("ParameterList has no forward")
 
 
 class ParameterDict(Module):
@@ -373,6 +364,3 @@ class ParameterDict(Module):
                 lines.append(f"  ({k}): Object of type: {type(p).__name__}")
         return "\n".join(lines)
 
-
-    def forward(self, *args, **kwargs):
-        raise NotImplementedError("ParameterDict has no forward")

@@ -62,7 +62,8 @@ class _NormBase(Module):
                 init.zeros_(self.bias)
 
     def _check_input_dim(self, input) -> None:
-        raise NotImplementedError
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
