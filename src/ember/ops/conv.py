@@ -146,8 +146,30 @@ def _conv(xp, x, w, geo: _Geometry):
     return xp.ascontiguousarray(y).reshape((batch, out_channels) + geo.out)
 
 
+def _flipped_transposed(xp, w, groups: int):
+    """(O, C/g, *k) -> (C, O/g, *k) with the kernel reversed: the weight of the convolution
+    that equals a stride-1 transposed convolution."""
+    out_channels, cg = w.shape[:2]
+    kernel = w.shape[2:]
+    flip = (slice(None),) * 3 + (slice(None, None, -1),) * len(kernel)
+    grouped = w.reshape((groups, out_channels // groups, cg) + kernel)[flip]
+    swapped = grouped.transpose((0, 2, 1) + tuple(range(3, 3 + len(kernel))))
+    return xp.ascontiguousarray(swapped).reshape((groups * cg, out_channels // groups) + kernel)
+
+
 def _conv_transpose(xp, y, w, geo: _Geometry):
-    """The adjoint of ``_conv`` in x: x[b, c, :] = col2im(sum_o w[o, c, k] * y[b, o, p])."""
+    """The adjoint of ``_conv`` in x: x[b, c, :] = col2im(sum_o w[o, c, k] * y[b, o, p]).
+    With stride 1 (and padding within the kernel's reach) it is the convolution of y with
+    the flipped, channel-swapped kernel, which skips the col2im pass."""
+    reach = tuple(d * (k - 1) for d, k in zip(geo.dilation, geo.kernel))
+    # padding of y so that the flipped kernel's windows give x exactly: before, the
+    # kernel's reach less x's padding; after, whatever x extends past the last window
+    before = tuple(r - lo for r, lo in zip(reach, geo.pad_lo))
+    after = tuple(s + lo - o for s, lo, o in zip(geo.size, geo.pad_lo, geo.out))
+    if all(st == 1 for st in geo.stride) and min(before + after) >= 0:
+        return _conv(xp, y, _flipped_transposed(xp, w, geo.groups), _Geometry(
+            geo.out, geo.kernel, geo.stride, before, after, geo.dilation, geo.groups,
+            geo.size))
     batch = y.shape[0]
     g = geo.groups
     out_channels, cg = w.shape[:2]
