@@ -88,3 +88,19 @@ def test_spectral_norm_bounds_largest_singular_value():
         layer(ember.ones(1, 6))
     sigma = np.linalg.svd(layer.weight.detach().numpy(), compute_uv=False)[0]
     assert sigma == pytest.approx(1.0, rel=1e-3)
+
+
+@pytest.mark.filterwarnings("ignore:.*weight_norm. is deprecated")
+def test_hook_based_weight_norm_matches_torch():
+    t = torch.nn.utils.weight_norm(torch.nn.Linear(3, 4))
+    e = nn.utils.weight_norm(nn.Linear(3, 4))
+    same_keys(t, e)
+    check_module(t, e, rand(2, 3))
+    ones = ember.ones(1, 3, dtype=ember.float64)  # check_module made the module float64
+    before = e(ones).detach().numpy()
+    nn.utils.remove_weight_norm(e)
+    assert list(e.state_dict()) == ["bias", "weight"]
+    assert isinstance(e.weight, nn.Parameter)
+    np.testing.assert_allclose(e(ones).detach().numpy(), before, rtol=1e-12)
+    with pytest.raises(ValueError, match="not found"):
+        nn.utils.remove_weight_norm(e)

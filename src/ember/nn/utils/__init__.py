@@ -7,3 +7,4 @@ from .fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights,  # noqa: F401
                      fuse_linear_bn_eval, fuse_linear_bn_weights)
 from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
 from .rnn import PackedSequence  # noqa: F401
+from .weight_norm import remove_weight_norm, weight_norm  # noqa: F401
