@@ -104,3 +104,15 @@ def test_hook_based_weight_norm_matches_torch():
     np.testing.assert_allclose(e(ones).detach().numpy(), before, rtol=1e-12)
     with pytest.raises(ValueError, match="not found"):
         nn.utils.remove_weight_norm(e)
+
+
+def test_deepcopy_of_parametrized_module_is_independent():
+    import copy
+
+    layer = parametrizations.weight_norm(nn.Linear(3, 2))
+    clone = copy.deepcopy(layer)
+    assert type(clone) is not type(layer)
+    parametrize.remove_parametrizations(clone, "weight")
+    assert type(clone) is nn.Linear
+    assert parametrize.is_parametrized(layer) and layer.weight.shape == (2, 3)
+    np.testing.assert_allclose(clone.weight.detach().numpy(), layer.weight.detach().numpy())

@@ -10,6 +10,7 @@ stored original (``module.parametrizations.weight.original``), recomputed on eac
 from __future__ import annotations
 
 import contextlib
+import copy
 
 from ...autograd import grad_mode
 from ...tensor import Tensor
@@ -109,6 +110,17 @@ def _make_property(tensor_name: str):
     return property(getter, setter)
 
 
+def _deepcopy(self, memo):
+    """Copies get their own Parametrized class: the properties live on the class, and
+    removing a parametrization from one copy must not touch the other."""
+    cls = type(self)
+    namespace = {k: v for k, v in vars(cls).items() if k not in ("__dict__", "__weakref__")}
+    result = object.__new__(type(cls.__name__, cls.__bases__, namespace))
+    memo[id(self)] = result
+    result.__dict__.update(copy.deepcopy(self.__dict__, memo))
+    return result
+
+
 def is_parametrized(module: Module, tensor_name: str | None = None) -> bool:
     """Whether ``module`` (or its ``tensor_name``) has parametrizations."""
     parametrizations = module.__dict__.get("_modules", {}).get("parametrizations")
@@ -144,7 +156,8 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
                          f"parametrized element with name '{tensor_name}'")
     if not is_parametrized(module):
         cls = type(module)
-        module.__class__ = type("Parametrized" + cls.__name__, (cls,), {})
+        module.__class__ = type("Parametrized" + cls.__name__, (cls,),
+                                {"__deepcopy__": _deepcopy})
         module.parametrizations = ModuleDict()
     module.parametrizations[tensor_name] = ParametrizationList([parametrization], original,
                                                                unsafe=unsafe)
