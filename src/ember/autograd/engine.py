@@ -159,7 +159,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 if not accumulate and node in targets and \
                         not any(e is not None and e[0] in needed for e in edges):
                     continue  # the gradient we wanted is captured; nothing below matters
-                if node._hooked or anomaly or node._custom or node._num_outputs > 1:
+                if node._slow or anomaly:
                     results = _call(node, grads, anomaly)
                 else:
                     results = type(node).backward(node, *grads)

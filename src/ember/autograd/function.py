@@ -76,7 +76,10 @@ class Node:
     _edges: tuple = ()
     _num_outputs = 1
     _custom = False
-    _hooked = False  # set once any hook is registered: the engine's fast path checks it
+    _hooked = False  # set once any hook is registered
+    # True when the engine must take the general path (hooks, user Functions, several
+    # outputs); one flag keeps the common path to a single check.
+    _slow = False
 
     @property
     def next_functions(self) -> tuple:
@@ -94,7 +97,7 @@ class Node:
         return replacement grad_inputs."""
         hooks = self.__dict__.setdefault("_post_hooks", [])
         hooks.append(hook)
-        self._hooked = True
+        self._hooked = self._slow = True
         return RemovableHandle(hooks, hook)
 
     def register_prehook(self, hook):
@@ -102,13 +105,13 @@ class Node:
         replacement grad_outputs."""
         hooks = self.__dict__.setdefault("_pre_hooks", [])
         hooks.append(hook)
-        self._hooked = True
+        self._hooked = self._slow = True
         return RemovableHandle(hooks, hook)
 
     def _register_tensor_hook(self, output_nr: int, hook):
         hooks = self.__dict__.setdefault("_tensor_hooks", {}).setdefault(output_nr, [])
         hooks.append(hook)
-        self._hooked = True
+        self._hooked = self._slow = True
         return RemovableHandle(hooks, hook)
 
     def __repr__(self) -> str:
@@ -461,6 +464,7 @@ def _wrap_outputs(cls, ctx, args, arrays, result, requires_grad):
         _link_view(cls, args, wrapped, args[0])
     if requires_grad:
         ctx._num_outputs = len(outputs)
+        ctx._slow = True
         ctx._output_meta = [(t._data.shape, t.dtype) for t in wrapped]
         if ctx._to_save:
             ctx._saved = _resolve_saved(ctx._to_save, arrays, args, outputs, wrapped)
