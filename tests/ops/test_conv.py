@@ -189,3 +189,51 @@ def test_empty_batch_convolution_and_gradients():
     out.sum().backward()
     assert tuple(x.grad.shape) == (0, 2, 5, 5)
     np.testing.assert_array_equal(w.grad.numpy(), np.zeros((3, 2, 3, 3)))
+
+
+@requires_torch
+@pytest.mark.parametrize("transposed", [False, True])
+def test_random_configurations_match_torch(transposed):
+    """Seeded fuzzing over dims, groups, kernel, stride, padding, dilation (and
+    output_padding): values and both gradients, configurations PyTorch accepts."""
+    import torch
+
+    rng = np.random.default_rng(11 + transposed)
+    checked = 0
+    for _ in range(60):
+        nd = int(rng.integers(1, 4))
+        groups = int(rng.choice([1, 2]))
+        cin, cout = groups * int(rng.integers(1, 3)), groups * int(rng.integers(1, 3))
+        kernel, stride, dilation = (tuple(int(v) for v in rng.integers(1, 4 if i == 0 else 3,
+                                                                          nd)) for i in range(3))
+        padding = tuple(int(v) for v in rng.integers(0, 3, nd))
+        size = tuple(int(v) for v in rng.integers(1, 6, nd))
+        x = rng.standard_normal((2, cin) + size)
+        if transposed:
+            output_padding = tuple(int(rng.integers(0, max(s, d))) for s, d in
+                                   zip(stride, dilation))
+            w = rng.standard_normal((cin, cout // groups) + kernel)
+            args = (None, stride, padding, output_padding, groups, dilation)
+            name = f"conv_transpose{nd}d"
+        else:
+            w = rng.standard_normal((cout, cin // groups) + kernel)
+            args = (None, stride, padding, dilation, groups)
+            name = f"conv{nd}d"
+        tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+        try:
+            expected = getattr(torch.nn.functional, name)(tx, tw, *args)
+        except RuntimeError:
+            with pytest.raises(RuntimeError):
+                getattr(F, name)(_t(x), _t(w), *args)
+            continue
+        ex, ew = _t(x), _t(w)
+        out = getattr(F, name)(ex, ew, *args)
+        assert tuple(out.shape) == tuple(expected.shape)
+        np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), atol=1e-9)
+        upstream = rng.standard_normal(tuple(out.shape))
+        gx, gw = torch.autograd.grad(expected, (tx, tw), torch.tensor(upstream))
+        ours = ember.autograd.grad(out, (ex, ew), ember.tensor(upstream))
+        np.testing.assert_allclose(ours[0].numpy(), gx.numpy(), atol=1e-9)
+        np.testing.assert_allclose(ours[1].numpy(), gw.numpy(), atol=1e-9)
+        checked += 1
+    assert checked > 20
