@@ -16,3 +16,4 @@ from .padding import *  # noqa: F401,F403
 from .fold import *  # noqa: F401,F403
 from .parallel import DataParallel  # noqa: F401
 from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
+from . import batchnorm, instancenorm  # noqa: F401  (PyTorch's module paths)

@@ -386,3 +386,7 @@ class Softmax2d(Module):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
                              "instead")
         return F.softmax(input, -3)
+
+
+# PyTorch keeps MultiheadAttention in nn.modules.activation; it lives in transformer.py.
+from .transformer import MultiheadAttention  # noqa: E402,F401
