@@ -489,3 +489,15 @@ def test_gradient_penalty_double_backward_matches_torch():
             assert b is None or not b.any()
         else:
             np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
+
+
+def test_missing_super_init_is_explained():
+    class Forgot(nn.Module):
+        def __init__(self):
+            pass
+
+        def forward(self, x):
+            return x
+
+    with pytest.raises(AttributeError, match="must call super\\(\\).__init__\\(\\)"):
+        Forgot()(ember.ones(1))

@@ -713,8 +713,13 @@ class Module:
 
     # ------------------------------------------------------------------ call
     def __call__(self, *args, **kwargs):
-        if not (self.__dict__["_has_hooks"] or _global_forward_hooks
-                or _global_forward_pre_hooks):
+        try:
+            has_hooks = self.__dict__["_has_hooks"]
+        except KeyError:
+            raise AttributeError(
+                f"{type(self).__name__} was not initialized: its __init__ must call "
+                "super().__init__() before using the module") from None
+        if not (has_hooks or _global_forward_hooks or _global_forward_pre_hooks):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
