@@ -77,16 +77,32 @@ class History:
         print(f"{name} epoch {epoch}: loss {loss:.4f}, test accuracy {accuracy:.2%} "
               f"({time.perf_counter() - self.start:.1f} s)", flush=True)
 
-    def plot(self, path: str | None, title: str) -> None:
-        if not path:
-            return
-        try:
-            import matplotlib
+    def add_loss(self, name: str, step: int, loss: float, held_out: float) -> None:
+        """Record a training loss and a held-out loss (for models without an accuracy)."""
+        self.rows.setdefault(name, []).append((step, loss, held_out))
+        print(f"{name} step {step}: training loss {loss:.4f}, held-out loss {held_out:.4f} "
+              f"({time.perf_counter() - self.start:.1f} s)", flush=True)
 
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
-            print("matplotlib is not installed (pip install 'ember[examples]'): no plot")
+    def plot_losses(self, path: str | None, title: str, x_label: str = "step") -> None:
+        """One panel: training and held-out loss of each model against ``x_label``."""
+        plt = _pyplot() if path else None
+        if plt is None:
+            return
+        figure, axes = plt.subplots(figsize=(6, 3.5))
+        for name, rows in self.rows.items():
+            steps = [r[0] for r in rows]
+            axes.plot(steps, [r[1] for r in rows], marker="o", label=f"{name} training")
+            axes.plot(steps, [r[2] for r in rows], marker="s", label=f"{name} held-out")
+        axes.set(xlabel=x_label, ylabel="cross-entropy (nats/char)", title=f"{title}: loss")
+        axes.legend()
+        figure.tight_layout()
+        figure.savefig(path, dpi=100)
+        plt.close(figure)
+        print(f"plot saved to {path}")
+
+    def plot(self, path: str | None, title: str) -> None:
+        plt = _pyplot() if path else None
+        if plt is None:
             return
         figure, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
         for name, rows in self.rows.items():
@@ -101,3 +117,16 @@ class History:
         figure.savefig(path, dpi=100)
         plt.close(figure)
         print(f"plot saved to {path}")
+
+
+def _pyplot():
+    """matplotlib.pyplot with the file-only Agg backend, or None (with a note) without it."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed (pip install 'ember[examples]'): no plot")
+        return None
+    return plt
