@@ -501,3 +501,16 @@ def test_missing_super_init_is_explained():
 
     with pytest.raises(AttributeError, match="must call super\\(\\).__init__\\(\\)"):
         Forgot()(ember.ones(1))
+
+
+def test_unexpected_keys_match_torch_for_none_entries_and_deep_names():
+    torch = pytest.importorskip("torch")
+    t_model = torch.nn.Sequential(torch.nn.Linear(2, 2, bias=False))
+    e_model = nn.Sequential(nn.Linear(2, 2, bias=False))
+    t_state = {"0.weight": torch.ones(2, 2), "0.bias": torch.ones(2),
+               "0.weight.extra": torch.ones(1), "1.weight": torch.ones(1)}
+    e_state = {k: ember.tensor(v.numpy()) for k, v in t_state.items()}
+    expected = t_model.load_state_dict(t_state, strict=False)
+    got = e_model.load_state_dict(e_state, strict=False)
+    assert got.unexpected_keys == expected.unexpected_keys
+    assert got.missing_keys == expected.missing_keys

@@ -536,7 +536,8 @@ class Module:
                  error_msgs)
         persistent = {k: v for k, v in self._buffers.items()
                       if k not in self._non_persistent_buffers_set}
-        local = itertools.chain(self._parameters.items(), persistent.items())
+        local = list(itertools.chain(self._parameters.items(), persistent.items()))
+        local_names = {name for name, value in local if value is not None}
         for name, param in local:
             key = prefix + name
             if param is None:
@@ -587,12 +588,11 @@ class Module:
                 if key == extra_key:
                     continue
                 if key.startswith(prefix):
-                    rest = key[len(prefix):]
-                    head = rest.split(".", 1)[0]
-                    if head not in self._modules and head not in self._parameters and \
-                            head not in self._buffers:
-                        unexpected_keys.append(key)
-                    elif head in self._buffers and head in self._non_persistent_buffers_set:
+                    parts = key[len(prefix):].split(".", 1)
+                    if len(parts) > 1:  # belongs to a child, which must exist
+                        if parts[0] not in self._modules:
+                            unexpected_keys.append(key)
+                    elif parts[0] not in local_names:  # None entries take no value
                         unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
@@ -611,9 +611,8 @@ class Module:
             prefix = module_prefix + "." if module_prefix else ""
             module._load_from_state_dict(state_dict, prefix, {}, True, missing_keys,
                                          unexpected_keys, error_msgs, assign)
-        # unexpected keys are collected per module; keep each once, in order.
-        unexpected_keys = list(dict.fromkeys(
-            k for k in unexpected_keys if not _is_known_key(self, k)))
+        # a module shared under two names reports its keys twice; keep each once, in order
+        unexpected_keys = list(dict.fromkeys(unexpected_keys))
         result = _IncompatibleKeysResult(missing_keys, unexpected_keys)
         for module in self.modules():
             for hook in module._load_state_dict_post_hooks.values():
@@ -821,20 +820,6 @@ def _remove_from(module, name, d, *containers) -> None:
             del c[name]
     if name in d:
         del d[name]
-
-
-def _is_known_key(root: Module, key: str) -> bool:
-    """Whether ``key`` names a state entry of some module in the tree (an unexpected key
-    reported by a parent may belong to a child)."""
-    module_path, _, name = key.rpartition(".")
-    try:
-        module = root.get_submodule(module_path)
-    except AttributeError:
-        return False
-    if name == "_extra_state":
-        return type(module).set_extra_state is not Module.set_extra_state
-    return name in module._parameters or (
-        name in module._buffers and name not in module._non_persistent_buffers_set)
 
 
 class _BackwardHookState:
