@@ -554,7 +554,7 @@ class Module:
                 continue
             if is_lazy(param):
                 with grad_mode.no_grad():
-                    param.materialize(value.shape, device=param.device, dtype=value.dtype)
+                    param.materialize(value.shape, device=param.device, dtype=param.dtype)
             if tuple(value.shape) != tuple(param.shape):
                 error_msgs.append(
                     f"size mismatch for {key}: copying a param with shape {value.shape} from "
