@@ -414,3 +414,15 @@ def test_embedding_max_norm_matches_torch():
     check_module(t, e, Const(idx))
     for key, value in t.state_dict().items():  # the looked-up rows were renormalized
         np.testing.assert_allclose(e.state_dict()[key].numpy(), value.numpy(), rtol=1e-10)
+
+
+def test_lazy_modules_accept_a_state_dict_before_their_first_forward():
+    for lazy, source, x in [
+        (nn.LazyLinear(3), nn.Linear(2, 3), ember.ones(1, 2)),
+        (nn.LazyConv2d(4, 3), nn.Conv2d(2, 4, 3), ember.ones(1, 2, 5, 5)),
+        (nn.LazyBatchNorm1d(), nn.BatchNorm1d(3).eval(), ember.ones(4, 3)),
+    ]:
+        lazy.load_state_dict(source.state_dict())
+        lazy.train(source.training)
+        np.testing.assert_array_equal(lazy(x).detach().numpy(), source(x).detach().numpy())
+        assert type(lazy) is type(source) and repr(lazy) == repr(source)

@@ -308,6 +308,10 @@ class _LazyConvMixin:
                 self.bias.materialize((self.out_channels,), device=input.device, dtype=dtype)
             self.__class__ = target
             self.reset_parameters()
+        else:  # materialized by load_state_dict
+            self.in_channels = self.weight.shape[0] if self.transposed else \
+                self.weight.shape[1] * self.groups
+            self.__class__ = target
         return target.forward(self, input, *args, **kwargs)
 
 

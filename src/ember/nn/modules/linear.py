@@ -123,6 +123,10 @@ class LazyLinear(Linear):
                 self.bias.materialize((self.out_features,), device=input.device,
                                       dtype=dtype)
             self.reset_parameters()
-            del self.__dict__["_factory"]
+            self.__dict__.pop("_factory", None)
+            self.__class__ = self.cls_to_become
+        elif type(self) is LazyLinear:  # materialized by load_state_dict
+            self.in_features = self.weight.shape[1]
+            self.__dict__.pop("_factory", None)
             self.__class__ = self.cls_to_become
         return F.linear(input, self.weight, self.bias)

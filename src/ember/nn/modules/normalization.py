@@ -310,7 +310,12 @@ class _LazyNormMixin:
         from ..parameter import is_lazy
 
         target = self.cls_to_become
-        if self.num_features == 0:
+        loaded = next((t for t in (self.weight, self.running_mean)
+                       if t is not None and not is_lazy(t)), None)
+        if self.num_features == 0 and loaded is not None:  # materialized by load_state_dict
+            self.num_features = loaded.shape[0]
+            self.__class__ = target
+        elif self.num_features == 0:
             spatial = getattr(target, "_spatial", None)
             if spatial is None or input.dim() == spatial + 2:
                 channel_dim = 1
