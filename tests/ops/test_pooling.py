@@ -229,3 +229,52 @@ def test_max_pool_nan_and_minus_inf_follow_torch_scan():
                                                     **kwargs)
         np.testing.assert_array_equal(idx.numpy(), tidx.numpy())
         np.testing.assert_array_equal(out.numpy(), tout.numpy())
+
+
+@requires_torch
+@pytest.mark.parametrize("kind", ["max", "avg"])
+def test_random_pool_configurations_match_torch(kind):
+    """Seeded fuzzing of max/avg pooling over dims, kernel, stride, padding, dilation,
+    ceil_mode and count_include_pad: values, indices and gradients where PyTorch accepts
+    the configuration, an error where it refuses."""
+    import torch
+
+    rng = np.random.default_rng(21 if kind == "max" else 22)
+    checked = 0
+    for _ in range(80):
+        nd = int(rng.integers(1, 4))
+        kernel = tuple(int(v) for v in rng.integers(1, 4, nd))
+        stride = tuple(int(v) for v in rng.integers(1, 4, nd))
+        padding = tuple(int(rng.integers(0, k // 2 + 1)) for k in kernel)
+        size = tuple(int(v) for v in rng.integers(1, 7, nd))
+        x = rng.standard_normal((2, 2) + size)
+        kwargs = dict(kernel_size=kernel, stride=stride, padding=padding,
+                      ceil_mode=bool(rng.integers(0, 2)))
+        if kind == "max":
+            kwargs.update(dilation=tuple(int(v) for v in rng.integers(1, 3, nd)),
+                          return_indices=True)
+        else:
+            kwargs.update(count_include_pad=bool(rng.integers(0, 2)))
+        name = f"{kind}_pool{nd}d"
+        tx = torch.tensor(x, requires_grad=True)
+        try:
+            expected = getattr(torch.nn.functional, name)(tx, **kwargs)
+        except RuntimeError:
+            with pytest.raises(RuntimeError):
+                getattr(F, name)(ember.tensor(x), **kwargs)
+            continue
+        ex = ember.tensor(x).requires_grad_()
+        out = getattr(F, name)(ex, **kwargs)
+        outs = out if isinstance(out, tuple) else (out,)
+        expected = expected if isinstance(expected, tuple) else (expected,)
+        for o, e in zip(outs, expected):
+            assert tuple(o.shape) == tuple(e.shape)
+            np.testing.assert_allclose(o.detach().numpy(), e.detach().numpy(), atol=1e-12)
+        upstream = rng.standard_normal(tuple(outs[0].shape))
+        if kind == "max" and int(expected[1].max()) >= int(np.prod(size)):
+            continue  # a window of only padding: PyTorch's backward writes past the plane
+        (gx,) = torch.autograd.grad(expected[0], (tx,), torch.tensor(upstream))
+        (ours,) = ember.autograd.grad(outs[0], (ex,), ember.tensor(upstream))
+        np.testing.assert_allclose(ours.numpy(), gx.numpy(), atol=1e-12)
+        checked += 1
+    assert checked > 30

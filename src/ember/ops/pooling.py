@@ -108,7 +108,7 @@ class PlaneGather(Function):
     node_name = "MaxPool2DWithIndicesBackward0"
 
     @staticmethod
-    def forward(ctx, x, index, n, node_name, unique=False):
+    def forward(ctx, x, index, n, node_name, unique=False, empty=None):
         if node_name:
             ctx.node_name = node_name
         ctx.unique = unique
@@ -118,14 +118,16 @@ class PlaneGather(Function):
         ctx.shape, ctx.n = x.shape, n
         flat = x.reshape(lead + (plane,))
         rows = index.reshape(lead + (math.prod(index.shape[len(lead):]),))
-        picked = ctx.xp.take_along_axis(flat, rows, axis=-1)
-        return picked.reshape(index.shape)
+        picked = ctx.xp.take_along_axis(flat, rows, axis=-1).reshape(index.shape)
+        if empty is not None:  # max pooling windows without an element above -inf
+            ctx.xp.copyto(picked, -np.inf, where=empty)
+        return picked
 
     @staticmethod
     def backward(ctx, grad):
         (index,) = ctx.saved_tensors
         return (PlaneScatter.apply(grad, index, ctx.n, ctx.shape, ctx.unique),
-                None, None, None, None)
+                None, None, None, None, None)
 
 
 class PlaneScatter(Function):
@@ -332,7 +334,8 @@ def _pool_geometry(op, size, kernel_size, stride, padding, dilation, ceil_mode, 
 def _max_pool_indices(xp, x, geo: _Geometry):
     """Per-plane flat indices (int64, shape lead + out) of each window's maximum, with
     PyTorch's scan: a later element wins if it is greater or NaN; a window of only -inf
-    gives its first element. One pass per kernel offset over output-sized arrays."""
+    (or only padding) gives its first position past the padding and is flagged in the
+    second result. One pass per kernel offset over output-sized arrays."""
     n = len(geo.kernel)
     padded = _pad(xp, x, geo.pad_lo, geo.pad_hi, -np.inf)
     lead = x.shape[:x.ndim - n]
@@ -358,7 +361,8 @@ def _max_pool_indices(xp, x, geo: _Geometry):
         first = first + (skip * places[i]).reshape(shape)
     base = xp.asarray(base)
     first = xp.asarray(first)
-    return base + xp.where(chosen < 0, first, chosen)
+    empty = chosen < 0
+    return base + xp.where(empty, first, chosen), empty
 
 
 class _MaxPoolIndices(Function):
@@ -374,9 +378,16 @@ def _max_pool(n, op, input, kernel_size, stride, padding, dilation, ceil_mode, r
     size = tuple(input.shape[input._data.ndim - n:])
     geo = _pool_geometry(op, size, kernel_size, stride, padding, dilation, ceil_mode, n,
                          "effective kernel size")
-    indices = _MaxPoolIndices.apply(input.detach(), geo)
-    values = PlaneGather.apply(input, indices._data, n, f"MaxPool{n}DWithIndicesBackward0",
-                               _non_overlapping(geo))
+    indices, empty = _MaxPoolIndices.apply(input.detach(), geo)
+    data, empty = indices._data, empty._data
+    # PyTorch's index for a window of only padding or -inf is its first position past
+    # the padding, which can lie outside the plane; its value is -inf (and its gradient
+    # goes to that position, clipped into the plane here)
+    any_empty = bool(empty.any())
+    inside = data.clip(0, math.prod(size) - 1) if any_empty else data
+    values = PlaneGather.apply(input, inside, n, f"MaxPool{n}DWithIndicesBackward0",
+                               _non_overlapping(geo) and not any_empty,
+                               empty if any_empty else None)
     return (values, indices) if return_indices else values
 
 
@@ -457,6 +468,11 @@ def _avg_pool(n, op, input, kernel_size, stride, padding, ceil_mode, count_inclu
     size = tuple(input.shape[input._data.ndim - n:])
     geo = _pool_geometry(op, size, kernel_size, stride, padding, 1, ceil_mode, n,
                          "kernel size")
+    if n == 3 and any(s < k for s, k in zip(size, geo.kernel)):
+        # PyTorch's avg_pool3d (only) checks the unpadded input against the kernel
+        raise RuntimeError(f"input image (T: {size[0]} H: {size[1]} W: {size[2]}) smaller "
+                           f"than kernel size (kT: {geo.kernel[0]} kH: {geo.kernel[1]} "
+                           f"kW: {geo.kernel[2]})")
     scale = _avg_divisor(geo, count_include_pad, divisor_override)
     return WindowSum.apply(input, geo, scale, f"AvgPool{n}DBackward0")
 
