@@ -44,12 +44,10 @@ class Size(tuple):
 
 
 class _VersionCounter:
-    """Shared by a tensor and its views; in-place changes bump it."""
+    """Shared by a tensor and its views; in-place changes bump it. (No __init__: one is
+    made per tensor, and the class default keeps making it cheap.)"""
 
-    __slots__ = ("value",)
-
-    def __init__(self):
-        self.value = 0
+    value = 0
 
 
 class Tensor:
