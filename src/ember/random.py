@@ -24,8 +24,7 @@ class Generator:
         if self.device.type == "cpu":
             self._rng = np.random.Generator(np.random.PCG64(self._seed))
         else:
-            self._rng = backend.cuda.cupy().random.Generator(
-                backend.cuda.cupy().random.XORWOW(self._seed))
+            self._rng = backend.cuda.RandomSource(self._seed, self.device.index or 0)
 
     def manual_seed(self, seed: int) -> "Generator":
         self._seed = int(seed) % (2 ** 64)

@@ -216,3 +216,39 @@ def as_strided(array, shape, strides, writeable: bool = True):
     """A view of ``array``'s memory with the given shape and byte strides (CuPy arrays
     have no read-only flag, so ``writeable`` is not enforced here)."""
     return cupy().lib.stride_tricks.as_strided(array, shape, strides)
+
+
+class RandomSource:
+    """NumPy's Generator methods that ember uses, drawn on the GPU. CuPy's own Generator
+    lacks some of them (permutation), so this wraps CuPy's complete RandomState."""
+
+    def __init__(self, seed: int, index: int):
+        cp = cupy()
+        with cp.cuda.Device(index):
+            self._state = cp.random.RandomState(seed % (2 ** 63))
+        self._index = index
+
+    def _draw(self, method: str, *args, **kwargs):
+        with device_guard(self._index):
+            return getattr(self._state, method)(*args, **kwargs)
+
+    def random(self, size=None, dtype=float):
+        return self._draw("random_sample", size=size, dtype=dtype)
+
+    def standard_normal(self, size=None, dtype=float):
+        return self._draw("standard_normal", size=size, dtype=dtype)
+
+    def standard_exponential(self, size=None, dtype=float):
+        return self._draw("standard_exponential", size=size, dtype=dtype)
+
+    def uniform(self, low=0.0, high=1.0, size=None, dtype=float):
+        return self._draw("uniform", low, high, size=size, dtype=dtype)
+
+    def normal(self, loc=0.0, scale=1.0, size=None, dtype=float):
+        return self._draw("normal", loc, scale, size=size, dtype=dtype)
+
+    def integers(self, low, high=None, size=None, dtype="int64"):
+        return self._draw("randint", low, high, size=size, dtype=dtype)
+
+    def permutation(self, n):
+        return self._draw("permutation", n)
