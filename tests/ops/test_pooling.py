@@ -278,3 +278,26 @@ def test_random_pool_configurations_match_torch(kind):
         np.testing.assert_allclose(ours.numpy(), gx.numpy(), atol=1e-12)
         checked += 1
     assert checked > 30
+
+
+@requires_torch
+def test_nearest_index_rules_match_torch_single_precision_and_2d_shortcuts():
+    import torch
+
+    cases = [((6,), (1.15,)), ((5, 2), (2.05, 1.48)), ((6, 1), (1.15, 1.0)),
+             ((2, 3), (2.17, 1.2)), ((5, 5, 3), (0.54, 1.05, 1.32)), ((7,), (0.29,))]
+    for shape, factors in cases:
+        x = np.arange(float(np.prod(shape))).reshape((1, 1) + shape)
+        for mode in ("nearest", "nearest-exact"):
+            expected = torch.nn.functional.interpolate(torch.tensor(x), scale_factor=factors,
+                                                       mode=mode)
+            out = F.interpolate(ember.tensor(x), scale_factor=factors, mode=mode)
+            np.testing.assert_array_equal(out.numpy(), expected.numpy())
+
+
+def test_zero_sized_outputs():
+    x = ember.randn(1, 1, 4, 4, requires_grad=True)
+    assert tuple(F.adaptive_avg_pool2d(x, (0, 2)).shape) == (1, 1, 0, 2)
+    assert tuple(F.interpolate(x, size=(0, 3), mode="area").shape) == (1, 1, 0, 3)
+    with pytest.raises(RuntimeError, match="Input and output sizes should be greater than 0"):
+        F.interpolate(x, scale_factor=0.2)

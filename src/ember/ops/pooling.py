@@ -584,6 +584,8 @@ def _adaptive_taps(size: int, out: int, mean: bool):
     """For each of ``out`` windows over ``size`` positions, [floor(i*size/out),
     ceil((i+1)*size/out)): tap indices (out, taps) (short windows repeat their last
     position) and, for means, weights 1/length on real taps and 0 on repeats."""
+    if out == 0:  # an empty output along this dim
+        return np.zeros((0, 1), dtype=np.int64), (np.zeros((0, 1)) if mean else None)
     i = np.arange(out)
     start = (i * size) // out
     end = -((-(i + 1) * size) // out)
@@ -616,9 +618,7 @@ def _adaptive_avg(n, op, input, output_size):
     ndim = input._data.ndim
     size = tuple(input.shape[ndim - n:])
     out = _output_size(output_size, size, n, op)
-    if any(o == 0 for o in out):
-        raise RuntimeError(f"{op}(): output_size must be positive, got {list(out)}")
-    if all(s % o == 0 for s, o in zip(size, out)):
+    if all(o > 0 and s % o == 0 for s, o in zip(size, out)):
         # equal windows: plain average pooling (the common global-average case)
         kernel = tuple(s // o for s, o in zip(size, out))
         geo = _Geometry(size, kernel, kernel, (0,) * n, (0,) * n, (1,) * n, 1, out)
@@ -703,8 +703,6 @@ def _adaptive_max(n, op, input, output_size, return_indices):
     ndim = input._data.ndim
     size = tuple(input.shape[ndim - n:])
     out = _output_size(output_size, size, n, op)
-    if any(o == 0 for o in out):
-        raise RuntimeError(f"{op}(): output_size must be positive, got {list(out)}")
     taps = tuple(_adaptive_taps(s, o, False)[0] for s, o in zip(size, out))
     indices = _AdaptiveMaxIndices.apply(input.detach(), taps, size)
     values = PlaneGather.apply(input, indices._data, n, f"AdaptiveMaxPool{n}DBackward0")
@@ -836,15 +834,25 @@ _MODE_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 _CUBIC_A = -0.75
 
 
-def _interp_taps(mode, size, out, scale, align_corners):
+def _interp_taps(mode, size, out, scale, align_corners, dims):
     """Tap indices (out, taps) and weights (out, taps) along one dim, PyTorch's rules.
     ``scale`` is input/output as PyTorch uses it (1/scale_factor when given)."""
     dst = np.arange(out, dtype=np.float64)
-    if mode == "nearest":
-        return np.minimum(np.floor(dst * scale).astype(np.int64), size - 1)[:, None], None
-    if mode == "nearest-exact":
-        return np.minimum(np.floor((dst + 0.5) * scale).astype(np.int64),
-                          size - 1)[:, None], None
+    if mode in ("nearest", "nearest-exact"):
+        # PyTorch computes these in single precision: floorf(float(dst) * float(scale)),
+        # except that its 2-D nearest kernel copies an unchanged size and halves
+        # indices for an exact doubling, whatever the scale_factor
+        if mode == "nearest" and dims == 2 and out == size:
+            return np.arange(out)[:, None], None
+        if mode == "nearest" and dims == 2 and out == 2 * size:
+            return (np.arange(out) // 2)[:, None], None
+        shift = np.float32(0.5 if mode == "nearest-exact" else 0.0)
+        source = np.floor((dst.astype(np.float32) + shift) * np.float32(scale))
+        return np.minimum(source.astype(np.int64), size - 1)[:, None], None
+    if mode != "bicubic" and out == size:
+        # PyTorch's linear kernels copy a dim whose size doesn't change, whatever the
+        # scale_factor (bicubic doesn't)
+        return np.arange(out)[:, None], None
     if align_corners:
         src = dst * ((size - 1) / (out - 1) if out > 1 else 0.0)
     else:
@@ -938,15 +946,18 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         out = tuple(int(math.floor(float(s) * float(f))) for s, f in zip(in_size, factors))
         if not recompute_scale_factor:
             scales = tuple(1.0 / float(f) for f in factors)
-    if any(o <= 0 for o in out):
-        raise RuntimeError(f"interpolate(): output size must be positive, got {list(out)} for "
-                           f"input size {list(in_size)}")
     if mode == "area":
         return _adaptive_avg(n, "interpolate", input, out)
+    if any(o <= 0 for o in out) or any(s <= 0 for s in in_size):
+        names = ("D", "H", "W")[3 - n:]
+        def dims(sizes):
+            return ", ".join(f"{a}: {b}" for a, b in zip(names, sizes))
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({dims(in_size)}){' and' if n == 1 else ''} output ({dims(out)})")
     result = input
     for i in range(n):
         scale = scales[i] if scales is not None else in_size[i] / out[i]
-        index, weight = _interp_taps(mode, in_size[i], out[i], scale, bool(align_corners))
+        index, weight = _interp_taps(mode, in_size[i], out[i], scale, bool(align_corners), n)
         result = _apply_taps(result, 2 + i, index, weight)
     return result
 
