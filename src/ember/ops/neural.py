@@ -721,11 +721,14 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             scores = scores + attn_mask
     if keep is not None:
         scores = where(keep, scores, -math.inf)
-    weights = softmax(scores, -1)
-    # A row with no visible key is all -inf and gives NaN; PyTorch returns zeros there.
+    # A row with no visible key is all -inf: PyTorch returns zeros there. Give softmax a
+    # finite row instead (its NaN would poison the backward too), then zero the weights.
     blind = (scores._data == -math.inf).all(axis=-1, keepdims=True)
     if bool(blind.any()):
-        weights = where(_constant(blind, weights), 0.0, weights)
+        blind = _constant(blind, scores)
+        weights = where(blind, 0.0, softmax(where(blind, 0.0, scores), -1))
+    else:
+        weights = softmax(scores, -1)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, True)
     return matmul(weights, value)
