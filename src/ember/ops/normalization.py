@@ -78,7 +78,8 @@ def _batch_norm_samples(make):
                    name="4-D no running stats")]
 
 
-@register_op(namespace="nn.functional", exported_in=("ember",), samples=_batch_norm_samples)
+# not exported as ember.batch_norm: torch.batch_norm takes its arguments in another order
+@register_op(namespace="nn.functional", samples=_batch_norm_samples)
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
     """``(x - mean) / sqrt(var + eps) * weight + bias`` per channel (dim 1), statistics over
@@ -220,7 +221,8 @@ def _instance_norm_samples(make):
                    name="use running stats")]
 
 
-@register_op(namespace="nn.functional", exported_in=("ember",), samples=_instance_norm_samples)
+# not exported as ember.instance_norm: torch.instance_norm orders its arguments differently
+@register_op(namespace="nn.functional", samples=_instance_norm_samples)
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-5):
     """Standardize each channel of each sample over its spatial dims, then a per-channel
@@ -259,7 +261,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 
 # ----------------------------------------------------------------------------- LRN, normalize
-@register_op(namespace="nn.functional", exported_in=("ember",),
+@register_op(namespace="nn.functional",
              samples=lambda make: [
                  Sample((make((2, 5, 3)), 3), name="3-D size 3"),
                  Sample((make((1, 4, 2, 2)), 2), dict(alpha=0.1, beta=0.5, k=2.0),

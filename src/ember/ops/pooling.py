@@ -410,7 +410,7 @@ def _max_pool_samples(n):
     return samples
 
 
-@register_op(namespace="nn.functional", samples=_max_pool_samples(1))
+@register_op(namespace="nn.functional", exported_in=("ember",), samples=_max_pool_samples(1))
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """Maximum over sliding windows of the last dim (padding counts as -inf); with
@@ -420,7 +420,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                      ceil_mode, return_indices)
 
 
-@register_op(namespace="nn.functional", samples=_max_pool_samples(2))
+@register_op(namespace="nn.functional", exported_in=("ember",), samples=_max_pool_samples(2))
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """``out[..., i, j] = max_{p, q} x_padded[..., i * sh + p * dh, j * sw + q * dw]`` with
@@ -432,7 +432,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                      ceil_mode, return_indices)
 
 
-@register_op(namespace="nn.functional", samples=_max_pool_samples(3))
+@register_op(namespace="nn.functional", exported_in=("ember",), samples=_max_pool_samples(3))
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """Max pooling over (D, H, W) windows, as max_pool2d; indices are flat in the
@@ -501,7 +501,7 @@ def _avg_pool_samples(n):
     return samples
 
 
-@register_op(namespace="nn.functional", samples=_avg_pool_samples(1))
+@register_op(namespace="nn.functional", exported_in=("ember",), samples=_avg_pool_samples(1))
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):
     """Mean over sliding windows of the last dim (zero padding, counted unless
@@ -644,7 +644,8 @@ def _adaptive_avg_samples(n):
     return samples
 
 
-@register_op(namespace="nn.functional", samples=_adaptive_avg_samples(1))
+@register_op(namespace="nn.functional", exported_in=("ember",),
+             samples=_adaptive_avg_samples(1))
 def adaptive_avg_pool1d(input, output_size):
     """Average pooling to a fixed output length: window i covers
     [floor(i L / out), ceil((i + 1) L / out)). Time O(N * L_out * ceil(L / L_out))."""
