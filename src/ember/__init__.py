@@ -27,6 +27,14 @@ from ._tensor_str import set_printoptions, get_printoptions
 
 __version__ = "0.1.0"
 
+# PyTorch computes IEEE results (inf, nan) silently; NumPy warns on each. Silence those
+# floating-point warnings where ember's own code raised them, and only there.
+import warnings as _warnings  # noqa: E402
+
+_warnings.filterwarnings(
+    "ignore", message=r"(overflow|invalid value|divide by zero|underflow) encountered",
+    category=RuntimeWarning, module=r"ember(\.|$)")
+
 # Every registered op in the ember namespace: ember.exp, ember.matmul, ...
 globals().update(ops.NAMESPACES["ember"])
 
