@@ -2,12 +2,14 @@
 has offline: the standard library's own source files. It predicts the next character,
 prints the training loss as it falls, and at the end samples new "Python" from the model.
 
-    python examples/char_lm.py [--device cuda] [--steps 300] [--seq-len 64] [--hidden 256]
+    python examples/char_lm.py [--device cuda] [--steps 500] [--seq-len 64] [--hidden 256]
                                [--temperature 0.8] [--plot char_lm.png]
 
-The corpus is the first ``--corpus-kb`` KB (default 300) of the .py files directly under
-``os.path.dirname(os.__file__)``, taken in sorted file-name order, so the same Python
-version always gives the same text. Characters outside printable ASCII become '?'.
+The corpus is ``--corpus-kb`` KB (default 300) of the .py files directly under
+``os.path.dirname(os.__file__)``: the first 16 KB of each, in sorted file-name order, so the
+same Python version always gives the same text. Every 20th block of 1000 characters is held
+out to measure the loss on text the model did not train on. Characters outside printable
+ASCII become '?'.
 """
 from __future__ import annotations
 
@@ -29,9 +31,10 @@ from _common import History, parser, progress
 ALPHABET = sorted(set(string.printable) - set("\x0b\x0c\r")) + ["?"]
 
 
-def stdlib_text(max_bytes: int = 300_000) -> str:
-    """Deterministic corpus: the stdlib's top-level .py files in sorted order, concatenated
-    until ``max_bytes`` characters."""
+def stdlib_text(max_bytes: int = 300_000, per_file: int = 16_000) -> str:
+    """Deterministic corpus: the first ``per_file`` characters of each of the stdlib's
+    top-level .py files, in sorted file-name order, until ``max_bytes`` characters (the cap
+    per file keeps one big module from being most of the text)."""
     root = os.path.dirname(os.__file__)
     pieces, size = [], 0
     for name in sorted(os.listdir(root)):
@@ -39,7 +42,7 @@ def stdlib_text(max_bytes: int = 300_000) -> str:
         if not name.endswith(".py") or not os.path.isfile(path):
             continue
         with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
+            text = f.read(per_file)
         pieces.append(text)
         size += len(text)
         if size >= max_bytes:
@@ -47,6 +50,14 @@ def stdlib_text(max_bytes: int = 300_000) -> str:
     if not pieces:
         raise SystemExit(f"no .py files found under {root}")
     return "".join(pieces)[:max_bytes]
+
+
+def split(data: np.ndarray, block: int = 1000, every: int = 20):
+    """(train, held_out): every ``every``-th block of ``block`` characters is held out, so
+    both halves sample the same mix of files."""
+    blocks = np.arange(len(data)) // block
+    held = blocks % every == every - 1
+    return data[~held], data[held]
 
 
 class Vocabulary:
@@ -113,7 +124,7 @@ def sample(model, vocab: Vocabulary, prompt: str, length: int, temperature: floa
 
 @ember.no_grad()
 def evaluate_loss(model, data: np.ndarray, seq_len: int, device: str,
-                  windows: int = 16) -> float:
+                  windows: int = 32) -> float:
     """Mean cross-entropy on ``windows`` fixed, evenly spaced windows of ``data``."""
     model.eval()
     starts = np.linspace(0, len(data) - seq_len - 2, windows).astype(np.int64)
@@ -126,7 +137,7 @@ def evaluate_loss(model, data: np.ndarray, seq_len: int, device: str,
     return loss.item()
 
 
-def run(device: str = "cpu", steps: int = 300, seq_len: int = 64, hidden: int = 256,
+def run(device: str = "cpu", steps: int = 500, seq_len: int = 64, hidden: int = 256,
         batch_size: int = 32, lr: float = 3e-3, corpus_kb: int = 300, seed: int = 0,
         temperature: float = 0.8, sample_length: int = 300, plot: str | None = None,
         log_every: int = 25, prompt: str = "def ") -> dict:
@@ -136,8 +147,11 @@ def run(device: str = "cpu", steps: int = 300, seq_len: int = 64, hidden: int = 
     vocab = Vocabulary()
     text = stdlib_text(corpus_kb * 1000)
     data = vocab.encode(text)
-    cut = int(0.95 * len(data))
-    train, held_out = data[:cut], data[cut:]
+    train, held_out = split(data)
+    if len(held_out) < seq_len + 2:
+        raise SystemExit(f"--corpus-kb {corpus_kb} holds out only {len(held_out)} characters, "
+                         f"fewer than --seq-len {seq_len} + 2: use more text or shorter "
+                         f"sequences")
     print(f"corpus: {len(text)} characters of the standard library's source "
           f"({len(vocab)}-symbol vocabulary); device {device}", flush=True)
     model = CharLSTM(len(vocab), hidden).to(device)
@@ -183,7 +197,7 @@ def run(device: str = "cpu", steps: int = 300, seq_len: int = 64, hidden: int = 
 
 def main() -> None:
     args = parser(__doc__.splitlines()[0])
-    args.add_argument("--steps", type=int, default=300)
+    args.add_argument("--steps", type=int, default=500)
     args.add_argument("--seq-len", type=int, default=64)
     args.add_argument("--hidden", type=int, default=256)
     args.add_argument("--batch-size", type=int, default=32)

@@ -186,23 +186,33 @@ def main() -> None:
 
 
 def _plot(result: dict, path: str) -> None:
-    """Analytic against numeric gradients (the diagonal is agreement)."""
+    """Left: backward against finite difference on symmetric-log axes (the diagonal is
+    agreement). Right: each element's relative error, log scale."""
     from _common import _pyplot
 
     plt = _pyplot()
     if plt is None:
         return
-    figure, axes = plt.subplots(figsize=(4.5, 4))
-    for label in dict.fromkeys(r[0] for r in result["results"]):
+    figure, (left, right) = plt.subplots(1, 2, figsize=(9, 3.8))
+    labels = list(dict.fromkeys(r[0] for r in result["results"]))
+    position = 0
+    for label in labels:
         rows = [r for r in result["results"] if r[0] == label]
-        axes.scatter([r[3] for r in rows], [r[2] for r in rows], label=label, s=20)
+        left.scatter([r[3] for r in rows], [r[2] for r in rows], label=label, s=20)
+        right.bar(range(position, position + len(rows)),
+                  [max(r[4], 1e-16) for r in rows], label=label)
+        position += len(rows) + 1
     values = [v for r in result["results"] for v in r[2:4]]
     low, high = min(values), max(values)
-    axes.plot([low, high], [low, high], color="grey", lw=0.8)
-    axes.set(xlabel="finite difference", ylabel="backward",
-             title=f"ResNet-152 gradients (max rel. err. "
-                   f"{result['max_relative_error']:.1e})")
-    axes.legend(fontsize=7)
+    left.plot([low, high], [low, high], color="grey", lw=0.8)
+    left.set_xscale("symlog", linthresh=1e-2)
+    left.set_yscale("symlog", linthresh=1e-2)
+    left.set(xlabel="finite difference", ylabel="backward", title="ResNet-152 gradients")
+    left.legend(fontsize=7)
+    right.set_yscale("log")
+    right.set_xticks([])
+    right.set(ylabel="relative error", xlabel="checked elements",
+              title=f"max relative error {result['max_relative_error']:.1e}")
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)

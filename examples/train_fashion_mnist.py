@@ -1,7 +1,7 @@
 """Train a small CNN on Fashion-MNIST (28x28 grey images of clothing, 10 classes) with ember,
 on the CPU or a GPU.
 
-    python examples/train_fashion_mnist.py [--device cuda] [--epochs 2] [--data DIR]
+    python examples/train_fashion_mnist.py [--device cuda] [--epochs 5] [--data DIR]
                                            [--limit N] [--plot fashion.png]
 
 The data are the four IDX files (train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz,
@@ -10,7 +10,7 @@ from the Debian/Ubuntu package ``dataset-fashion-mnist`` (``apt install
 dataset-fashion-mnist``), which puts them in /usr/share/datasets/fashion-mnist.
 
 The network conv32-pool-conv64-pool-fc128 trained with Adam reaches over 90% test accuracy
-after 2 epochs (the default).
+after 5 epochs (the default; 88.6% after 2).
 """
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def cnn() -> nn.Module:
         nn.Linear(128, 10))
 
 
-def run(device: str = "cpu", epochs: int = 2, seed: int = 0, plot: str | None = None,
+def run(device: str = "cpu", epochs: int = 5, seed: int = 0, plot: str | None = None,
         data: str | None = None, limit: int | None = None, batch_size: int = 64,
         test_limit: int | None = None) -> dict[str, float]:
     """Train the CNN; returns {"loss": last epoch's mean training loss, "accuracy": final
@@ -129,7 +129,7 @@ def run(device: str = "cpu", epochs: int = 2, seed: int = 0, plot: str | None = 
 
 def main() -> None:
     args = parser(__doc__.splitlines()[0])
-    args.add_argument("--epochs", type=int, default=2)
+    args.add_argument("--epochs", type=int, default=5)
     args.add_argument("--data", default=None,
                       help=f"directory holding the four IDX files (default: {PACKAGE_DIR})")
     args.add_argument("--limit", type=int, default=None,
