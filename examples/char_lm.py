@@ -22,9 +22,6 @@ import numpy as np
 
 import ember
 from ember import nn
-# ember.nn.utils is shadowed by ember.nn.modules.utils (a bug reported upstream), so import the
-# function from its own module rather than as nn.utils.clip_grad_norm_.
-from ember.nn.utils.clip_grad import clip_grad_norm_
 
 from _common import History, parser, progress
 
@@ -175,7 +172,7 @@ def run(device: str = "cpu", steps: int = 500, seq_len: int = 64, hidden: int = 
         logits, _ = model(x)
         loss = loss_fn(logits.reshape(-1, len(vocab)), y.reshape(-1))
         loss.backward()
-        clip_grad_norm_(model.parameters(), 1.0)
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         scheduler.step()
         losses.append(loss.item())
