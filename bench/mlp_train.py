@@ -11,7 +11,8 @@ import argparse
 import statistics
 import time
 
-import numpy as np
+from _threads import limit_threads, torch_threads
+
 
 
 def build(lib, device):
@@ -23,6 +24,7 @@ def build(lib, device):
 
 
 def steps_per_second(lib, device: str, steps: int, batches) -> float:
+    """Median training steps per second over 5 timed rounds, after a warm-up."""
     model, loss_fn, optimizer = build(lib, device)
     data = [(lib.tensor(x, device=device), lib.tensor(y, device=device)) for x, y in batches]
     sync = (lambda: lib.cuda.synchronize()) if device != "cpu" else (lambda: None)
@@ -50,8 +52,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="BLAS and PyTorch threads (0 = their defaults)")
     args = parser.parse_args()
+    limit_threads(args.threads)
+
+    import numpy as np
 
     import ember
 
@@ -62,14 +68,14 @@ def main() -> None:
     try:
         import torch
 
-        if args.threads:
-            torch.set_num_threads(args.threads)
+        torch_threads(torch, args.threads)
         results["PyTorch " + torch.__version__.split("+")[0]] = steps_per_second(
             torch, args.device, args.steps, batches)
     except ImportError:
         print("PyTorch is not installed: ember's figure only")
+    threads = args.threads or "default"
     print(f"\nMLP 784-512-512-10, batch 128, SGD momentum 0.9, device {args.device}, "
-          f"median of 5 x {args.steps // 5} steps\n")
+          f"{threads} threads, median of 5 x {args.steps // 5} steps\n")
     print("| library | steps/s |")
     print("|---|---|")
     for name, rate in results.items():

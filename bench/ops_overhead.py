@@ -11,6 +11,8 @@ import argparse
 import statistics
 import time
 
+from _threads import limit_threads, torch_threads
+
 OPS_PER_CHAIN = 100
 
 
@@ -50,8 +52,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=200)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=0,
-                        help="torch threads (0 = its default)")
+                        help="BLAS and PyTorch threads (0 = their defaults)")
     args = parser.parse_args()
+    limit_threads(args.threads)
 
     import ember
 
@@ -59,8 +62,7 @@ def main() -> None:
     try:
         import torch
 
-        if args.threads:
-            torch.set_num_threads(args.threads)
+        torch_threads(torch, args.threads)
         libraries.append(("PyTorch " + torch.__version__.split("+")[0], torch))
     except ImportError:
         print("PyTorch is not installed: ember's figures only")
@@ -70,7 +72,8 @@ def main() -> None:
         rows[name] = (measure(lib, args.size, args.repeats, args.device, False),
                       measure(lib, args.size, args.repeats, args.device, True))
     print(f"\nchain of {OPS_PER_CHAIN} elementwise ops on {args.size} elements, device "
-          f"{args.device}, median of {args.repeats} runs (µs per op)\n")
+          f"{args.device}, {args.threads or 'default'} threads, median of {args.repeats} runs "
+          "(µs per op)\n")
     print("| library | forward µs/op | forward+backward µs/op |")
     print("|---|---|---|")
     for name, (forward, total) in rows.items():

@@ -259,3 +259,14 @@ def test_anomaly_mode_names_the_node_and_forward_stack():
         y = x.sqrt()  # d sqrt / dx at 0 is inf
         with pytest.raises(RuntimeError, match="SqrtBackward0.*nan or inf"):
             y.sum().backward()
+
+
+def test_leaf_grads_never_share_memory_through_views():
+    a = ember.ones(3, requires_grad=True)
+    b = ember.ones(3, requires_grad=True)
+    ((a + b).reshape(3, 1) * 2).sum().backward()  # both get views of one buffer
+    a.grad.zero_()
+    assert b.grad.tolist() == [2.0, 2.0, 2.0]
+    w = ember.ones(2, 3, requires_grad=True)
+    (ember.ones(4, 2) @ w).sum().backward()  # a weight's gradient may be a view: kept
+    assert w.grad.tolist() == [[4.0] * 3] * 2

@@ -134,7 +134,8 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
             buf = buffers[node] = [None] * node._num_outputs
         buf[nr] = g if buf[nr] is None else buf[nr] + g
     ready = [n for n in dict.fromkeys(root_nodes) if deps.get(n, 0) == 0]
-    stored = {id(g) for g in root_grads}  # tensors already handed out: copy before storing
+    # memory already handed out (the caller's gradients): copy before storing into .grad
+    stored = {id(g._base if g._base is not None else g) for g in root_grads}
     anomaly = is_anomaly_enabled()
 
     previous = _state.enabled
@@ -284,13 +285,21 @@ def _accumulate(variable, grad, create_graph, stored):
             f"{list(grad.shape)}")
     current = variable._grad
     if current is None:
+        # Never let two .grad tensors (or a .grad and the gradient the caller passed in)
+        # share memory: a later in-place change to one would show in the other. Views are
+        # traced to the tensor that owns their memory.
+        owner = id(grad._base if grad._base is not None else grad)
         if not create_graph:
-            if id(grad) in stored or grad._base is not None:
-                grad = grad.detach().clone() if grad._requires_grad else grad.clone()
-            else:
-                grad = grad.detach() if grad._requires_grad else grad
+            # PyTorch's layout contract: a .grad is laid out like its tensor, so optimizer
+            # updates walk both in the same order (a transposed view would be slow there).
+            if owner in stored or (not grad._data.flags.c_contiguous
+                                   and variable._data.flags.c_contiguous):
+                grad = grad.detach().clone()  # a fresh, C-ordered copy
+                owner = id(grad)
+            elif grad._requires_grad:
+                grad = grad.detach()
         variable._grad = grad
-        stored.add(id(grad))
+        stored.add(owner)
     elif create_graph or current._requires_grad:
         variable._grad = current + grad
     else:

@@ -219,8 +219,40 @@ def linear(input, weight, bias=None):
     if weight.ndim == 1 and bias is not None:
         raise RuntimeError("linear(): a 1-D weight takes no bias (PyTorch: mat2 must be a "
                            "matrix, got 1-D tensor)")
+    if weight.ndim == 2 and input.ndim >= 2 and input.dtype is weight.dtype and (
+            bias is None or (bias.ndim == 1 and bias.shape[0] == weight.shape[0]
+                             and bias.dtype is weight.dtype)):
+        return Linear.apply(input, weight, bias)
     out = matmul(input, weight.transpose(0, 1) if weight.ndim == 2 else weight)
     return out if bias is None else out + bias
+
+
+class Linear(Function):
+    """``x W^T + b`` as one node: the weight's gradient comes out in W's own (out, in)
+    layout, so no transposed copy is needed, and the bias add costs no node of its own."""
+
+    node_name = "AddmmBackward0"
+
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        ctx.save_for_backward(x, weight)
+        out = ctx.xp.matmul(x, weight.T)
+        if bias is not None:
+            out += bias
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, weight = ctx.saved_tensors
+        need_x, need_weight, need_bias = ctx.needs_input_grad
+        grad_x = matmul(grad, weight) if need_x else None
+        rows = grad.reshape(-1, grad.shape[-1]) if grad.ndim != 2 else grad
+        grad_weight = None
+        if need_weight:
+            inputs = x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x
+            grad_weight = matmul(rows.transpose(0, 1), inputs)
+        grad_bias = rows.sum(0) if need_bias else None
+        return grad_x, grad_weight, grad_bias
 
 
 def _bilinear_samples(make):
