@@ -272,6 +272,10 @@ class Function(FunctionCtx):
     always_view = False
     # Set in forward when outputs land on another device (``to``).
     out_device = None
+    # The array module forward computes with; NumPy unless the op runs on a GPU.
+    xp = _np
+    # True while the op is being recorded for backward: forward may skip saving otherwise.
+    _recording = False
 
     def name(self) -> str:
         return self.node_name or type(self).__name__ + "Backward0"
@@ -335,11 +339,13 @@ class Function(FunctionCtx):
                 (False,) * len(args)
         if device is not CPU or not cls._array_forward or _anomaly._flag.enabled:
             return _run_forward(cls, ctx, args, arrays, kwargs, device, requires_grad)
-        # The common case, inline: a CPU op on arrays.
-        ctx._device = device
-        ctx.xp = _np
+        # The common case, inline: a CPU op on arrays (ctx.xp is NumPy by default).
+        if requires_grad:
+            ctx._device = device
+            ctx._recording = True
         result = cls.forward(ctx, *arrays, **kwargs)
         if type(result) is tuple or cls.is_view or ctx.out_device is not None:
+            ctx._device = device
             return _wrap_outputs(cls, ctx, args, arrays, result, requires_grad)
         original = result
         if type(result) is not _ndarray:
@@ -393,6 +399,7 @@ def _apply_across_devices(cls, ctx, args, kwargs):
 
 def _run_forward(cls, ctx, args, arrays, kwargs, device, requires_grad):
     ctx._device = device
+    ctx._recording = requires_grad
     if _anomaly._flag.enabled:
         _anomaly.record_stack(ctx)
     if not cls._array_forward:

@@ -37,6 +37,8 @@ def _binary(cls, a, b, op: str):
 # ----------------------------------------------------------------------------- arithmetic
 def _save_operands(ctx, a, b) -> None:
     """Save array operands as tensors and Python-scalar operands as plain numbers."""
+    if not ctx._recording:
+        return
     ndarray = ctx.xp.ndarray
     a_array, b_array = isinstance(a, ndarray), isinstance(b, ndarray)
     ctx.save_for_backward(a if a_array else None, b if b_array else None)
@@ -49,7 +51,8 @@ class Add(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.shapes = (getattr(a, "shape", ()), getattr(b, "shape", ()))
+        if ctx._recording:
+            ctx.shapes = (getattr(a, "shape", ()), getattr(b, "shape", ()))
         return a + b
 
     @staticmethod
@@ -72,7 +75,8 @@ class Sub(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.shapes = (getattr(a, "shape", ()), getattr(b, "shape", ()))
+        if ctx._recording:
+            ctx.shapes = (getattr(a, "shape", ()), getattr(b, "shape", ()))
         return a - b
 
     @staticmethod
