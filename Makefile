@@ -21,11 +21,17 @@ test: $(STAMP)
 test-gpu:
 	PYTHONPATH=src python3 -m pytest -q -p no:cacheprovider
 
+# Side-by-side with PyTorch (installed in .venv by .ci/run, or pip install torch==2.13.0).
 bench: $(STAMP)
 	$(PY) bench/ops_overhead.py
+	$(PY) bench/ops_overhead.py --threads 1
+	$(PY) bench/conv2d.py
+	$(PY) bench/mlp_train.py
+	$(PY) bench/mlp_train.py --threads 1
 
 bench-gpu:
-	PYTHONPATH=src python3 bench/ops_overhead.py
+	PYTHONPATH=src python3 bench/ops_overhead.py --device cuda
+	PYTHONPATH=src python3 bench/mlp_train.py --device cuda
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info
