@@ -110,7 +110,7 @@ def sample(model, vocab: Vocabulary, prompt: str, length: int, temperature: floa
     logits, state = model(x)
     out = []
     for _ in range(length):
-        scaled = logits[0, -1].double() / max(temperature, 1e-6)
+        scaled = logits[0, -1].double() / temperature
         probs = ember.softmax(scaled, dim=0).cpu().numpy()
         nxt = int(rng.choice(len(probs), p=probs / probs.sum()))
         out.append(nxt)
@@ -140,6 +140,12 @@ def run(device: str = "cpu", steps: int = 500, seq_len: int = 64, hidden: int = 
         log_every: int = 25, prompt: str = "def ") -> dict:
     """Train for ``steps`` Adam steps; returns the first/last training losses, the held-out
     loss before/after and the sampled text."""
+    for name, value in (("steps", steps), ("seq_len", seq_len), ("hidden", hidden),
+                        ("batch_size", batch_size), ("corpus_kb", corpus_kb)):
+        if value < 1:
+            raise SystemExit(f"--{name.replace('_', '-')} must be at least 1, got {value}")
+    if temperature <= 0:
+        raise SystemExit(f"--temperature must be positive, got {temperature}")
     ember.manual_seed(seed)
     vocab = Vocabulary()
     text = stdlib_text(corpus_kb * 1000)

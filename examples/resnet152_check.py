@@ -113,6 +113,10 @@ def check(device: str = "cpu", samples: int = 5, seed: int = 0, eps: float = 1e-
     a middle block's 3x3 conv and the fc against central differences
     (f(w + h) - f(w - h)) / (2 h), h = eps / max(1, max |grad of that weight|). Returns the counts, the comparisons and
     ``ok``: every |analytic - numeric| <= atol + rtol * |numeric|."""
+    if samples < 1:
+        raise SystemExit(f"--samples must be at least 1, got {samples}")
+    if not eps > 0:
+        raise SystemExit(f"--eps must be positive, got {eps}")
     say = print if verbose else (lambda *a, **k: None)
     ember.manual_seed(seed)
     model = ResNet(layers).to(device=device, dtype=ember.float64)

@@ -98,6 +98,10 @@ def run(device: str = "cpu", epochs: int = 5, seed: int = 0, plot: str | None = 
         test_limit: int | None = None) -> dict[str, float]:
     """Train the CNN; returns {"loss": last epoch's mean training loss, "accuracy": final
     test accuracy}. ``limit``/``test_limit`` keep only the first N training/test images."""
+    for name, value in (("epochs", epochs), ("limit", limit), ("test_limit", test_limit),
+                        ("batch_size", batch_size)):
+        if value is not None and value < 1:
+            raise SystemExit(f"--{name.replace('_', '-')} must be at least 1, got {value}")
     ember.manual_seed(seed)
     train_x, train_y, test_x, test_y = load_fashion_mnist(data)
     if limit is not None:

@@ -27,3 +27,14 @@ def test_loss_falls_and_sampling_is_seeded():
     assert result["sample"].startswith("def ") and len(result["sample"]) == 24
     again = char_lm.run(**kwargs)
     assert again["sample"] == result["sample"]
+
+
+def test_bad_options_are_refused():
+    import pytest
+
+    with pytest.raises(SystemExit, match="--steps must be at least 1"):
+        char_lm.run(steps=0)
+    with pytest.raises(SystemExit, match="--temperature must be positive"):
+        char_lm.run(steps=1, temperature=0.0)
+    with pytest.raises(SystemExit, match="holds out only"):
+        char_lm.run(steps=1, corpus_kb=1, seq_len=64)

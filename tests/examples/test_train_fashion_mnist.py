@@ -67,3 +67,8 @@ def test_one_epoch_smoke(tmp_path):
                          plot=str(tmp_path / "fashion.png"))
     assert np.isfinite(result["loss"]) and result["loss"] < np.log(10)
     assert result["accuracy"] > 0.4   # chance is 10%
+
+
+def test_bad_limit_is_refused():
+    with pytest.raises(SystemExit, match="--limit must be at least 1"):
+        fashion.run(limit=0)
