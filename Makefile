@@ -15,7 +15,7 @@ demo: $(STAMP)
 	$(PY) -m ember
 
 test: $(STAMP)
-	$(PY) -m pytest -n 2
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n 2
 
 # On a machine with a GPU and CuPy already installed (no network needed).
 test-gpu:

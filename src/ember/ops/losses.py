@@ -264,8 +264,11 @@ def _pick(log_probs: Tensor, target: Tensor, ignore_index: int, name: str):
     if log_probs.ndim == 1:
         return log_probs[_constant(safe.reshape(1), log_probs)].reshape(()), valid, safe
     # Move the class dim last and pick one entry per remaining position.
-    order = [0] + list(range(2, log_probs.ndim)) + [1]
-    flat = log_probs.permute(*order).reshape(-1, classes)
+    if log_probs.ndim == 2:  # (N, C): already in that layout
+        flat = log_probs
+    else:
+        order = [0] + list(range(2, log_probs.ndim)) + [1]
+        flat = log_probs.permute(*order).reshape(-1, classes)
     rows = xp.arange(flat.shape[0])
     picked = flat[(_constant(rows, log_probs), _constant(safe.reshape(-1), log_probs))]
     return picked.reshape(tuple(target.shape)), valid, safe
@@ -286,6 +289,14 @@ def _nll(log_probs, target, weight, ignore_index, reduction, name):
     classes = _class_layout(log_probs, target, name)
     weight = _class_weights(weight, classes, log_probs, name)
     picked, valid, safe = _pick(log_probs, target, ignore_index, name)
+    if weight is None and reduction != "none":
+        # The common case in few ops: the mask and its count are constants.
+        kept = float(valid.sum())
+        total = picked.sum() if kept == valid.size else (
+            picked * _constant(valid.astype(log_probs._data.dtype), log_probs)).sum()
+        if reduction == "sum":
+            return -total
+        return total * (-1.0 / kept if kept else float("nan"))
     mask = _constant(valid.astype(log_probs._data.dtype), log_probs)
     if weight is not None:
         mask = weight[_constant(safe, log_probs)] * mask

@@ -60,7 +60,10 @@ class SGD(Optimizer):
                     else:
                         buf = buffer._data
                         buf *= momentum
-                        buf += (1 - dampening) * grad
+                        if dampening:
+                            buf += (1 - dampening) * grad
+                        else:
+                            buf += grad  # no scaled temporary in the common case
                     grad = grad + momentum * buffer._data if nesterov else buffer._data
                 param -= lr * grad
                 p._version_counter.value += 1
