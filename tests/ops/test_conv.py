@@ -237,3 +237,13 @@ def test_random_configurations_match_torch(transposed):
         np.testing.assert_allclose(ours[1].numpy(), gw.numpy(), atol=1e-9)
         checked += 1
     assert checked > 20
+
+
+def test_conv_weight_gradient_twice_with_retain_graph():
+    # the forward keeps its im2col matrix for the first weight gradient only
+    x = ember.randn(2, 3, 5, 5, dtype=ember.float64, requires_grad=True)
+    w = ember.randn(4, 3, 3, 3, dtype=ember.float64, requires_grad=True)
+    y = ember.nn.functional.conv2d(x, w, padding=1).sum()
+    (first,) = ember.autograd.grad(y, w, retain_graph=True)
+    (second,) = ember.autograd.grad(y, w)
+    assert first.tolist() == second.tolist()

@@ -129,17 +129,20 @@ def _col2im(xp, col, lead: tuple, geo: _Geometry):
     return padded[(Ellipsis,) + inner]
 
 
-def _conv(xp, x, w, geo: _Geometry):
+def _conv(xp, x, w, geo: _Geometry, keep: list | None = None):
     """y[b, o, p] = sum_{c, k} w[o, c, k] * x_padded[b, group(o) c, p * stride + k * dil].
 
     One GEMM per group over the whole batch, (Og, CgK) @ (CgK, B P): a single large BLAS
     call stays efficient where many small ones (one per sample) stall on thread start-up.
+    With ``keep`` (a list), the im2col matrix is appended to it for the weight gradient.
     """
     batch = x.shape[0]
     g = geo.groups
     out_channels = w.shape[0]
     positions = math.prod(geo.out)
     col = _im2col(xp, x, geo, batch_last=True)                         # (g, CgK, B P)
+    if keep is not None:
+        keep.append(col)
     weight = w.reshape(g, out_channels // g, math.prod(w.shape[1:]))   # (g, Og, CgK)
     y = xp.matmul(weight, col)                                         # (g, Og, B P)
     y = y.reshape(g, out_channels // g, batch, positions).transpose(2, 0, 1, 3)
@@ -186,12 +189,14 @@ def _conv_transpose(xp, y, w, geo: _Geometry):
     return _col2im(xp, blocks, (batch, g * cg), geo)
 
 
-def _conv_weight(xp, x, y, geo: _Geometry, kernel_shape):
-    """The adjoint of ``_conv`` in w: w[o, c, k] = sum_{b, p} y[b, o, p] * x_padded[...]."""
+def _conv_weight(xp, x, y, geo: _Geometry, kernel_shape, col=None):
+    """The adjoint of ``_conv`` in w: w[o, c, k] = sum_{b, p} y[b, o, p] * x_padded[...].
+    ``col`` is x's im2col matrix when the forward kept it."""
     batch = x.shape[0]
     g = geo.groups
     out_channels = y.shape[1]
-    col = _im2col(xp, x, geo, batch_last=True)                 # (g, CgK, B P)
+    if col is None:
+        col = _im2col(xp, x, geo, batch_last=True)             # (g, CgK, B P)
     positions = math.prod(geo.out)
     grads = y.reshape(batch, g, out_channels // g, positions).transpose(1, 2, 0, 3)
     grads = grads.reshape(g, out_channels // g, batch * positions)     # (g, Og, B P)
@@ -214,7 +219,10 @@ class Convolution(Function):
     def forward(ctx, x, w, b, geo):
         ctx.save_for_backward(x, w)
         ctx.geo = geo
-        y = _conv(ctx.xp, x, w, geo)
+        # Keep the im2col matrix for the weight gradient: memory for one less pass over x.
+        keep = [] if ctx._recording and ctx.needs_input_grad[1] else None
+        y = _conv(ctx.xp, x, w, geo, keep)
+        ctx.col = keep[0] if keep else None
         if b is not None:
             y += b.reshape(_bias_shape(len(geo.kernel)))
         return y
@@ -225,7 +233,8 @@ class Convolution(Function):
         geo = ctx.geo
         need_x, need_w, need_b, _ = ctx.needs_input_grad
         grad_x = ConvolutionTranspose.apply(grad, w, None, geo) if need_x else None
-        grad_w = ConvolutionWeight.apply(x, grad, geo, tuple(w.shape)) if need_w else None
+        col, ctx.col = ctx.col, None  # used once (a second backward recomputes it)
+        grad_w = ConvolutionWeight.apply(x, grad, geo, tuple(w.shape), col) if need_w else None
         grad_b = grad.sum(dim=[0] + list(range(2, grad.ndim))) if need_b else None
         return grad_x, grad_w, grad_b, None
 
@@ -262,19 +271,19 @@ class ConvolutionWeight(Function):
     node_name = "ConvolutionBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, x, y, geo, kernel_shape):
+    def forward(ctx, x, y, geo, kernel_shape, col=None):
         ctx.save_for_backward(x, y)
         ctx.geo = geo
-        return _conv_weight(ctx.xp, x, y, geo, kernel_shape)
+        return _conv_weight(ctx.xp, x, y, geo, kernel_shape, col)
 
     @staticmethod
     def backward(ctx, grad):
         x, y = ctx.saved_tensors
         geo = ctx.geo
-        need_x, need_y, _, _ = ctx.needs_input_grad
+        need_x, need_y = ctx.needs_input_grad[:2]
         grad_x = ConvolutionTranspose.apply(y, grad, None, geo) if need_x else None
         grad_y = Convolution.apply(x, grad, None, geo) if need_y else None
-        return grad_x, grad_y, None, None
+        return grad_x, grad_y, None, None, None
 
 
 # ----------------------------------------------------------------------------- arguments
