@@ -32,7 +32,7 @@ def _float_input(input, op: str) -> Tensor:
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(input).__name__}")
     if input._data.dtype.kind != "f":
-        raise NotImplementedError(f'"{op}" not implemented for {input.dtype.name} tensors '
+        raise NotImplementedError(f'"{op}" is not defined for {input.dtype.name} tensors '
                                   f"({op} needs a floating-point tensor)")
     return input
 

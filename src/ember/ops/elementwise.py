@@ -758,7 +758,7 @@ def _integer_op(name: str, ufunc: str, logical: bool):
         def forward(ctx, a, b):
             if not logical and any(getattr(v, "dtype", np.dtype(int)).kind == "f"
                                    for v in (a, b)):
-                raise RuntimeError(f'"{name}_cpu" not implemented for floating-point tensors '
+                raise RuntimeError(f'"{name}" is not defined for floating-point tensors '
                                    f"({name} needs integer or bool tensors)")
             if logical:
                 return getattr(ctx.xp, ufunc)(ctx.xp.asarray(a) != 0, ctx.xp.asarray(b) != 0)
@@ -1313,7 +1313,7 @@ def _rounding(name: str, ufunc: str):
                             f"{type(input).__name__}")
         if input._data.dtype.kind != "f":
             if input.dtype is dtypes.bool:
-                raise RuntimeError(f'"{name}" is not implemented for bool tensors')
+                raise RuntimeError(f'"{name}" is not defined for bool tensors')
             return input.clone()
         return RoundOp.apply(input)
 
@@ -1386,7 +1386,7 @@ def frac(input):
     if not isinstance(input, Tensor):
         raise TypeError(f"frac(): argument 'input' must be a Tensor, not {type(input).__name__}")
     if input._data.dtype.kind != "f":
-        raise NotImplementedError(f'"frac" not implemented for {input.dtype.name} tensors '
+        raise NotImplementedError(f'"frac" is not defined for {input.dtype.name} tensors '
                                   "(frac needs a floating-point tensor)")
     return Frac.apply(input)
 
@@ -1697,7 +1697,7 @@ def lerp(input, end, weight):
         raise TypeError(f"lerp(): arguments 'input' and 'end' must be Tensors, got "
                         f"{type(input).__name__} and {type(end).__name__}")
     if input._data.dtype.kind != "f":
-        raise NotImplementedError(f'"lerp" not implemented for {input.dtype.name} tensors '
+        raise NotImplementedError(f'"lerp" is not defined for {input.dtype.name} tensors '
                                   "(lerp needs floating-point tensors)")
     for name, other in (("end", end), ("weight", weight)):
         if isinstance(other, Tensor) and other.dtype is not input.dtype:
@@ -1802,7 +1802,7 @@ def _tensor_operands(input, other, op: str, float_only: bool = False, to_float: 
     a, b = _tensor_pair(input, other, op)
     if a._data.dtype.kind != "f":
         if float_only:
-            raise NotImplementedError(f'"{op}" not implemented for {a.dtype.name} tensors '
+            raise NotImplementedError(f'"{op}" is not defined for {a.dtype.name} tensors '
                                       f"({op} needs floating-point tensors)")
         if to_float:
             default = dtypes.get_default_dtype()
