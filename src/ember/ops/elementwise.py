@@ -2065,6 +2065,211 @@ def masked_fill(input, mask, value):
         raise broadcast_error("masked_fill", input.shape, mask.shape) from None
 
 
+# ----------------------------------------------------------------------------- closeness
+_DTYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
+                "int32": "Int", "int64": "Long", "float16": "Half", "float32": "Float",
+                "float64": "Double"}
+
+
+def _two_tensors(input, other, op: str) -> None:
+    for arg, value, position in (("input", input, 1), ("other", other, 2)):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{op}(): argument '{arg}' (position {position}) must be Tensor, "
+                            f"not {type(value).__name__}")
+    if input.device != other.device:
+        raise RuntimeError(f"{op}(): Expected all tensors to be on the same device, but found "
+                           f"at least two devices, {input.device} and {other.device}!")
+
+
+class IsClose(Function):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, b, rtol, atol, equal_nan):
+        xp = ctx.xp
+        close = a == b
+        if a.dtype.kind == "f" and equal_nan:
+            close = close | (xp.isnan(a) & xp.isnan(b))
+        if a.dtype.kind == "b":
+            a, b = a.astype(dtypes.get_default_dtype().numpy), b.astype(
+                dtypes.get_default_dtype().numpy)
+        elif a.dtype.kind in "iu":
+            # integers: the error in the default float dtype (no wrap-around)
+            a, b = a.astype(np.float64), b.astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            allowed = atol + xp.abs(rtol * b)
+            actual = xp.abs(a - b)
+            return close | (xp.isfinite(actual) & (actual <= allowed))
+
+
+def _check_tolerances(op: str, rtol, atol) -> None:
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
+            raise TypeError(f"{op}(): argument '{name}' must be a float, not "
+                            f"{type(value).__name__}")
+        if value < 0:
+            raise RuntimeError(f"{op}(): {name} must be greater than or equal to zero, but got "
+                               f"{value}")
+
+
+def _isclose_samples(make):
+    x = make((3, 4))
+    y = x.detach().clone()
+    y._data[0] += 1e-9
+    y._data[1] += 1e-3
+    xn = make((2, 3))
+    xn._data[0, 0] = np.nan
+    xn._data[1, 1] = np.inf
+    yn = xn.detach().clone()
+    yn._data[0, 1] += 1e-6
+    return [Sample((x, y), name="near and far"),
+            Sample((x, y), {"rtol": 0.0, "atol": 1e-2}, name="atol only"),
+            Sample((make((3, 1)), make((4,))), {"atol": 1.0}, name="broadcast"),
+            Sample((xn, yn), name="nan and inf"),
+            Sample((xn, yn), {"equal_nan": True, "rtol": 1e-5}, name="equal_nan"),
+            Sample((make.int((4,), -3, 3), make.int((4,), -3, 3)), {"atol": 1}, name="int")]
+
+
+@register_op(methods=("isclose",), samples=_isclose_samples, differentiable=False)
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise closeness, a bool tensor: ``|input - other| <= atol + rtol * |other|``
+    or ``input == other`` (infinities are close only to themselves; NaNs only to NaNs and
+    only with ``equal_nan``). Broadcasts; both tensors must have the same dtype."""
+    _two_tensors(input, other, "isclose")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"isclose(): {_DTYPE_NAMES.get(input.dtype.name, input.dtype.name)}"
+                           f" did not match "
+                           f"{_DTYPE_NAMES.get(other.dtype.name, other.dtype.name)} (input "
+                           "and other must have the same dtype)")
+    _check_tolerances("isclose", rtol, atol)
+    try:
+        return IsClose.apply(input, other, float(rtol), float(atol), bool(equal_nan))
+    except ValueError:
+        raise broadcast_error("isclose", input.shape, other.shape) from None
+
+
+@register_op(methods=("allclose",), samples=_isclose_samples, differentiable=False)
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True when every element of ``input`` is close to ``other`` (see ``isclose``): a
+    Python bool."""
+    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
+
+
+def _equal_samples(make):
+    x = make((3, 4))
+    nan = make((3,))
+    nan._data[1] = np.nan
+    return [Sample((x, x.detach().clone()), name="same values"),
+            Sample((x, make((3, 4))), name="different values"),
+            Sample((make((3,)), make((1, 3))), name="different shapes"),
+            Sample((make.int((4,), -3, 3), make.int((4,), -3, 3)), name="int"),
+            Sample((nan, nan.detach().clone()), name="nan is not equal")]
+
+
+@register_op(methods=("equal",), samples=_equal_samples, differentiable=False)
+def equal(input, other):
+    """True when ``input`` and ``other`` have the same shape and the same values (after
+    type promotion; NaN is never equal): a Python bool."""
+    _two_tensors(input, other, "equal")
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    a, b = input._data, other._data
+    return bool((a == b).all())
+
+
+# ----------------------------------------------------------------------------- step, gcd, lcm
+class Heaviside(Function):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x, values):
+        xp = ctx.xp
+        return xp.where(x == 0, values, (x > 0).astype(x.dtype)).astype(x.dtype)
+
+
+def _heaviside_samples(make):
+    x = make((3, 4))
+    x._data[0, :2] = 0.0
+    return [Sample((x, make((3, 4))), name="same shape"),
+            Sample((x, make((4,))), name="broadcast values"),
+            Sample((make.int((5,), -2, 3), make.int((), 4, 6)), name="int")]
+
+
+@register_op(methods=("heaviside",), samples=_heaviside_samples, differentiable=False)
+def heaviside(input, values):
+    """Heaviside step function: 0 where ``input < 0``, ``values`` where ``input == 0``, 1
+    where ``input > 0`` (no gradient, as in PyTorch). Both must have the same dtype."""
+    _two_tensors(input, values, "heaviside")
+    if input.dtype is not values.dtype:
+        raise RuntimeError(f"heaviside is not yet implemented for tensors with different "
+                           f"dtypes (input is {input.dtype.name}, values is "
+                           f"{values.dtype.name})")
+    try:
+        return Heaviside.apply(input, values)
+    except ValueError:
+        raise broadcast_error("heaviside", input.shape, values.shape) from None
+
+
+def _gcd_like(name: str, ufunc: str, doc: str):
+    class Kernel(Function):
+        differentiable = False
+
+        @staticmethod
+        def forward(ctx, a, b):
+            return getattr(ctx.xp, ufunc)(a, b)
+
+    Kernel.__name__ = Kernel.__qualname__ = name.capitalize()
+
+    def function(input, other):
+        _two_tensors(input, other, name)
+        for value in (input, other):
+            if value._data.dtype.kind not in "iu":
+                raise RuntimeError(f'"{name}" is not defined for {value.dtype.name} (it needs '
+                                   "integer tensors)")
+        return _binary(Kernel, input, other, name)
+
+    function.__name__ = name
+    function.__doc__ = doc
+    return function
+
+
+def _gcd_samples(make):
+    ember_int32 = dtypes.int32
+    return [Sample((make.int((3, 4), -12, 13), make.int((3, 4), -12, 13)), name="same shape"),
+            Sample((make.int((2, 3), 0, 20), make.int((3,), 1, 20)), name="broadcast"),
+            Sample((make.int((4,), -9, 9), make.int((), 6, 7, dtype=ember_int32)),
+                   name="0-d int32 other")]
+
+
+gcd = register_op(methods=("gcd",), samples=_gcd_samples, differentiable=False)(_gcd_like(
+    "gcd", "gcd", "Elementwise greatest common divisor of integers (non-negative; "
+    "gcd(0, 0) = 0)."))
+lcm = register_op(methods=("lcm",), samples=_gcd_samples, differentiable=False)(_gcd_like(
+    "lcm", "lcm", "Elementwise least common multiple of integers (non-negative; 0 when "
+    "either is 0)."))
+
+
+class IsReal(Function):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x):
+        if x.dtype.kind == "c":
+            return x.imag == 0
+        return ctx.xp.ones(x.shape, dtype=bool)
+
+
+@register_op(methods=("isreal",), differentiable=False,
+             samples=lambda make: [Sample((make((3, 4)),)), Sample((make.int((3,), -3, 3),)),
+                                   Sample((make(()),))])
+def isreal(input):
+    """True where the element has no imaginary part (every element of a real tensor)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"isreal(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    return IsReal.apply(input)
+
+
 # ----------------------------------------------------------------------------- in-place forms
 def _inplace_method(name: str, function):
     def method(self, *args, **kwargs):
@@ -2082,7 +2287,8 @@ for _name in ("abs", "sign", "exp", "exp2", "expm1", "log", "log2", "log10", "lo
               "remainder", "atan2", "hypot", "lerp", "masked_fill", "nan_to_num",
               "bitwise_left_shift", "bitwise_right_shift", "bitwise_and", "bitwise_or",
               "bitwise_xor", "bitwise_not", "logical_not", "logical_and", "logical_or",
-              "logical_xor", "floor_divide", "clamp_min", "clamp_max", "sinc", "xlogy"):
+              "logical_xor", "floor_divide", "clamp_min", "clamp_max", "sinc", "xlogy",
+              "heaviside", "gcd", "lcm"):
     bind_method(_name + "_", _inplace_method(_name + "_", _F[_name]))
 for _alias, _name in (("absolute_", "abs"), ("arcsin_", "asin"), ("arccos_", "acos"),
                       ("arctan_", "atan"), ("arcsinh_", "asinh"), ("arccosh_", "acosh"),
