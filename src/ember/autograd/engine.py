@@ -54,7 +54,10 @@ def _roots(tensors, grad_tensors, who: str):
 
 
 def _ones_like(t):
-    return backend.xp_for_device(t._device).ones(t._data.shape, t._data.dtype)
+    if t._device.type == "cpu":
+        return backend.xp_for_device(t._device).ones(t._data.shape, t._data.dtype)
+    with backend.cuda.device_guard(t._device.index):  # on the tensor's own GPU
+        return backend.cuda.cupy().ones(t._data.shape, t._data.dtype)
 
 
 def _dependencies(root_nodes):

@@ -430,7 +430,12 @@ def _materialize(node, grads):
     for i, g in enumerate(out):
         if g is None:
             shape, dt = node._output_meta[i]
-            out[i] = Tensor._make(node.xp.zeros(shape, dt.numpy), node._device, False)
+            if node._device is CPU:
+                zeros = _np.zeros(shape, dt.numpy)
+            else:
+                with backend.cuda.device_guard(node._device.index):
+                    zeros = node.xp.zeros(shape, dt.numpy)
+            out[i] = Tensor._make(zeros, node._device, False)
     return out
 
 
