@@ -21,6 +21,8 @@ from . import autograd, cuda, ops, random
 from . import linalg, special, nn, optim, utils  # noqa: E402
 from .serialization import save, load
 from .random import Generator, initial_seed, manual_seed, seed, get_rng_state, set_rng_state
+from .random import default_generator, bernoulli, multinomial, poisson
+from .dtypes import finfo, iinfo
 from .creation import *  # noqa: F401,F403
 from .creation import asarray  # noqa: F401
 from ._tensor_str import set_printoptions, get_printoptions

@@ -331,16 +331,68 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=F
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
            requires_grad=False) -> Tensor:
-    """Normal samples with the given mean and std (numbers, or tensors to broadcast)."""
-    if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        ref = mean if isinstance(mean, Tensor) else std
-        noise = randn(*ref.shape if size is None else size, generator=generator,
-                      dtype=ref.dtype, device=ref.device)
-        return noise * std + mean
-    shape = () if size is None else size
-    return randn(*((shape,) if isinstance(shape, int) else shape), generator=generator,
-                 dtype=dtype, device=device, requires_grad=False).mul_(std).add_(mean) \
-        .requires_grad_(requires_grad)
+    """Normal samples ``mean + std * z`` (z standard normal), in PyTorch's four forms:
+    ``normal(mean_tensor, std_tensor)`` (broadcast together), ``normal(mean_tensor,
+    std=1.0)``, ``normal(mean, std_tensor)``, each with the tensors' dtype and device, and
+    ``normal(mean, std, size, dtype=, device=, requires_grad=)`` with numbers. As in
+    PyTorch, the gradient to tensor ``mean``/``std`` is zero (no reparameterization: use
+    ``mean + std * randn_like(mean)`` for that)."""
+    from .random import _sampled, _source
+
+    tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
+    if not tensors:
+        if size is None:
+            raise TypeError("normal(): with a number mean and std, argument 'size' is "
+                            "required (e.g. normal(0.0, 1.0, size=(2, 3)))")
+        for name, value in (("mean", mean), ("std", std)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(f"normal(): argument '{name}' must be a number or a Tensor, "
+                                f"not {type(value).__name__}")
+        if not std >= 0.0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        shape = _shape((size,) if isinstance(size, int) else tuple(size), "normal")
+        d = _dtype_or_default(dtype)
+        if not d.is_floating_point:
+            raise RuntimeError(f'"normal" is not defined for {d.name} tensors: it draws real '
+                               "numbers, so dtype must be a floating-point dtype")
+        target = _device(device)
+        z = _source(target, generator, "normal").standard_normal(shape, dtype=np.float64)
+        return _finish((mean + std * z).astype(d.numpy), target, requires_grad)
+    if size is not None:
+        raise TypeError("normal(): argument 'size' is only accepted with a number mean and "
+                        "std; with a tensor mean or std the shape comes from the tensors")
+    for name, value in (("mean", mean), ("std", std)):
+        if isinstance(value, Tensor):
+            if not value.dtype.is_floating_point:
+                raise RuntimeError(f"normal expects a floating-point tensor for '{name}', "
+                                   f"but got {value.dtype.name}")
+        elif isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"normal(): argument '{name}' must be a number or a Tensor, not "
+                            f"{type(value).__name__}")
+    if len(tensors) == 2 and mean._device != std._device:
+        raise RuntimeError(f"normal(): expected mean and std on the same device, but got "
+                           f"mean on {mean._device} and std on {std._device}")
+    ref = tensors[0]
+    result_dtype = tensors[0].dtype if len(tensors) == 1 else \
+        dtypes.promote_types(mean.dtype, std.dtype)
+    xp = backend.xp_for_device(ref._device)
+    mean_values = mean._data.astype(np.float64) if isinstance(mean, Tensor) else mean
+    std_values = std._data.astype(np.float64) if isinstance(std, Tensor) else std
+    if isinstance(std, Tensor):
+        if std.numel() and not bool((std_values >= 0).all()):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif not std >= 0.0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    try:
+        shape = np.broadcast_shapes(*(t._data.shape for t in tensors))
+    except ValueError:
+        raise RuntimeError(f"normal(): mean of shape {list(mean.shape)} and std of shape "
+                           f"{list(std.shape)} can't be broadcast together") from None
+    z = _source(ref._device, generator, "normal").standard_normal(shape, dtype=np.float64)
+    sample = xp.asarray(mean_values + std_values * z).astype(result_dtype.numpy)
+    name = "NormalBackward3" if len(tensors) == 2 else (
+        "NormalBackward1" if isinstance(mean, Tensor) else "NormalBackward2")
+    return _sampled(name, *tensors, sample)
 
 
 def _like(function, input: Tensor, dtype, device, requires_grad, *args, **kwargs):
@@ -391,3 +443,59 @@ def is_tensor(obj) -> bool:
 
 def numel(input: Tensor) -> int:
     return input.numel()
+
+
+# ----------------------------------------------------------------------------- Tensor.new_*
+# Tensor.new_zeros and friends: a fresh tensor that inherits the source tensor's dtype and
+# device unless given (never its values, shape or requires_grad).
+def _new_size(size, what: str) -> tuple:
+    if len(size) == 1 and not isinstance(size[0], int):
+        size = size[0]
+    return _shape(tuple(size) if not isinstance(size, int) else (size,), what)
+
+
+def new_zeros(source: Tensor, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Zeros of shape ``size`` with ``source``'s dtype and device (unless given)."""
+    return zeros(_new_size(size, "new_zeros"), dtype=dtype or source.dtype,
+                 device=device or source.device, requires_grad=requires_grad)
+
+
+def new_ones(source: Tensor, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Ones of shape ``size`` with ``source``'s dtype and device (unless given)."""
+    return ones(_new_size(size, "new_ones"), dtype=dtype or source.dtype,
+                device=device or source.device, requires_grad=requires_grad)
+
+
+def new_empty(source: Tensor, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """An uninitialized tensor of shape ``size`` with ``source``'s dtype and device."""
+    return empty(_new_size(size, "new_empty"), dtype=dtype or source.dtype,
+                 device=device or source.device, requires_grad=requires_grad)
+
+
+def new_full(source: Tensor, size, fill_value, *, dtype=None, device=None,
+             requires_grad=False) -> Tensor:
+    """``fill_value`` everywhere, shape ``size``, ``source``'s dtype and device (unless
+    given; the dtype comes from ``source``, not from the value)."""
+    if isinstance(size, Tensor) or not isinstance(size, (int, tuple, list, np.ndarray)):
+        raise TypeError(f"new_full(): argument 'size' must be a tuple of ints, not "
+                        f"{type(size).__name__}")
+    return full(_new_size((size,), "new_full"), fill_value, dtype=dtype or source.dtype,
+                device=device or source.device, requires_grad=requires_grad)
+
+
+def pin_memory(source: Tensor) -> Tensor:
+    """A copy of a CPU tensor (ember has no page-locked host memory: NumPy arrays are
+    ordinary memory and CuPy copies from them directly; the copy keeps PyTorch's contract
+    that the result is a new tensor with the same values). CUDA tensors raise, as in
+    PyTorch."""
+    if source._device.type != "cpu":
+        raise RuntimeError(f"cannot pin '{_legacy_name(source)}' only dense CPU tensors can "
+                           "be pinned")
+    out = Tensor._make(source._data.copy(), source._device, False)
+    return out
+
+
+def _legacy_name(t: Tensor) -> str:
+    from .tensor import _legacy_type_name
+
+    return _legacy_type_name(t)

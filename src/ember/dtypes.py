@@ -173,3 +173,83 @@ def result_type(*operands) -> dtype:
 def can_cast(from_: dtype, to: dtype) -> builtins.bool:
     """PyTorch's same-kind rule: no float to int, no number to bool."""
     return from_._category <= to._category
+
+
+class finfo:
+    """Machine limits of a floating-point dtype (PyTorch's ``torch.finfo``): ``bits``,
+    ``eps`` (1.0's distance to the next value), ``max``, ``min`` (= -max), ``tiny`` and
+    ``smallest_normal`` (smallest positive normal number), ``resolution`` (10^-precision
+    decimal digits) and ``dtype`` (the name). ``finfo()`` describes the default dtype.
+
+    >>> ember.finfo(ember.float32).eps
+    1.1920928955078125e-07
+    """
+
+    __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution",
+                 "dtype")
+
+    def __init__(self, type=None):  # noqa: A002 - PyTorch's argument name
+        d = _default_float if type is None else _info_dtype(type, "finfo")
+        if not d.is_floating_point:
+            raise TypeError("ember.finfo() requires a floating point input type. Use "
+                            "ember.iinfo to handle 'ember.finfo'")
+        info = np.finfo(d.numpy)
+        self.bits = builtins.int(info.bits)
+        self.eps = builtins.float(info.eps)
+        self.max = builtins.float(info.max)
+        self.min = builtins.float(info.min)
+        self.tiny = self.smallest_normal = builtins.float(info.smallest_normal)
+        self.resolution = 10.0 ** -builtins.int(info.precision)
+        self.dtype = d.name
+
+    def __eq__(self, other) -> builtins.bool:
+        return isinstance(other, finfo) and other.dtype == self.dtype
+
+    def __hash__(self) -> builtins.int:
+        return hash(("finfo", self.dtype))
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+                f"tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Limits of an integer dtype (PyTorch's ``torch.iinfo``): ``bits``, ``max``, ``min``
+    (Python ints) and ``dtype`` (the name).
+
+    >>> ember.iinfo(ember.uint8).max
+    255
+    """
+
+    __slots__ = ("bits", "max", "min", "dtype")
+
+    def __init__(self, type):  # noqa: A002 - PyTorch's argument name
+        d = _info_dtype(type, "iinfo")
+        if d is bool:
+            raise TypeError("ember.bool is not supported by ember.iinfo")
+        if d.is_floating_point:
+            raise TypeError("ember.iinfo() requires an integer input type. Use ember.finfo "
+                            "to handle 'ember.iinfo'")
+        info = np.iinfo(d.numpy)
+        self.bits = builtins.int(info.bits)
+        self.max = builtins.int(info.max)
+        self.min = builtins.int(info.min)
+        self.dtype = d.name
+
+    def __eq__(self, other) -> builtins.bool:
+        return isinstance(other, iinfo) and other.dtype == self.dtype
+
+    def __hash__(self) -> builtins.int:
+        return hash(("iinfo", self.dtype))
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
+def _info_dtype(value, what: str) -> dtype:
+    """finfo/iinfo take an ember dtype (or Python's float/int/bool, as PyTorch does)."""
+    if isinstance(value, dtype) or value in (builtins.float, builtins.int, builtins.bool):
+        return to_dtype(value)
+    raise TypeError(f"{what}(): argument 'type' (position 1) must be ember.dtype, not "
+                    f"{builtins.type(value).__name__}")

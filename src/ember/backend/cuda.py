@@ -247,8 +247,14 @@ class RandomSource:
     def normal(self, loc=0.0, scale=1.0, size=None, dtype=float):
         return self._draw("normal", loc, scale, size=size, dtype=dtype)
 
-    def integers(self, low, high=None, size=None, dtype="int64"):
+    def integers(self, low, high=None, size=None, dtype="int64", endpoint=False):
+        if endpoint:  # NumPy's closed range [low, high]
+            low, high = (0, low) if high is None else (low, high)
+            high += 1
         return self._draw("randint", low, high, size=size, dtype=dtype)
+
+    def poisson(self, lam=1.0, size=None):
+        return self._draw("poisson", lam, size=size)
 
     def permutation(self, n):
         return self._draw("permutation", n)
