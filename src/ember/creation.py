@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import operator
 import warnings
 
 import numpy as np
@@ -160,8 +161,8 @@ def _shape(size, what: str) -> tuple:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
     try:
-        shape = tuple(int(s) for s in size)
-    except TypeError:
+        shape = tuple(operator.index(s) for s in size)
+    except TypeError:  # floats, strings, None: PyTorch refuses them too
         raise TypeError(f"{what}(): size must be a sequence of ints, got {size!r}") from None
     for s in shape:
         if s < 0:
