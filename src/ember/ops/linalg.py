@@ -1789,3 +1789,164 @@ def _linalg(name: str):
     if function is None:
         raise RuntimeError(f"linalg.norm needs ember.linalg.{name}, which is not available")
     return function
+
+
+# ----------------------------------------------------------------------------- cross products
+def _cross(input, other, dim, op):
+    for arg, value in (("input", input), ("other", other)):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{op}(): argument '{arg}' must be Tensor, not "
+                            f"{type(value).__name__}")
+    if input._data.ndim != other._data.ndim:
+        raise RuntimeError(f"{op}: inputs must have the same number of dimensions (got "
+                           f"{input._data.ndim} and {other._data.ndim})")
+    try:
+        shape = np.broadcast_shapes(input._data.shape, other._data.shape)
+    except ValueError:
+        raise RuntimeError(f"{op}: shapes {list(input.shape)} and {list(other.shape)} don't "
+                           "broadcast") from None
+    if dim is None:  # torch.cross's legacy default: the first dim of size 3
+        dim = next((i for i, s in enumerate(shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError(f"{op}: no dimension of size 3 in input")
+    d = wrap_dim(dim, len(shape), op)
+    sizes = [(1,) * (len(shape) - t._data.ndim) + t._data.shape for t in (input, other)]
+    if sizes[0][d] != 3 or sizes[1][d] != 3:
+        raise RuntimeError(f"{op}: inputs dimension {dim} must have length 3. Got "
+                           f"{sizes[0][d]} and {sizes[1][d]}")
+    a, b = binary_operands(input, other, op)
+    a, b = a.expand(shape), b.expand(shape)
+    xp = backend.xp_for_device(a._device)
+    next1 = Tensor._make(xp.asarray([1, 2, 0], dtype=np.int64), a._device)
+    next2 = Tensor._make(xp.asarray([2, 0, 1], dtype=np.int64), a._device)
+    return (a.index_select(d, next1) * b.index_select(d, next2)
+            - a.index_select(d, next2) * b.index_select(d, next1))
+
+
+def _cross_samples(make):
+    return [Sample((make((4, 3)), make((4, 3))), {"dim": 1}, name="rows"),
+            Sample((make((3, 2)), make((3, 1))), {"dim": 0}, name="broadcast"),
+            Sample((make((2, 3)), make((2, 3))), {"dim": -1}, name="negative dim")]
+
+
+@register_op(methods=("cross",), samples=_cross_samples)
+def cross(input, other, dim=None):
+    """Cross product of 3-vectors along ``dim`` (broadcast):
+    ``(a1 b2 - a2 b1, a2 b0 - a0 b2, a0 b1 - a1 b0)``; without a dim, the first dim of size
+    3 (PyTorch's legacy default)."""
+    return _cross(input, other, dim, "cross")
+
+
+@register_op("cross", namespace="linalg", samples=lambda make: [
+    Sample((make((4, 3)), make((4, 3))), name="rows"),
+    Sample((make((2, 1, 3)), make((1, 3, 3))), name="broadcast"),
+    Sample((make((3, 2)), make((3, 2))), {"dim": 0}, name="dim 0")])
+def linalg_cross(input, other, *, dim=-1):
+    """Cross product of 3-vectors along ``dim`` (the last by default), broadcasting the
+    other dims."""
+    return _cross(input, other, dim, "linalg.cross")
+
+
+# ----------------------------------------------------------------------------- index builders
+def _int64():
+    from .. import dtypes as _dtypes
+    return _dtypes.int64
+
+
+def _triangle_indices(op, lower, row, col, offset, dtype, device):
+    from ..creation import _device
+    from .. import dtypes as _dtypes
+
+    for arg, value in (("row", row), ("col", col), ("offset", offset)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{op}(): argument '{arg}' must be int, not {type(value).__name__}")
+    if row < 0 or col < 0:
+        raise RuntimeError(f"{op}(): row and col must be non-negative, got row={row}, "
+                           f"col={col}")
+    d = _dtypes.int64 if dtype is None else _dtypes.to_dtype(dtype)
+    if d.numpy.kind not in "iu":
+        raise RuntimeError(f"{op}(): dtype must be an integer type, got {d.name}")
+    target = _device(device)
+    r, c = np.indices((row, col)).reshape(2, -1)
+    keep = (c - r <= offset) if lower else (c - r >= offset)
+    index = np.stack([r[keep], c[keep]]).astype(d.numpy)
+    return Tensor._make(backend.xp_for_device(target).asarray(index), target)
+
+
+def _index_builder_samples(make):
+    device = make(()).device
+    return [Sample((4, 3), {"device": device}, name="tall"),
+            Sample((3, 5, 1), {"device": device}, name="offset 1"),
+            Sample((3, 4, -2), {"device": device}, name="offset -2"),
+            Sample((0, 3), {"device": device}, name="empty")]
+
+
+@register_op(differentiable=False, samples=_index_builder_samples)
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """Coordinates of the lower triangle (``j - i <= offset``) of a row x col matrix, as a
+    2 x N int64 tensor (row indices, then column indices) in row-major order."""
+    return _triangle_indices("tril_indices", True, row, col, offset, dtype, device)
+
+
+@register_op(differentiable=False, samples=_index_builder_samples)
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """Coordinates of the upper triangle (``j - i >= offset``) of a row x col matrix, as a
+    2 x N int64 tensor (row indices, then column indices) in row-major order."""
+    return _triangle_indices("triu_indices", False, row, col, offset, dtype, device)
+
+
+@register_op(methods=("diagflat",), samples=lambda make: [
+    Sample((make((2, 2)),), name="matrix flattened"),
+    Sample((make((3,)), 1), name="offset 1"),
+    Sample((make((3,)), -2), name="offset -2"),
+    Sample((make(()),), name="0-d")])
+def diagflat(input, offset=0):
+    """A square matrix with the flattened ``input`` on diagonal ``offset``, zeros
+    elsewhere."""
+    ensure_tensor(input, "diagflat")
+    return diag(input.reshape(-1), offset)
+
+
+def _torch_vander(torch, x, N=None, increasing=False):
+    # PyTorch 2.13's own vander fails in backward (its cumprod works in place), so the
+    # reference is the definition, x ** powers
+    n = x.shape[0] if N is None else N
+    powers = torch.arange(n) if increasing else torch.arange(n - 1, -1, -1)
+    if not x.is_floating_point():
+        return torch.vander(x, N, increasing)
+    return x.unsqueeze(1) ** powers.to(x.dtype)
+
+
+@register_op(torch=_torch_vander, samples=lambda make: [
+    Sample((make((4,)),), name="square"),
+    Sample((make((3,)),), {"N": 4, "increasing": True}, name="increasing, wide"),
+    Sample((make((3,)), 2), name="narrow"),
+    Sample((make.int((3,), -3, 4),), name="int")])
+def vander(x, N=None, increasing=False):
+    """Vandermonde matrix of a 1-D tensor: column j is ``x ** (N - 1 - j)`` (``x ** j``
+    when increasing); N defaults to len(x). Built by a running product (like PyTorch, so
+    its gradient at 0 is finite). Integer and bool inputs give int64."""
+    ensure_tensor(x, "vander")
+    if x._data.ndim != 1:
+        raise RuntimeError(f"vander(): x must be a one-dimensional tensor (got "
+                           f"{x._data.ndim} dimensions)")
+    n = x._data.shape[0] if N is None else N
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"vander(): argument 'N' must be int, not {type(N).__name__}")
+    if n < 0:
+        raise RuntimeError(f"vander(): N must be non-negative (got {n})")
+    if x._data.dtype.kind in "biu":
+        x = x.to(_int64())
+    xp = backend.xp_for_device(x._device)
+    ones = Tensor._make(xp.ones((x._data.shape[0], 1), dtype=x._data.dtype), x._device)
+    if n == 0:
+        return ones[:, :0]
+    if n == 1:
+        result = ones
+    else:
+        columns = NAMESPACES["ember"]["cat"](
+            [ones, x.reshape(-1, 1).expand(x._data.shape[0], int(n) - 1)], dim=1)
+        result = columns.cumprod(dim=1)
+    return result if increasing else result.flip(1)
+
+

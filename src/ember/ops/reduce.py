@@ -1397,3 +1397,382 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
         raise RuntimeError(f"topk(): selected index k out of range (k={k}, but dim {dim} has "
                            f"size {x._data.shape[d]})")
     return _squeeze_result(Topk.apply(x, int(k), d, bool(largest)), was_0d, TopkResult)
+
+
+# ----------------------------------------------------------------------------- utilities
+AminmaxResult = namedtuple("aminmax", ["min", "max"])
+ModeResult = namedtuple("mode", ["values", "indices"])
+
+
+def _aminmax_samples(make):
+    return [Sample((make((3, 4)),), name="all"),
+            Sample((make((3, 4)),), {"dim": -1}, name="dim -1"),
+            Sample((make((2, 3, 2)),), {"dim": 1, "keepdim": True}, name="keepdim"),
+            Sample((make((3, 4)),), {"keepdim": True}, name="all keepdim"),
+            Sample((make(()),), {"dim": 0}, name="0-d")]
+
+
+@register_op(methods=("aminmax",), samples=_aminmax_samples)
+def aminmax(input, *, dim=None, keepdim=False):
+    """``(min, max)`` over ``dim`` (all elements by default) as a named tuple; the gradient
+    of each is shared evenly among equal extrema (as ``amin``/``amax``)."""
+    ensure_tensor(input, "aminmax")
+    if dim is None:
+        if input._data.size == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
+                               "the operation has no identity.")
+        dims = tuple(range(input._data.ndim))
+    else:
+        if isinstance(dim, (tuple, list)):
+            raise TypeError("aminmax(): argument 'dim' must be int, not "
+                            f"{type(dim).__name__}")
+        dims = (dim,)
+    lo = amin(input, dims, keepdim)
+    hi = amax(input, dims, keepdim)
+    return AminmaxResult(lo, hi)
+
+
+def _dist_samples(make):
+    return [Sample((make((3, 4)), make((3, 4))), name="p=2"),
+            Sample((make((2, 3)), make((3,))), {"p": 1}, name="p=1 broadcast"),
+            Sample((make((4,)), make((4,)), math.inf), name="p=inf"),
+            Sample((make((2, 2)), make((2, 2)), 3.0), name="p=3")]
+
+
+@register_op(methods=("dist",), samples=_dist_samples)
+def dist(input, other, p=2):
+    """The p-norm of ``input - other`` (broadcast): ``(sum |x - y|^p)^(1/p)``, a 0-d
+    tensor; p may be inf, -inf or 0 (the count of differing elements)."""
+    for arg, value in (("input", input), ("other", other)):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"dist(): argument '{arg}' must be Tensor, not "
+                            f"{type(value).__name__}")
+    if isinstance(p, bool) or not isinstance(p, numbers.Real):
+        raise TypeError(f"dist(): argument 'p' must be a number, not {type(p).__name__}")
+    if input._data.dtype.kind != "f" or other._data.dtype.kind != "f":
+        raise RuntimeError(f"dist(): is not defined for {input.dtype.name} and "
+                           f"{other.dtype.name} (it needs floating-point tensors)")
+    return vector_norm(input - other, p)
+
+
+def _diff_samples(make):
+    return [Sample((make((3, 4)),), name="last dim"),
+            Sample((make((4, 3)),), {"n": 2, "dim": 0}, name="n=2 dim 0"),
+            Sample((make((2, 3)),), {"prepend": make((2, 1)), "append": make((2, 2))},
+                   name="prepend and append"),
+            Sample((make((3,)), 4), name="n > size"),
+            Sample((make.bool((5,)),), name="bool")]
+
+
+@register_op(methods=("diff",), samples=_diff_samples)
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The n-th forward difference along ``dim``: ``out[i] = x[i + 1] - x[i]`` applied
+    ``n`` times, after concatenating ``prepend`` and ``append`` (same number of dims) to
+    ``input``; bool tensors use ``!=`` (logical xor). Each pass shortens ``dim`` by 1."""
+    ensure_tensor(input, "diff")
+    if input._data.ndim == 0:
+        raise RuntimeError("diff(): expects input to be at least one-dimensional")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"diff(): argument 'n' must be int, not {type(n).__name__}")
+    if n < 0:
+        raise RuntimeError(f"diff(): order must be non-negative but got {n}")
+    d = wrap_dim(dim, input._data.ndim, "diff")
+    parts = []
+    for arg, value in (("prepend", prepend), ("input", input), ("append", append)):
+        if value is None:
+            continue
+        if not isinstance(value, Tensor):
+            raise TypeError(f"diff(): argument '{arg}' must be Tensor, not "
+                            f"{type(value).__name__}")
+        if value._data.ndim != input._data.ndim:
+            raise RuntimeError(f"diff(): expects {arg} to have the same number of dimensions "
+                               f"as input ({input._data.ndim}), but got {value._data.ndim}")
+        parts.append(value)
+    x = parts[0] if len(parts) == 1 else NAMESPACES["ember"]["cat"](parts, dim=d)
+    logical = x._data.dtype == np.bool_
+    for _ in range(int(n)):
+        length = x._data.shape[d]
+        if length == 0:
+            break
+        later, earlier = x.narrow(d, 1, length - 1), x.narrow(d, 0, length - 1)
+        x = later.logical_xor(earlier) if logical else later - earlier
+    return x
+
+
+# ----------------------------------------------------------------------------- quantiles
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
+    name = "nanquantile" if ignore_nan else "quantile"
+    ensure_tensor(input, name)
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype "
+                           f"(got {input.dtype.name})")
+    if interpolation not in _INTERPOLATIONS:
+        raise ValueError(f"{name}() interpolation must be one of linear, lower, higher, "
+                         f"midpoint or nearest. Got {interpolation}")
+    xp = backend.xp_for_device(input._device)
+    if isinstance(q, Tensor):
+        if q._data.ndim > 1:
+            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor (got "
+                               f"{q._data.ndim} dimensions)")
+        if q.dtype is not input.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor "
+                               f"(q is {q.dtype.name}, input is {input.dtype.name})")
+        scalar_q = q._data.ndim == 0
+        qs = q._data.reshape(-1)
+        if bool(((qs < 0) | (qs > 1)).any()):
+            raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    elif isinstance(q, numbers.Real) and not isinstance(q, bool):
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+        scalar_q = True
+        qs = xp.asarray([q], dtype=input._data.dtype)
+    else:
+        raise TypeError(f"{name}(): argument 'q' must be a float or a Tensor, not "
+                        f"{type(q).__name__}")
+    if input._data.size == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    if dim is None:
+        x, d = input.reshape(-1), 0
+    else:
+        d = wrap_dim(dim, input._data.ndim, name)
+        x = input.reshape(1) if input._data.ndim == 0 else input
+    n = x._data.shape[d]
+    ordered = sort(x, dim=d).values.movedim(d, -1)  # NaN last
+    raw = ordered._data
+    last = n - 1
+    if ignore_nan:
+        valid = (~xp.isnan(raw)).sum(axis=-1, keepdims=True).astype(raw.dtype)
+        ranks = qs * (valid - 1)
+        ranks = xp.where(ranks < 0, last, ranks)
+    else:
+        has_nan = xp.isnan(raw[..., -1:])
+        ranks = xp.where(has_nan, last, qs * last)
+    ranks = xp.broadcast_to(ranks, raw.shape[:-1] + (qs.shape[0],))
+    if interpolation == "lower":
+        ranks = xp.floor(ranks)
+    elif interpolation == "higher":
+        ranks = xp.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = xp.round(ranks)
+    below = xp.floor(ranks).astype(np.int64)
+    result = GatherAlong.apply(ordered, Tensor._make(below, input._device), raw.ndim - 1)
+    if interpolation in ("linear", "midpoint"):
+        above = xp.ceil(ranks).astype(np.int64)
+        upper = GatherAlong.apply(ordered, Tensor._make(above, input._device), raw.ndim - 1)
+        weights = xp.full(ranks.shape, 0.5, raw.dtype) if interpolation == "midpoint" \
+            else (ranks - below).astype(raw.dtype)
+        result = NAMESPACES["ember"]["lerp"](result, upper, Tensor._make(weights,
+                                                                         input._device))
+    result = result.movedim(-1, 0)  # (Q, ...)
+    if keepdim:
+        if dim is None:
+            result = result.reshape((qs.shape[0],) + (1,) * input._data.ndim)
+        elif input._data.ndim:
+            result = result.unsqueeze(d + 1)
+    if scalar_q:
+        result = result.reshape(result.shape[1:])
+    return result
+
+
+def _quantile_samples(make, nan=False):
+    def build():
+        x = make((3, 5))
+        q = make((3,), low=0.05, high=0.95, requires_grad=False)
+        extra = []
+        if nan:
+            x._data[0, 1] = np.nan
+            # a slice of NaNs only gives NaN; which NaN gets the gradient is arbitrary
+            # (PyTorch's unstable sort), so that sample has no gradient to compare
+            empty_row = make((2, 4), requires_grad=False)
+            empty_row._data[1, :] = np.nan
+            empty_row._data[0, 2] = np.nan
+            extra = [Sample((empty_row, q, 1), name="a row of NaNs")]
+        return extra + [Sample((x, 0.3), {"dim": 1}, name="scalar q"),
+                Sample((make((2, 4)), q), name="tensor q, all"),
+                Sample((x, q, 0, True), name="dim 0 keepdim"),
+                Sample((make((6,)), 0.4), {"dim": -1, "interpolation": "lower"}, name="lower"),
+                Sample((make((2, 4)), q), {"dim": 1, "interpolation": "higher"},
+                       name="higher"),
+                Sample((make((2, 5)), 0.5), {"dim": 1, "interpolation": "midpoint"},
+                       name="midpoint"),
+                Sample((make((2, 3)), q), {"dim": 0, "interpolation": "nearest",
+                                           "keepdim": True}, name="nearest")]
+    return build()
+
+
+@register_op(methods=("quantile",), samples=_quantile_samples)
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The q-th quantiles of ``input`` along ``dim`` (of all elements when None): with the
+    sorted values v[0..n-1] and rank r = q (n - 1), 'linear' gives
+    ``v[floor r] + (r - floor r)(v[ceil r] - v[floor r])``; 'lower', 'higher', 'nearest'
+    pick v[floor r], v[ceil r], v[round r]; 'midpoint' averages v[floor r] and v[ceil r].
+    A 1-D ``q`` adds a leading dim of its length. Any NaN in a slice gives NaN. The
+    gradient flows to the picked elements. Cost: one sort, O(n log n) per slice."""
+    return _quantile(input, q, dim, keepdim, interpolation, False)
+
+
+@register_op(methods=("nanquantile",), samples=functools.partial(_quantile_samples, nan=True))
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """``quantile`` ignoring NaNs: the ranks run over the non-NaN values of each slice
+    (NaN when a slice has none)."""
+    return _quantile(input, q, dim, keepdim, interpolation, True)
+
+
+class Mode(_Selection):
+    node_name = "ModeBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim):
+        xp = ctx.xp
+        n = x.shape[dim]
+        order = _stable_argsort(xp, x, dim, False)
+        s = xp.take_along_axis(x, order, axis=dim)
+        shape = [1] * x.ndim
+        shape[dim] = n
+        pos = xp.arange(n).reshape(shape)
+        first = [slice(None)] * x.ndim
+        rest = [slice(None)] * x.ndim
+        first[dim], rest[dim] = slice(0, n - 1), slice(1, n)
+        change = s[tuple(rest)] != s[tuple(first)]  # a new value starts at i + 1
+        edge_shape = list(x.shape)
+        edge_shape[dim] = 1
+        edge = xp.ones(edge_shape, dtype=bool)
+        starts = xp.concatenate([edge, change], axis=dim)
+        ends = xp.concatenate([change, edge], axis=dim)
+        start = _running(xp, xp.where(starts, pos, 0), dim, True)
+        flipped = xp.flip(xp.where(ends, n - 1 - pos, 0), axis=dim)
+        end = n - 1 - xp.flip(_running(xp, flipped, dim, True), axis=dim)
+        count = end - start + 1
+        best = xp.expand_dims(xp.argmax(count, axis=dim), dim)  # first: the smallest value
+        last = xp.take_along_axis(end, best, axis=dim)  # its last occurrence
+        index = xp.take_along_axis(order, last, axis=dim)
+        return _Selection._pick(ctx, x, index, dim, keepdim)
+
+
+def _mode_samples(make):
+    def values(shape, choices):
+        data = make.numpy(shape)
+        data[...] = np.asarray(choices)[make.rng.integers(0, len(choices), size=shape)]
+        # repeated values: finite differences would break the ties, so no gradcheck here
+        t = make(shape, requires_grad=False)
+        t._data[...] = backend.xp_for_device(t._device).asarray(data, dtype=t._data.dtype)
+        return t
+    return [Sample((values((3, 6), [0.5, -1.25, 2.0]),), name="last dim"),
+            Sample((values((5, 2), [1.5, -0.75]), 0, True), name="dim 0 keepdim"),
+            Sample((make((4,)),), name="all distinct"),
+            Sample((make(()),), name="0-d")]
+
+
+@register_op(methods=("mode",), samples=_mode_samples)
+def mode(input, dim=-1, keepdim=False):
+    """The most frequent value along ``dim`` (the smallest among equally frequent ones)
+    and the index of its last occurrence, as a named tuple ``(values, indices)``; the
+    gradient flows to that element. Cost: one sort per slice."""
+    ensure_tensor(input, "mode")
+    _no_bool(input, "mode")
+    d = wrap_dim(dim, input._data.ndim, "mode")
+    x, was_0d = _as_1d(input)
+    _check_nonempty(x._data, (d,), "mode", False)
+    return _squeeze_result(Mode.apply(x, d, bool(keepdim)), was_0d, ModeResult)
+
+
+# ----------------------------------------------------------------------------- covariance
+def _cov_samples(make):
+    return [Sample((make((3, 5)),), name="variables x observations"),
+            Sample((make((6,)),), {"correction": 0}, name="1-D, correction 0"),
+            Sample((make((2, 4)),), {"fweights": make.int((4,), 1, 4)}, name="fweights"),
+            Sample((make((2, 4)),), {"aweights": make((4,), low=0.5, high=2.0),
+                                     "fweights": make.int((4,), 1, 3)},
+                   name="aweights and fweights"),
+            Sample((make((1, 5)),), {"aweights": make((5,), low=0.5, high=2.0),
+                                     "correction": 0}, name="one variable")]
+
+
+@register_op(methods=("cov",), samples=_cov_samples)
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """Covariance of the rows (variables) of ``input`` over its columns (observations):
+    with weights w = fweights * aweights and mean m = sum(w x) / sum(w),
+    ``C = (x - m) diag(w) (x - m)^T / (sum w - correction * sum(w aweights) / sum w)``
+    (``N - correction`` without weights). A 1-D input is one variable (a 0-d result)."""
+    ensure_tensor(input, "cov")
+    if input._data.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got "
+                           f"an input with {input._data.ndim} dimensions")
+    x = input if input._data.ndim == 2 else input.reshape(1, -1)
+    if x._data.dtype.kind != "f":
+        x = x.to(dtypes.get_default_dtype())
+    observations = x._data.shape[1]
+    if isinstance(correction, bool) or not isinstance(correction, numbers.Real):
+        raise TypeError(f"cov(): argument 'correction' must be a number, not "
+                        f"{type(correction).__name__}")
+    for arg, w, integral in (("fweights", fweights, True), ("aweights", aweights, False)):
+        if w is None:
+            continue
+        if not isinstance(w, Tensor):
+            raise TypeError(f"cov(): argument '{arg}' must be Tensor, not {type(w).__name__}")
+        if w._data.ndim > 1:
+            raise RuntimeError(f"cov(): expected {arg} to have one or fewer dimensions but "
+                               f"got {arg} with {w._data.ndim} dimensions")
+        if (w._data.dtype.kind in "iu") != integral or w._data.dtype.kind == "b":
+            kind = "integral" if integral else "floating point"
+            raise RuntimeError(f"cov(): expected {arg} to have {kind} dtype but got {arg} "
+                               f"with {w.dtype.name} dtype")
+        if w._data.size != observations:
+            raise RuntimeError(f"cov(): expected {arg} to have the same numel as there are "
+                               f"observations in the input but got {w._data.size} != "
+                               f"{observations}")
+        if bool((w._data < 0).any()):
+            raise RuntimeError(f"cov(): {arg} cannot be negative")
+    w = fweights
+    if aweights is not None:
+        w = aweights if w is None else w * aweights
+    if w is None:
+        mean_ = x.mean(dim=1, keepdim=True)
+        factor = observations - correction
+    else:
+        w = w.reshape(-1)
+        w_sum = w.sum()
+        mean_ = (x * w).sum(dim=1, keepdim=True) / w_sum
+        if correction == 0 or aweights is None:
+            factor = w_sum - correction
+        else:
+            factor = w_sum - correction * (w * aweights).sum() / w_sum
+    if isinstance(factor, Tensor):
+        if bool((factor._data <= 0).all()):
+            warnings.warn("cov(): degrees of freedom is <= 0", UserWarning, stacklevel=2)
+            factor = factor * 0
+    elif factor <= 0:
+        warnings.warn("cov(): degrees of freedom is <= 0", UserWarning, stacklevel=2)
+        factor = 0.0
+    centered = x - mean_
+    weighted = centered if w is None else centered * w
+    result = centered.matmul(weighted.transpose(0, 1))
+    if isinstance(factor, Tensor):
+        result = result / factor
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            result = result / float(factor)
+    return result.squeeze()
+
+
+@register_op(methods=("corrcoef",), samples=lambda make: [
+    Sample((make((3, 5)),), name="three variables"),
+    Sample((make((2, 4)),), name="two variables"),
+    Sample((make((5,)),), name="1-D")])
+def corrcoef(input):
+    """Pearson correlation coefficients of the rows of ``input``:
+    ``R_ij = C_ij / sqrt(C_ii C_jj)`` with C = ``cov(input)``, clipped to [-1, 1]."""
+    ensure_tensor(input, "corrcoef")
+    if input._data.ndim > 2:
+        raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but "
+                           f"got an input with {input._data.ndim} dimensions")
+    c = cov(input)
+    if c._data.ndim == 0:
+        return c / c
+    std = c.diagonal().sqrt()
+    c = c / std.reshape(-1, 1)
+    c = c / std.reshape(1, -1)
+    return c.clamp(-1, 1)

@@ -145,14 +145,28 @@ def transpose(input, dim0, dim1):
     return Transpose.apply(input, wrap_dim(dim0, n, "transpose"), wrap_dim(dim1, n, "transpose"))
 
 
-def _t(self):
-    if self._data.ndim > 2:
+@register_op(methods=("t",), samples=lambda make: [Sample((make((3, 4)),), name="2-D"),
+                                                   Sample((make((3,)),), name="1-D"),
+                                                   Sample((make(()),), name="0-D")])
+def t(input):
+    """Transpose of a matrix (dims 0 and 1 swapped, a view); 0-D and 1-D tensors come back
+    as they are."""
+    ensure_tensor(input, "t")
+    if input._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
-                           f"{self._data.ndim}D")
-    return transpose(self, 0, 1) if self._data.ndim == 2 else self
+                           f"{input._data.ndim}D")
+    return transpose(input, 0, 1) if input._data.ndim == 2 else input
 
 
-Tensor.t = _t
+_t = t
+
+
+@register_op(differentiable=False, samples=lambda make: [Sample((make((2, 3)),))])
+def detach(input):
+    """A tensor sharing ``input``'s data, cut from the autograd graph (no gradient flows
+    through it); the function form of ``Tensor.detach``."""
+    ensure_tensor(input, "detach")
+    return input.detach()
 
 
 class Permute(Function):
@@ -1376,3 +1390,103 @@ for _name, _function in (("unsqueeze_", _unsqueeze_), ("squeeze_", _squeeze_),
                          ("transpose_", _transpose_), ("swapaxes_", _transpose_),
                          ("swapdims_", _transpose_), ("t_", _t_)):
     setattr(Tensor, _name, _function)
+
+
+# ----------------------------------------------------------------------------- products, blocks
+def _one_d_tensors(tensors, op: str) -> tuple:
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if not tensors:
+        raise RuntimeError(f"{op}(): expects a non-empty TensorList")
+    for i, x in enumerate(tensors):
+        ensure_tensor(x, op, f"tensors[{i}]")
+        if x._data.ndim != 1:
+            raise RuntimeError(f"{op}(): Expect a 1D vector, but got shape "
+                               f"{list(x.shape)} (tensors[{i}])")
+    return tuple(tensors)
+
+
+@register_op(samples=lambda make: [
+    Sample((make((3,)), make((2,))), name="two"),
+    Sample((make((2,)), make((3,)), make((2,))), name="three"),
+    Sample((make((4,)),), name="one")])
+def cartesian_prod(*tensors):
+    """Cartesian product of 1-D tensors: a (n0*n1*..., k) tensor whose rows run over all
+    tuples in row-major (lexicographic) order, like ``itertools.product``; one tensor comes
+    back as it is."""
+    tensors = _one_d_tensors(tensors, "cartesian_prod")
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = NAMESPACES["ember"]["meshgrid"](*tensors, indexing="ij")
+    return stack([g.reshape(-1) for g in grids], dim=1)
+
+
+def _combination_index(xp, n: int, r: int, with_replacement: bool):
+    """(count, r) int64 positions of the r-combinations of range(n) in lexicographic
+    order: all n**r tuples (an r-dim grid), kept where strictly (non-strictly) increasing."""
+    grid = np.indices((n,) * r).reshape(r, -1)
+    steps = np.diff(grid, axis=0)
+    keep = (steps >= 0).all(axis=0) if with_replacement else (steps > 0).all(axis=0)
+    return xp.asarray(np.ascontiguousarray(grid[:, keep].T), dtype=np.int64)
+
+
+@register_op(samples=lambda make: [
+    Sample((make((4,)),), name="pairs"),
+    Sample((make((4,)), 3), name="r=3"),
+    Sample((make((3,)),), {"with_replacement": True}, name="with replacement"),
+    Sample((make((3,)), 1), name="r=1"),
+    Sample((make((2,)), 3), name="r > n")])
+def combinations(input, r=2, with_replacement=False):
+    """The length-``r`` combinations of a 1-D tensor's elements, as rows of a (count, r)
+    tensor in lexicographic order of positions (like ``itertools.combinations``, or
+    ``combinations_with_replacement``); ``r=0`` gives an empty 1-D tensor. Cost: the index
+    is chosen among n**r tuples."""
+    ensure_tensor(input, "combinations")
+    if input._data.ndim != 1:
+        raise RuntimeError(f"combinations(): Expect a 1D vector, but got shape "
+                           f"{list(input.shape)}")
+    if isinstance(r, bool) or not isinstance(r, (int, np.integer)):
+        raise TypeError(f"combinations(): argument 'r' must be int, not {type(r).__name__}")
+    if r < 0:
+        raise RuntimeError(f"combinations(): Expect a non-negative number, but got {r}")
+    if r == 0:
+        return input[:0]
+    n = input._data.shape[0]
+    xp = backend.xp_for_device(input._device)
+    index = _combination_index(xp, n, int(r), bool(with_replacement))
+    position = Tensor._make(index.reshape(-1), input._device)
+    return input.index_select(0, position).reshape(index.shape[0], int(r))
+
+
+def _block_samples(make):
+    return [Sample((make((2, 2)), make((1, 3))), name="matrices"),
+            Sample((make(()), make((2,)), make((2, 1))), name="0-D, 1-D, 2-D"),
+            Sample((make((2, 2)), make.int((1, 2), -3, 3)), name="mixed dtypes")]
+
+
+@register_op(samples=_block_samples)
+def block_diag(*tensors):
+    """Block-diagonal matrix of the given 0-D, 1-D (a row) or 2-D tensors, in order, zeros
+    elsewhere; the dtype is the promoted one."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    mats = []
+    for i, x in enumerate(tensors):
+        ensure_tensor(x, "block_diag", f"tensors[{i}]")
+        if x._data.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
+                               f"dimensions. Input {i} has {x._data.ndim} dimensions")
+        mats.append(x.reshape(1, -1) if x._data.ndim < 2 else x)
+    if not mats:
+        from ..creation import empty
+        return empty((1, 0))
+    result = dtypes.result_type(*mats)
+    mats = [m if m.dtype is result else m.to(result) for m in mats]
+    total = sum(m._data.shape[1] for m in mats)
+    pad = NAMESPACES["nn.functional"]["pad"]
+    rows, before = [], 0
+    for m in mats:
+        cols = m._data.shape[1]
+        rows.append(pad(m, (before, total - before - cols)))
+        before += cols
+    return cat(rows, dim=0)
