@@ -366,3 +366,8 @@ def test_bad_argument_leaves_tensor_and_version_untouched():
     with pytest.raises(RuntimeError):
         t.uniform_(1, 0)
     assert t._version == 0 and t.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_set_state_refuses_foreign_tensors():
+    with pytest.raises(RuntimeError, match="not a state returned by get_state"):
+        ember.Generator().set_state(ember.tensor([1, 2, 3], dtype=ember.uint8))

@@ -44,16 +44,28 @@ class Generator:
         from .creation import tensor
         import json
 
+        self._require_cpu("get_state")
         state = json.dumps(self._rng.bit_generator.state).encode()
         return tensor(np.frombuffer(state, dtype=np.uint8).copy())
 
     def set_state(self, state) -> "Generator":
         import json
 
+        self._require_cpu("set_state")
         raw = bytes(np.asarray(state.numpy() if hasattr(state, "numpy") else state,
                                dtype=np.uint8))
-        self._rng.bit_generator.state = json.loads(raw.decode())
+        try:
+            self._rng.bit_generator.state = json.loads(raw.decode())
+        except (ValueError, TypeError, KeyError, UnicodeDecodeError):
+            raise RuntimeError("Generator.set_state(): the tensor is not a state returned by "
+                               "get_state() of an ember CPU generator") from None
         return self
+
+    def _require_cpu(self, method: str) -> None:
+        if self.device.type != "cpu":
+            raise RuntimeError(f"Generator.{method}(): ember can save and restore only CPU "
+                               "generators (CuPy does not expose cuRAND's state); reseed a "
+                               "CUDA generator with manual_seed() instead")
 
     @property
     def rng(self):
