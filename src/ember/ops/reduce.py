@@ -1487,6 +1487,11 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         if value._data.ndim != input._data.ndim:
             raise RuntimeError(f"diff(): expects {arg} to have the same number of dimensions "
                                f"as input ({input._data.ndim}), but got {value._data.ndim}")
+        for k, (size, own) in enumerate(zip(input._data.shape, value._data.shape)):
+            if k != d and size != own:
+                raise RuntimeError(f"diff(): expects the shape of {arg} to match that of input "
+                                   f"except along dim {d}; input.size({k}) = {size}, but "
+                                   f"{arg}.size({k}) = {own}")
         parts.append(value)
     x = parts[0] if len(parts) == 1 else NAMESPACES["ember"]["cat"](parts, dim=d)
     logical = x._data.dtype == np.bool_
@@ -1510,8 +1515,8 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype "
                            f"(got {input.dtype.name})")
     if interpolation not in _INTERPOLATIONS:
-        raise ValueError(f"{name}() interpolation must be one of linear, lower, higher, "
-                         f"midpoint or nearest. Got {interpolation}")
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
     xp = backend.xp_for_device(input._device)
     if isinstance(q, Tensor):
         if q._data.ndim > 1:
