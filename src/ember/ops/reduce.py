@@ -1522,6 +1522,9 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
         if q._data.ndim > 1:
             raise RuntimeError(f"{name}() q must be a scalar or 1D tensor (got "
                                f"{q._data.ndim} dimensions)")
+        if q.device != input.device:
+            raise RuntimeError(f"{name}() q tensor must be on the same device as the input "
+                               f"tensor (q is on {q.device}, input on {input.device})")
         if q.dtype is not input.dtype:
             raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor "
                                f"(q is {q.dtype.name}, input is {input.dtype.name})")
@@ -1583,29 +1586,28 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
 
 
 def _quantile_samples(make, nan=False):
-    def build():
-        x = make((3, 5))
-        q = make((3,), low=0.05, high=0.95, requires_grad=False)
-        extra = []
-        if nan:
-            x._data[0, 1] = np.nan
-            # a slice of NaNs only gives NaN; which NaN gets the gradient is arbitrary
-            # (PyTorch's unstable sort), so that sample has no gradient to compare
-            empty_row = make((2, 4), requires_grad=False)
-            empty_row._data[1, :] = np.nan
-            empty_row._data[0, 2] = np.nan
-            extra = [Sample((empty_row, q, 1), name="a row of NaNs")]
-        return extra + [Sample((x, 0.3), {"dim": 1}, name="scalar q"),
-                Sample((make((2, 4)), q), name="tensor q, all"),
-                Sample((x, q, 0, True), name="dim 0 keepdim"),
-                Sample((make((6,)), 0.4), {"dim": -1, "interpolation": "lower"}, name="lower"),
-                Sample((make((2, 4)), q), {"dim": 1, "interpolation": "higher"},
-                       name="higher"),
-                Sample((make((2, 5)), 0.5), {"dim": 1, "interpolation": "midpoint"},
-                       name="midpoint"),
-                Sample((make((2, 3)), q), {"dim": 0, "interpolation": "nearest",
-                                           "keepdim": True}, name="nearest")]
-    return build()
+    x = make((3, 5))
+    q = make((3,), low=0.05, high=0.95, requires_grad=False)
+    extra = []
+    if nan:
+        x._data[0, 1] = np.nan
+        # a slice of NaNs only gives NaN; which NaN gets the gradient is arbitrary
+        # (PyTorch's unstable sort), so that sample has no gradient to compare
+        empty_row = make((2, 4), requires_grad=False)
+        empty_row._data[1, :] = np.nan
+        empty_row._data[0, 2] = np.nan
+        extra = [Sample((empty_row, q, 1), name="a row of NaNs")]
+    return extra + [
+        Sample((x, 0.3), {"dim": 1}, name="scalar q"),
+        Sample((make((2, 4)), q), name="tensor q, all"),
+        Sample((x, q, 0, True), name="dim 0 keepdim"),
+        Sample((make((6,)), 0.4), {"dim": -1, "interpolation": "lower"}, name="lower"),
+        Sample((make((2, 4)), q), {"dim": 1, "interpolation": "higher"},
+               name="higher"),
+        Sample((make((2, 5)), 0.5), {"dim": 1, "interpolation": "midpoint"},
+               name="midpoint"),
+        Sample((make((2, 3)), q), {"dim": 0, "interpolation": "nearest",
+                                   "keepdim": True}, name="nearest")]
 
 
 @register_op(methods=("quantile",), samples=_quantile_samples)
