@@ -319,6 +319,7 @@ def test_nn_init_style_code_under_no_grad():
      "doesn't fit uint8"),
     (lambda: ember.zeros(3).random_(0, 2 ** 25), RuntimeError, "doesn't fit float32"),
     (lambda: ember.zeros(3).random_(**{"from": 2}), TypeError, "'from' needs 'to'"),
+    (lambda: ember.zeros(3).random_(0, 2.5), TypeError, "argument 'to' must be an integer"),
     (lambda: ember.zeros(3, dtype=ember.int64).uniform_(), RuntimeError,
      '"uniform_" is not defined for int64'),
     (lambda: ember.zeros(3, dtype=ember.int64).normal_(), RuntimeError,
@@ -371,3 +372,7 @@ def test_bad_argument_leaves_tensor_and_version_untouched():
 def test_set_state_refuses_foreign_tensors():
     with pytest.raises(RuntimeError, match="not a state returned by get_state"):
         ember.Generator().set_state(ember.tensor([1, 2, 3], dtype=ember.uint8))
+
+
+def test_rand_stays_below_one_in_half():
+    assert float(ember.rand(N, dtype=ember.float16).max()) < 1.0

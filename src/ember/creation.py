@@ -291,6 +291,10 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
     d = _dtype_or_default(dtype)
     target = _device(device)
     array = generator_for(target, generator).random(shape, dtype=np.float64).astype(d.numpy)
+    if d.is_floating_point and d.numpy.itemsize < 8:
+        # a float64 draw just below 1 can round up to 1 in a narrower dtype: keep [0, 1)
+        below_one = float(np.nextafter(d.numpy.type(1), d.numpy.type(0)))
+        array = backend.xp_for_device(target).minimum(array, below_one).astype(d.numpy)
     return _finish(array, target, requires_grad)
 
 

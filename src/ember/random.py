@@ -336,10 +336,13 @@ def random_(t, from_=None, to=None, *, generator=None):
     else:
         info = np.iinfo(dt)
         low_limit, high_limit = int(info.min), int(info.max)
-    if from_ is not None:
-        from_ = int(_number(from_, "random_", "from"))
-    if to is not None:
-        to = int(_number(to, "random_", "to"))
+    for name, value in (("from", from_), ("to", to)):
+        if value is not None and not isinstance(_number(value, "random_", name),
+                                                (int, np.integer)):
+            raise TypeError(f"random_(): argument '{name}' must be an integer, not "
+                            f"{type(value).__name__}")
+    from_ = None if from_ is None else int(_number(from_, "random_", "from"))
+    to = None if to is None else int(_number(to, "random_", "to"))
     if from_ is None and to is None:
         low, high = 0, high_limit  # inclusive
     else:
