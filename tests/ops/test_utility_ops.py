@@ -99,7 +99,8 @@ def test_diff_orders_and_errors():
 def test_cross_conventions():
     a, b = ember.tensor([[1.0, 0.0, 0.0]]), ember.tensor([[0.0, 1.0, 0.0]])
     assert ember.linalg.cross(a, b).tolist() == [[0.0, 0.0, 1.0]]
-    assert a.cross(b).tolist() == [[0.0, 0.0, 1.0]]  # first dim of size 3
+    with pytest.warns(UserWarning, match="without specifying the dim"):
+        assert a.cross(b).tolist() == [[0.0, 0.0, 1.0]]  # first dim of size 3
     with pytest.raises(RuntimeError, match="dimension 0 must have length 3"):
         ember.cross(a, b, dim=0)
     with pytest.raises(RuntimeError, match="same number of dimensions"):

@@ -1806,6 +1806,11 @@ def _cross(input, other, dim, op):
         raise RuntimeError(f"{op}: shapes {list(input.shape)} and {list(other.shape)} don't "
                            "broadcast") from None
     if dim is None:  # torch.cross's legacy default: the first dim of size 3
+        import warnings
+
+        warnings.warn("Using cross without specifying the dim arg is deprecated: pass the dim "
+                      "explicitly or use linalg.cross (the default will become -1, as in "
+                      "linalg.cross).", UserWarning, stacklevel=3)
         dim = next((i for i, s in enumerate(shape) if s == 3), None)
         if dim is None:
             raise RuntimeError(f"{op}: no dimension of size 3 in input")
