@@ -1859,7 +1859,6 @@ def _int64():
 
 
 def _triangle_indices(op, lower, row, col, offset, dtype, device):
-    from ..creation import _device
     from .. import dtypes as _dtypes
 
     for arg, value in (("row", row), ("col", col), ("offset", offset)):
@@ -1871,7 +1870,7 @@ def _triangle_indices(op, lower, row, col, offset, dtype, device):
     d = _dtypes.int64 if dtype is None else _dtypes.to_dtype(dtype)
     if d.numpy.kind not in "iu":
         raise RuntimeError(f"{op}(): dtype must be an integer type, got {d.name}")
-    target = _device(device)
+    target = backend.CPU if device is None else backend.parse_device(device)
     r, c = np.indices((row, col)).reshape(2, -1)
     keep = (c - r <= offset) if lower else (c - r >= offset)
     index = np.stack([r[keep], c[keep]]).astype(d.numpy)
