@@ -1478,8 +1478,7 @@ def block_diag(*tensors):
                                f"dimensions. Input {i} has {x._data.ndim} dimensions")
         mats.append(x.reshape(1, -1) if x._data.ndim < 2 else x)
     if not mats:
-        from ..creation import empty
-        return empty((1, 0))
+        return Tensor._make(np.empty((1, 0), dtypes.get_default_dtype().numpy), backend.CPU)
     result = dtypes.result_type(*mats)
     mats = [m if m.dtype is result else m.to(result) for m in mats]
     total = sum(m._data.shape[1] for m in mats)
