@@ -195,3 +195,10 @@ def test_vander_gradient_at_zero_is_finite():
     x = ember.tensor([0.0, 2.0], requires_grad=True)
     ember.vander(x, N=3).sum().backward()
     assert x.grad.tolist() == [1.0, 5.0]  # d/dx (x^2 + x + 1) = 2x + 1
+
+
+def test_aminmax_shares_the_gradient_among_ties():
+    x = ember.tensor([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]], requires_grad=True)
+    result = ember.aminmax(x, dim=1)
+    (result.min * 2 + result.max).sum().backward()
+    assert x.grad.tolist() == [[2.0, 0.5, 0.5], [0.5, 0.5, 2.0]]
