@@ -314,3 +314,24 @@ def test_ctc_double_backward_raises_and_lengths_are_checked():
         F.ctc_loss(lp, ember.tensor([[1, 2]]), [5], [2])
     with pytest.raises(RuntimeError, match="differ from blank"):
         F.ctc_loss(lp, ember.tensor([[0, 2]]), [4], [2])
+
+
+def test_cross_entropy_fast_path_matches_the_general_one():
+    # (N, C) logits with index targets take one fused node; it must agree with the
+    # composed log_softmax + nll_loss path, ignore_index and double backward included
+    F = ember.nn.functional
+    x = ember.randn(6, 4, dtype=ember.float64, requires_grad=True)
+    t = ember.tensor([0, 3, -100, 1, 2, 3])
+    for reduction in ("mean", "sum"):
+        fused = F.cross_entropy(x, t, reduction=reduction)
+        composed = F.nll_loss(F.log_softmax(x, 1), t, reduction=reduction)
+        assert fused.grad_fn.name() == "NllLossBackward0"
+        assert abs(fused.item() - composed.item()) < 1e-12
+        (g1,) = ember.autograd.grad(fused, x, create_graph=True)
+        (g2,) = ember.autograd.grad(composed, x, create_graph=True)
+        assert np.allclose(g1.detach().numpy(), g2.detach().numpy(), atol=1e-12)
+        (h1,) = ember.autograd.grad((g1 * g1).sum(), x)
+        (h2,) = ember.autograd.grad((g2 * g2).sum(), x)
+        assert np.allclose(h1.numpy(), h2.numpy(), atol=1e-12)
+    with pytest.raises(IndexError, match="Target 7 is out of bounds"):
+        F.cross_entropy(x, ember.tensor([0, 1, 2, 3, 7, 0]))

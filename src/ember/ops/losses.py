@@ -20,6 +20,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from .elementwise import abs as _abs, minimum, relu, sigmoid, where
 from .neural import _constant, _p_norm, log_softmax
+from .neural import softmax as _softmax
 from ._util import ensure_tensor
 from .registry import Sample, register_op
 
@@ -381,6 +382,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     class_dim = 0 if input.ndim == 1 else 1
     if input.ndim == 0:
         raise ValueError("cross_entropy(): input must have at least 1 dimension, got 0-d")
+    if (input.ndim == 2 and weight is None and label_smoothing == 0.0
+            and reduction != "none" and target.ndim == 1
+            and target._data.dtype.kind in "iu"):
+        return _cross_entropy_indices(input, target, ignore_index, reduction)
     log_probs = log_softmax(input, class_dim)
     classes = input.shape[class_dim]
     if tuple(target.shape) == tuple(input.shape) and input.ndim > 0:
@@ -410,6 +415,52 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     elif reduction == "sum":
         smooth = smooth.sum()
     return (1.0 - label_smoothing) * loss + smooth * (label_smoothing / classes)
+
+
+def _cross_entropy_indices(input, target, ignore_index, reduction):
+    """The classifier's everyday loss, (N, C) logits against class indices, as one node."""
+    classes = _class_layout(input, target, "cross_entropy")
+    indices = target._data.astype(np.int64, copy=False)
+    valid = indices != ignore_index
+    safe = backend.xp_of(indices).where(valid, indices, 0)
+    if safe.size and (int(safe.min()) < 0 or int(safe.max()) >= classes):
+        bad = int(indices[valid & ((indices < 0) | (indices >= classes))][0])
+        raise IndexError(f"Target {bad} is out of bounds: cross_entropy() expects class "
+                         f"indices in [0, {classes}) for an input with {classes} classes (or "
+                         f"ignore_index={ignore_index})")
+    kept = int(valid.sum())
+    scale = 1.0 if reduction == "sum" else (1.0 / kept if kept else float("nan"))
+    return CrossEntropyIndices.apply(input, safe, valid, scale)
+
+
+class CrossEntropyIndices(Function):
+    """``-scale * sum_i log_softmax(x)[i, t_i]`` over the kept rows, in one stable pass.
+    Backward, ``(softmax(x) - onehot(t)) * scale`` on the kept rows, is written with ember
+    ops, so double backward works."""
+
+    node_name = "NllLossBackward0"
+
+    @staticmethod
+    def forward(ctx, x, indices, valid, scale):
+        xp = ctx.xp
+        shifted = x - x.max(axis=1, keepdims=True)
+        log_total = xp.log(xp.exp(shifted).sum(axis=1))
+        rows = xp.arange(x.shape[0])
+        log_probs = shifted[rows, indices] - log_total
+        ctx.save_for_backward(x)
+        ctx.indices, ctx.valid, ctx.scale = indices, valid, scale
+        return (-(log_probs * valid).sum() * scale).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        xp = backend.xp_of(x._data)
+        onehot = xp.zeros(x._data.shape, x._data.dtype)
+        onehot[xp.arange(x.shape[0]), ctx.indices] = 1
+        row_weight = (ctx.valid * ctx.scale).astype(x._data.dtype).reshape(-1, 1)
+        probabilities = _softmax(x, 1)
+        return ((probabilities - _constant(onehot, x)) * _constant(row_weight, x) * grad,
+                None, None, None)
 
 
 def _cross_entropy_probabilities(log_probs, target, weight, reduction, smoothing, class_dim,
