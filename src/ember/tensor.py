@@ -14,7 +14,7 @@ from . import backend, dtypes
 from . import random as _random
 from .autograd import function as _function_module
 from .autograd import grad_mode
-from .autograd.function import RemovableHandle, accumulator_of
+from .autograd.function import RemovableHandle
 from .backend import CPU
 
 _state = grad_mode._state

@@ -121,7 +121,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
     from . import grad as autograd_grad
 
     inputs = _as_tuple(inputs)
-    targets = [t for t in inputs if getattr(t, "requires_grad", False)]
     outputs = _differentiable_outputs(_as_tuple(func(*inputs)))
     outputs = [o for o in outputs if o.requires_grad]
     if grad_outputs is None:

@@ -19,7 +19,7 @@ from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
 from .elementwise import abs as _abs, minimum, relu, sigmoid, where
-from .neural import _constant, _p_norm, log_softmax
+from .neural import _constant, log_softmax
 from .neural import softmax as _softmax
 from ._util import ensure_tensor
 from .registry import Sample, register_op
