@@ -92,3 +92,5 @@ def test_python_m_ember_runs_the_tour():
                             check=True)
     assert "X tensor([1., 2., 3.], requires_grad=True)" in result.stdout
     assert "tensor([2.0000, 2.6667, 3.3333])" in result.stdout
+    assert "order 3: 6" in result.stdout and "AccumulateGrad" in result.stdout
+    assert "saved and loaded back" in result.stdout
