@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-gpu bench bench-gpu clean
+.PHONY: demo test test-gpu gpu-check bench bench-gpu clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,13 @@ test: $(STAMP)
 # On a machine with a GPU and CuPy already installed (no network needed).
 test-gpu:
 	PYTHONPATH=src python3 -m pytest -q -p no:cacheprovider
+
+# One short pass for a lent GPU machine: every CUDA case of the suite (op table included),
+# then the GPU benchmarks.
+gpu-check:
+	PYTHONPATH=src python3 -m pytest -q -p no:cacheprovider -n 8 -k cuda tests
+	PYTHONPATH=src python3 bench/ops_overhead.py --device cuda --repeats 100
+	PYTHONPATH=src python3 bench/mlp_train.py --device cuda --steps 200
 
 # Side-by-side with PyTorch (installed in .venv by .ci/run, or pip install torch==2.13.0).
 bench: $(STAMP)
