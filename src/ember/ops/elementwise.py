@@ -2201,9 +2201,8 @@ def heaviside(input, values):
     where ``input > 0`` (no gradient, as in PyTorch). Both must have the same dtype."""
     _two_tensors(input, values, "heaviside")
     if input.dtype is not values.dtype:
-        raise RuntimeError(f"heaviside is not yet implemented for tensors with different "
-                           f"dtypes (input is {input.dtype.name}, values is "
-                           f"{values.dtype.name})")
+        raise RuntimeError(f"heaviside needs input and values of one dtype (input is "
+                           f"{input.dtype.name}, values is {values.dtype.name})")
     try:
         return Heaviside.apply(input, values)
     except ValueError:
