@@ -49,7 +49,7 @@ def test_isclose_errors():
 def test_heaviside_and_integer_ops():
     x = ember.tensor([-1.5, 0.0, 2.0])
     assert ember.heaviside(x, ember.tensor([0.5])).tolist() == [0.0, 0.5, 1.0]
-    with pytest.raises(RuntimeError, match="heaviside.*different dtypes"):
+    with pytest.raises(RuntimeError, match="heaviside needs input and values of one dtype"):
         ember.heaviside(x, ember.tensor([1]))
     assert ember.gcd(ember.tensor([12, -18, 0]), ember.tensor([8, 12, 0])).tolist() == [4, 6, 0]
     assert ember.tensor([4, -6]).lcm(ember.tensor([6, 4])).tolist() == [12, 12]
