@@ -462,7 +462,7 @@ class MaxAll(Function):
         return grad * share, None
 
 
-class MaxDim(Function):
+class MaxDim(_Selection):
     """max(dim) / min(dim): values and indices; the gradient goes to the chosen index."""
 
     node_name = "MaxBackward0"
@@ -473,26 +473,9 @@ class MaxDim(Function):
         _check_nonempty(x, (dim,), "max" if largest else "min", False)
         if not largest:
             ctx.node_name = "MinBackward0"
-        indices = xp.argmax(x, axis=dim, keepdims=True) if largest else \
+        index = xp.argmax(x, axis=dim, keepdims=True) if largest else \
             xp.argmin(x, axis=dim, keepdims=True)
-        values = xp.take_along_axis(x, indices, axis=dim)
-        if x.dtype.kind == "f":
-            positions = xp.arange(x.shape[dim]).reshape(
-                [-1 if i == dim else 1 for i in range(x.ndim)])
-            ctx.save_for_backward(positions == indices)
-        ctx.dim, ctx.keepdim = dim, keepdim
-        if not keepdim:
-            values, indices = values.squeeze(dim), indices.squeeze(dim)
-        indices = indices.astype(np.int64, copy=False)
-        ctx.mark_non_differentiable(indices)
-        return values, indices
-
-    @staticmethod
-    def backward(ctx, grad, grad_indices):
-        (onehot,) = ctx.saved_tensors
-        if not ctx.keepdim:
-            grad = grad.unsqueeze(ctx.dim)
-        return grad * onehot, None, None, None
+        return _Selection._pick(ctx, x, index, dim, keepdim)
 
 
 def _max_samples(make):
