@@ -15,6 +15,16 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "Insta
            "SyncBatchNorm"]
 
 
+def _affine_parameters(module: Module, shape: tuple, affine: bool, bias: bool,
+                       factory: dict) -> None:
+    """Register ``weight`` (and ``bias``) of ``shape``, or None for each when not affine;
+    their values are set by the module's reset_parameters."""
+    module.register_parameter(
+        "weight", Parameter(creation.empty(*shape, **factory)) if affine else None)
+    module.register_parameter(
+        "bias", Parameter(creation.empty(*shape, **factory)) if affine and bias else None)
+
+
 class _NormBase(Module):
     """Shared state of batch and instance norm: affine weight/bias, running statistics."""
 
@@ -28,15 +38,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(creation.empty(num_features, **factory))
-            if bias:
-                self.bias = Parameter(creation.empty(num_features, **factory))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_features,), affine, bias, factory)
         if track_running_stats:
             self.register_buffer("running_mean", creation.zeros(num_features, **factory))
             self.register_buffer("running_var", creation.ones(num_features, **factory))
@@ -178,15 +180,7 @@ class LayerNorm(Module):
         self.normalized_shape = _shape_tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(creation.empty(*self.normalized_shape, **factory))
-            if bias:
-                self.bias = Parameter(creation.empty(*self.normalized_shape, **factory))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, factory)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -217,15 +211,7 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(creation.empty(num_channels, **factory))
-            if bias:
-                self.bias = Parameter(creation.empty(num_channels, **factory))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_channels,), affine, bias, factory)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
