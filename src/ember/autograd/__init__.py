@@ -90,7 +90,6 @@ class Function(_OpFunction):
 
     _array_forward = False
     _custom = True
-    _slow = True
 
     def name(self) -> str:
         return type(self).__name__ + "Backward"

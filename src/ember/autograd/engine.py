@@ -2,17 +2,25 @@
 
 Each node runs once, after every node that feeds it a gradient has run (dependency
 counting), so gradients from all paths are summed before they flow on. Saved values are
-freed as each node finishes unless ``retain_graph``. Backward runs under ``no_grad``
-unless ``create_graph``, so by default it records nothing.
+freed as each node finishes unless ``retain_graph``.
+
+Without ``create_graph`` (the common case) gradients flow as raw arrays: each op's
+formula runs on ``ArrayMath`` and makes no Tensor and no node; Tensors are made only where
+a user sees a gradient (hooks, ``.grad``, the results of ``autograd.grad``). With
+``create_graph`` gradients are Tensors and the formulas record their own graph.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from . import grad_mode
 from .. import backend
 from .anomaly import is_anomaly_enabled
-from .function import AccumulateGrad, _fit_gradients, accumulator_of
+from .backward_math import TENSOR_MATH, array_math
+from .function import AccumulateGrad, _fit_gradients, _materialize, accumulator_of
 
 _state = grad_mode._state
+_ndarray = np.ndarray
 
 
 def _roots(tensors, grad_tensors, who: str):
@@ -109,7 +117,14 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     roots, root_grads = _roots(tensors, grad_tensors, who)
     if retain_graph is None:
         retain_graph = create_graph
-    root_nodes = [n for n, _ in roots]
+    arrays = not create_graph
+    if arrays:
+        root_grads = [g._data for g in root_grads]
+    if len(roots) == 1 and inputs is None:
+        # one output: no dict of dependencies to count unless the graph branches
+        root_nodes = [roots[0][0]]
+    else:
+        root_nodes = [n for n, _ in roots]
     deps = _dependencies(root_nodes)
 
     # What to capture: (node, output_nr) -> position in inputs.
@@ -138,7 +153,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
         buf[nr] = g if buf[nr] is None else buf[nr] + g
     ready = [n for n in dict.fromkeys(root_nodes) if deps.get(n, 0) == 0]
     # memory already handed out (the caller's gradients): copy before storing into .grad
-    stored = {id(g._base if g._base is not None else g) for g in root_grads}
+    stored = {id(_owner(g, arrays)) for g in root_grads}
     anomaly = is_anomaly_enabled()
 
     previous = _state.enabled
@@ -150,8 +165,15 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
             grads = pop_buffer(node, None)
             edges = node._edges
             if grads is not None and (needed is None or node in needed):
-                if node._hooked:
-                    grads = _run_tensor_hooks(node, grads)
+                if node._hooked or anomaly or (arrays and not node.array_backward):
+                    # hooks and user Functions see Tensors
+                    if arrays:
+                        grads = _as_tensors(node, grads)
+                    if node._hooked:
+                        grads = _run_tensor_hooks(node, grads)
+                    on_tensors = True
+                else:
+                    on_tensors = False
                 if capture:
                     for nr, g in enumerate(grads):
                         for i in capture.get((node, nr), ()):
@@ -163,15 +185,23 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 if not accumulate and node in targets and \
                         not any(e is not None and e[0] in needed for e in edges):
                     continue  # the gradient we wanted is captured; nothing below matters
-                if node._slow or anomaly:
+                if on_tensors:
+                    node.math = TENSOR_MATH
                     results = _call(node, grads, anomaly)
+                    if arrays:
+                        results = [r._data if r is not None else None for r in results]
                 else:
+                    if node._num_outputs > 1 and node._materialize_grads:
+                        grads = _materialize(node, grads, arrays)
+                    node.math = array_math(node.xp) if arrays else TENSOR_MATH
                     results = type(node).backward(node, *grads)
                     if type(results) is not tuple:
                         results = (results,)
                     if len(results) != len(edges):
                         results = _fit_gradients(node, results)
-                if not retain_graph:
+                if retain_graph:
+                    node.math = TENSOR_MATH
+                else:
                     node._release()
                 for edge, g in zip(edges, results):
                     if edge is None:
@@ -199,6 +229,9 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     finally:
         _state.enabled = previous
 
+    if arrays and capture:
+        captured = [_as_tensor(g) if g is not None and not isinstance(g, Tensor) else g
+                    for g in captured]
     if inputs is not None and accumulate:
         for t, g in zip(inputs, captured):  # non-leaf inputs get .grad like retain_grad
             if t.grad_fn is not None and g is not None:
@@ -211,6 +244,27 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     "graph. Set allow_unused=True if this is the desired behavior.")
         return tuple(captured)
     return None
+
+
+def _owner(g, arrays: bool):
+    """The object that owns a gradient's memory (views are traced to their base)."""
+    if arrays:
+        base = getattr(g, "base", None)
+        return base if base is not None else g
+    return g._base if g._base is not None else g
+
+
+def _as_tensor(g):
+    """A gradient array as a Tensor on the array's device (no copy)."""
+    from ..tensor import Tensor
+
+    if type(g) is not _ndarray:
+        g = backend.xp_of(g).asarray(g)  # NumPy scalars, CuPy arrays
+    return Tensor._make(g, backend.device_of_array(g), False)
+
+
+def _as_tensors(node, grads):
+    return [_as_tensor(g) if g is not None else None for g in grads]
 
 
 def _run_tensor_hooks(node, grads):
@@ -274,12 +328,51 @@ def _validate(node, results):
 
 
 def _accumulate(variable, grad, create_graph, stored):
+    """Add a gradient (an array, or a Tensor under create_graph or after hooks) into
+    ``variable.grad``."""
+    from ..tensor import Tensor
+
     hooks = variable._hooks
     if hooks:
+        if not isinstance(grad, Tensor):
+            grad = _as_tensor(grad)
         for hook in list(hooks):
             out = hook(grad)
             if out is not None:
                 grad = out
+    if isinstance(grad, Tensor):
+        if create_graph or grad._requires_grad or variable._grad is not None and \
+                variable._grad._requires_grad:
+            _accumulate_tensor(variable, grad, create_graph, stored)
+            return
+        grad = grad._data
+    data = variable._data
+    if type(grad) is not type(data):
+        grad = backend.xp_of(data).asarray(grad)
+    if grad.dtype != data.dtype:
+        grad = grad.astype(data.dtype)
+    if grad.shape != data.shape:
+        raise RuntimeError(
+            f"the gradient for a tensor of shape {list(variable.shape)} came out with shape "
+            f"{list(grad.shape)}")
+    current = variable._grad
+    if current is None:
+        # Never let two .grad tensors (or a .grad and the gradient the caller passed in)
+        # share memory: a later in-place change to one would show in the other. PyTorch's
+        # layout contract: a .grad is laid out like its tensor, so optimizer updates walk
+        # both in the same order.
+        owner = id(_owner(grad, True))
+        if owner in stored or (not grad.flags.c_contiguous and data.flags.c_contiguous):
+            grad = grad.copy(order="C")
+            owner = id(grad)
+        variable._grad = Tensor._make(grad, variable._device, False)
+        stored.add(owner)
+    else:
+        current._data += grad
+        current._version_counter.value += 1
+
+
+def _accumulate_tensor(variable, grad, create_graph, stored):
     if grad.dtype is not variable.dtype:
         grad = grad.to(variable.dtype)
     if grad._data.shape != variable._data.shape:
@@ -288,17 +381,12 @@ def _accumulate(variable, grad, create_graph, stored):
             f"{list(grad.shape)}")
     current = variable._grad
     if current is None:
-        # Never let two .grad tensors (or a .grad and the gradient the caller passed in)
-        # share memory: a later in-place change to one would show in the other. Views are
-        # traced to the tensor that owns their memory.
-        owner = id(grad._base if grad._base is not None else grad)
+        owner = id(_owner(grad, False)) if create_graph else id(_owner(grad._data, True))
         if not create_graph:
-            # PyTorch's layout contract: a .grad is laid out like its tensor, so optimizer
-            # updates walk both in the same order (a transposed view would be slow there).
             if owner in stored or (not grad._data.flags.c_contiguous
                                    and variable._data.flags.c_contiguous):
                 grad = grad.detach().clone()  # a fresh, C-ordered copy
-                owner = id(grad)
+                owner = id(grad._data)
             elif grad._requires_grad:
                 grad = grad.detach()
         variable._grad = grad
@@ -308,4 +396,3 @@ def _accumulate(variable, grad, create_graph, stored):
     else:
         current._data += grad._data
         current._version_counter.value += 1
-

@@ -8,8 +8,10 @@ Two kinds of forward exist, one node type:
   and gradients of gradients work.
 - user Functions (``ember.autograd.Function``) get and return Tensors, as in PyTorch.
 
-Backward is always written with ember Tensor ops. The engine runs it under ``no_grad``
-unless ``create_graph=True``, so the common path records nothing.
+A backward formula is written once, against ``ctx.math`` (see ``backward_math``): the
+engine hands it raw arrays and ``ArrayMath`` when no graph of the backward is needed, and
+Tensors and ``TENSOR_MATH`` under ``create_graph=True``. ``saved_tensors`` gives arrays or
+Tensors to match. User Functions always get Tensors.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from .. import backend
 from ..backend import CPU
 from . import anomaly as _anomaly
 from . import grad_mode
+from .backward_math import TENSOR_MATH
 
 _state = grad_mode._state
 _Tensor = None  # ember.Tensor, set by ember.tensor once the class exists (import order)
@@ -77,9 +80,10 @@ class Node:
     _num_outputs = 1
     _custom = False
     _hooked = False  # set once any hook is registered
-    # True when the engine must take the general path (hooks, user Functions, several
-    # outputs); one flag keeps the common path to a single check.
-    _slow = False
+    # True where the backward formula runs on arrays when no graph of the backward is
+    # recorded (written against ``ctx.math``); False: it always gets Tensors (user
+    # Functions, and formulas written with Tensor methods).
+    array_backward = True
 
     @property
     def next_functions(self) -> tuple:
@@ -97,7 +101,7 @@ class Node:
         return replacement grad_inputs."""
         hooks = self.__dict__.setdefault("_post_hooks", [])
         hooks.append(hook)
-        self._hooked = self._slow = True
+        self._hooked = True
         return RemovableHandle(hooks, hook)
 
     def register_prehook(self, hook):
@@ -105,13 +109,13 @@ class Node:
         replacement grad_outputs."""
         hooks = self.__dict__.setdefault("_pre_hooks", [])
         hooks.append(hook)
-        self._hooked = self._slow = True
+        self._hooked = True
         return RemovableHandle(hooks, hook)
 
     def _register_tensor_hook(self, output_nr: int, hook):
         hooks = self.__dict__.setdefault("_tensor_hooks", {}).setdefault(output_nr, [])
         hooks.append(hook)
-        self._hooked = self._slow = True
+        self._hooked = True
         return RemovableHandle(hooks, hook)
 
     def __repr__(self) -> str:
@@ -156,6 +160,8 @@ class FunctionCtx(Node):
     _materialize_grads = True
     _non_differentiable = ()
     _dirty = ()
+    # The namespace backward computes with; the engine sets ArrayMath for array backward.
+    math = TENSOR_MATH
 
     def save_for_backward(self, *values) -> None:
         """Keep tensors (or, in ember's own ops, arrays) for backward."""
@@ -175,8 +181,12 @@ class FunctionCtx(Node):
 
     @property
     def saved_tensors(self) -> tuple:
+        """The saved values, checked against in-place changes: arrays when backward runs
+        on arrays, Tensors (linked into the graph) otherwise."""
         if self._freed:
             raise RuntimeError(SECOND_BACKWARD)
+        if self.math.arrays:
+            return _saved_arrays(self)
         out = []
         for item in self._saved:
             if type(item) is tuple and item[0]._version_counter.value == item[1]:
@@ -190,6 +200,23 @@ class FunctionCtx(Node):
     def _release(self) -> None:
         self._saved = ()
         self._freed = True
+
+
+def _saved_arrays(node) -> tuple:
+    out = []
+    for item in node._saved:
+        if type(item) is tuple:
+            tensor, version = item
+            if tensor._version_counter.value != version:
+                _unpack(node, item)  # raises, naming the op and the versions
+            out.append(tensor._data)
+        elif item is None:
+            out.append(None)
+        else:
+            if item.version_counter.value != item.version:
+                _unpack(node, item)
+            out.append(item.data)
+    return tuple(out)
 
 
 def _unpack(node, item):
@@ -260,6 +287,7 @@ class Function(FunctionCtx):
 
     # ember's own ops compute on arrays; user Functions (ember.autograd.Function) on Tensors.
     _array_forward = True
+    array_backward = False
     # Outputs that are views of input 0 share its memory and version counter.
     is_view = False
     # The PyTorch node name, e.g. 'AddBackward0'; defaults to '<Class>Backward0'.
@@ -422,9 +450,9 @@ def _on(tensor, device):
     return backend.move(tensor._data, tensor._device, device)
 
 
-def _materialize(node, grads):
-    Tensor = _Tensor
-    if all(g is not None for g in grads):
+def _materialize(node, grads, arrays: bool = False):
+    """Zeros for the outputs that got no gradient (arrays, or Tensors)."""
+    if None not in grads:
         return grads
     out = list(grads)
     for i, g in enumerate(out):
@@ -435,7 +463,7 @@ def _materialize(node, grads):
             else:
                 with backend.cuda.device_guard(node._device.index):
                     zeros = node.xp.zeros(shape, dt.numpy)
-            out[i] = Tensor._make(zeros, node._device, False)
+            out[i] = zeros if arrays else _Tensor._make(zeros, node._device, False)
     return out
 
 
@@ -476,7 +504,6 @@ def _wrap_outputs(cls, ctx, args, arrays, result, requires_grad):
         _link_view(cls, args, wrapped, args[0])
     if requires_grad:
         ctx._num_outputs = len(outputs)
-        ctx._slow = True
         ctx._output_meta = [(t._data.shape, t.dtype) for t in wrapped]
         if ctx._to_save:
             ctx._saved = _resolve_saved(ctx._to_save, arrays, args, outputs, wrapped)

@@ -1,0 +1,228 @@
+"""The two namespaces a backward formula runs on: one formula, two speeds.
+
+Every op writes its derivative once, against ``ctx.math``. The engine picks the namespace:
+
+- ``ArrayMath`` (NumPy or CuPy, whichever the node's device uses) when no graph of the
+  backward is needed (``create_graph=False``, the common case): gradients and saved values
+  are raw arrays, and the formula makes no Tensor and no node;
+- ``TENSOR_MATH`` under ``create_graph=True``: gradients and saved values are Tensors,
+  every call is an ember op, and the backward is recorded, so gradients of gradients work.
+
+A formula uses Python's operators (``grad * out``, ``-grad``, ``x > 0``), ``.shape`` and
+``.ndim``, and the functions below, which keep ember's names and signatures in both
+namespaces (``math.sum(x, dim, keepdim)``, ``math.where(cond, a, b)``). Operators mean the
+same on arrays and on Tensors; methods don't (``.sum(dim=...)``, ``.t()``), so formulas
+call functions instead.
+
+>>> class Cube(ember.autograd.Function): ...   # user Functions always get Tensors
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _axes(dim, ndim: int):
+    if dim is None:
+        return None
+    if isinstance(dim, (list, tuple)):
+        return tuple(d % ndim if ndim else 0 for d in dim)
+    return dim % ndim if ndim else 0
+
+
+class ArrayMath:
+    """The backward namespace on raw arrays of one array module (``xp``)."""
+
+    arrays = True
+
+    def __init__(self, xp):
+        self.xp = xp
+
+    # --------------------------------------------------------------- broadcasting
+    def sum_to_shape(self, grad, shape: tuple):
+        """Undo broadcasting: sum ``grad`` over the dims broadcasting added or stretched."""
+        gshape = grad.shape
+        if gshape == shape:
+            return grad
+        shape = tuple(shape)
+        if gshape == shape:
+            return grad
+        lead = len(gshape) - len(shape)
+        dims = tuple(range(lead)) + tuple(
+            i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
+        out = grad.sum(axis=dims, keepdims=True) if dims else grad
+        return out.reshape(shape) if out.shape != shape else out
+
+    def expand(self, x, shape):
+        return self.xp.broadcast_to(x, tuple(shape))
+
+    # --------------------------------------------------------------- reductions
+    def sum(self, x, dim=None, keepdim: bool = False):
+        return self.xp.sum(x, axis=_axes(dim, x.ndim), keepdims=keepdim)
+
+    def mean(self, x, dim=None, keepdim: bool = False):
+        return self.xp.mean(x, axis=_axes(dim, x.ndim), keepdims=keepdim)
+
+    # --------------------------------------------------------------- shapes
+    def reshape(self, x, shape):
+        return self.xp.reshape(x, tuple(shape))
+
+    def unsqueeze(self, x, dim: int):
+        return self.xp.expand_dims(x, dim if dim >= 0 else dim + x.ndim + 1)
+
+    def squeeze(self, x, dim=None):
+        return self.xp.squeeze(x, axis=dim)
+
+    def transpose(self, x, dim0: int, dim1: int):
+        return self.xp.swapaxes(x, dim0, dim1)
+
+    def permute(self, x, dims):
+        return self.xp.transpose(x, tuple(dims))
+
+    def flip(self, x, dims):
+        return self.xp.flip(x, axis=tuple(dims))
+
+    def mT(self, x):
+        return self.xp.swapaxes(x, -1, -2)
+
+    def contiguous(self, x):
+        return self.xp.ascontiguousarray(x)
+
+    def cat(self, arrays, dim: int = 0):
+        return self.xp.concatenate(arrays, axis=dim)
+
+    def stack(self, arrays, dim: int = 0):
+        return self.xp.stack(arrays, axis=dim)
+
+    # --------------------------------------------------------------- elementwise
+    def where(self, condition, a, b):
+        return self.xp.where(condition, a, b)
+
+    def exp(self, x):
+        return self.xp.exp(x)
+
+    def log(self, x):
+        return self.xp.log(x)
+
+    def sqrt(self, x):
+        return self.xp.sqrt(x)
+
+    def rsqrt(self, x):
+        return 1 / self.xp.sqrt(x)
+
+    def sign(self, x):
+        return self.xp.sign(x)
+
+    def abs(self, x):  # noqa: A003 - the op's name
+        return self.xp.abs(x)
+
+    def sin(self, x):
+        return self.xp.sin(x)
+
+    def cos(self, x):
+        return self.xp.cos(x)
+
+    def tanh(self, x):
+        return self.xp.tanh(x)
+
+    def sigmoid(self, x):
+        return 1 / (1 + self.xp.exp(-x))
+
+    def square(self, x):
+        return x * x
+
+    def reciprocal(self, x):
+        return 1 / x
+
+    def maximum(self, a, b):
+        return self.xp.maximum(a, b)
+
+    def minimum(self, a, b):
+        return self.xp.minimum(a, b)
+
+    def clamp(self, x, min=None, max=None):  # noqa: A002 - PyTorch's names
+        return self.xp.clip(x, min, max)
+
+    def zeros_like(self, x):
+        return self.xp.zeros_like(x)
+
+    def ones_like(self, x):
+        return self.xp.ones_like(x)
+
+    def full_like(self, x, value):
+        return self.xp.full_like(x, value)
+
+    def zeros(self, shape, like):
+        """Zeros of ``shape`` with ``like``'s dtype and device."""
+        return self.xp.zeros(tuple(shape), like.dtype)
+
+    def cast(self, x, like):
+        """``x`` in ``like``'s dtype."""
+        return x.astype(like.dtype, copy=False) if x.dtype != like.dtype else x
+
+    # --------------------------------------------------------------- products
+    def matmul(self, a, b):
+        return self.xp.matmul(a, b)
+
+    def outer(self, a, b):
+        return self.xp.outer(a, b)
+
+
+class TensorMath:
+    """The backward namespace on Tensors: ember's own functions, recording a graph."""
+
+    arrays = False
+
+    def __getattr__(self, name: str):
+        from ..tensor import _F  # the registry's public functions, by name
+
+        try:
+            function = _F[name]
+        except KeyError:
+            raise AttributeError(f"the backward namespace has no function {name!r}") from None
+        setattr(self, name, function)  # found once, then a plain attribute
+        return function
+
+    @staticmethod
+    def sum_to_shape(grad, shape: tuple):
+        gshape = grad._data.shape
+        if gshape == shape or gshape == tuple(shape):
+            return grad
+        lead = len(gshape) - len(shape)
+        dims = tuple(range(lead)) + tuple(
+            i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
+        out = grad.sum(dim=dims, keepdim=True) if dims else grad
+        if lead or out._data.shape != tuple(shape):
+            out = out.reshape(tuple(shape))
+        return out
+
+    @staticmethod
+    def expand(x, shape):
+        return x.expand(tuple(shape))
+
+    @staticmethod
+    def mT(x):
+        return x.transpose(-2, -1)
+
+    @staticmethod
+    def contiguous(x):
+        return x.contiguous()
+
+    @staticmethod
+    def zeros(shape, like):
+        return like.new_zeros(tuple(shape))
+
+    @staticmethod
+    def cast(x, like):
+        return x.to(like.dtype) if x.dtype is not like.dtype else x
+
+
+TENSOR_MATH = TensorMath()
+_ARRAY_MATH = {np: ArrayMath(np)}
+
+
+def array_math(xp) -> ArrayMath:
+    """The array namespace of one array module (NumPy, or CuPy for GPU nodes)."""
+    math = _ARRAY_MATH.get(xp)
+    if math is None:
+        math = _ARRAY_MATH[xp] = ArrayMath(xp)
+    return math
