@@ -15,8 +15,9 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor, _inplace
 from ._util import float_operand, wrap_dim
-from .elementwise import _in_float64, erf, erf_array, exp, sigmoid, tanh, where
-from .elementwise import relu as _relu
+from .comparison import where
+from .unary import _in_float64, erf, erf_array, exp, sigmoid, tanh
+from .unary import relu as _relu
 from .registry import NAMESPACES, Sample, bind_method, register_op
 
 _F = "nn.functional"

@@ -18,9 +18,10 @@ import numpy as np
 from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
-from .elementwise import abs as _abs, minimum, relu, sigmoid, where
+from .comparison import minimum, where
 from .neural import _constant, log_softmax
 from .neural import softmax as _softmax
+from .unary import abs as _abs, relu, sigmoid
 from ._util import ensure_tensor
 from .registry import Sample, register_op
 

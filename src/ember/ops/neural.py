@@ -18,10 +18,12 @@ from .. import backend, dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor, _inplace
-from .elementwise import abs as _abs, mul, where
+from .arithmetic import mul
+from .comparison import where
 from .indexing import IndexScatter
-from .linalg import matmul
+from .products import matmul
 from .shape import cat
+from .unary import abs as _abs
 from ._util import ensure_tensor, wrap_dim
 from .registry import Sample, register_op
 

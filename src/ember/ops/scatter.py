@@ -15,7 +15,7 @@ from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor, _inplace
 from ._util import ensure_tensor, wrap_dim
-from .elementwise import where
+from .comparison import where
 from .indexing import AdvancedIndex, IndexPut, IndexPutAccumulate, convert_index
 from .registry import Sample, bind_method, register_op
 

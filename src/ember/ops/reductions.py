@@ -1,10 +1,12 @@
-"""Reductions and scans: sum, mean, prod, max/min, amax/amin, argmax/argmin, var/std,
-norms, logsumexp, cumulative ops, all/any, median, sort/topk and friends.
+"""Reductions and scans: sum, mean, prod, max/min, amax/amin, aminmax, argmax/argmin,
+var/std, logsumexp, cumulative ops, all/any, count_nonzero, diff, cov/corrcoef, and the
+helpers the order statistics in ``sorting`` and the norms in ``norms`` share.
 
-Ops that pick elements (sort, topk, median, cummax) return ``(values, indices)`` named
-tuples like PyTorch's ``torch.return_types``; their gradients flow back along the indices
-through a small gather/scatter pair (``GatherAlong`` / ``ScatterAlong``), each the
-other's backward, so gradients of gradients work.
+Ops that pick elements (max/min over a dim, cummax, and sort, topk, median in
+``sorting``) return ``(values, indices)`` named tuples like PyTorch's
+``torch.return_types``; their gradients flow back along the indices through a small
+gather/scatter pair (``GatherAlong`` / ``ScatterAlong``), each the other's backward, so
+gradients of gradients work.
 """
 from __future__ import annotations
 
@@ -21,21 +23,17 @@ from .. import backend, dtypes
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..tensor import Tensor
-from .elementwise import abs as _abs
-from .elementwise import maximum, minimum, sign, where
 from ._util import ensure_tensor, wrap_dim, wrap_dims
-from .registry import NAMESPACES, OPS, Sample, register_op
+from .comparison import maximum, minimum, where
+from .registry import NAMESPACES, Sample, register_op
+
 
 # PyTorch returns (values, indices) named tuples from these ops (torch.return_types.*).
 MaxResult = namedtuple("max", ["values", "indices"])
 MinResult = namedtuple("min", ["values", "indices"])
-SortResult = namedtuple("sort", ["values", "indices"])
-TopkResult = namedtuple("topk", ["values", "indices"])
-MedianResult = namedtuple("median", ["values", "indices"])
-NanmedianResult = namedtuple("nanmedian", ["values", "indices"])
 CummaxResult = namedtuple("cummax", ["values", "indices"])
 CumminResult = namedtuple("cummin", ["values", "indices"])
-KthvalueResult = namedtuple("kthvalue", ["values", "indices"])
+
 
 # PyTorch's scalar-type names, used in its error messages ("Got: Long").
 _SCALAR_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
@@ -88,16 +86,6 @@ def _check_nonempty(x, dims: tuple, op: str, all_dims: bool) -> None:
     for d in dims:
         if x.shape[d] == 0:
             raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
-
-
-def _stable_argsort(xp, a, axis: int, descending: bool):
-    """Indices that sort ``a`` along ``axis``, equal elements keeping their order; NaN
-    counts as the largest value (last ascending, first descending), as in PyTorch."""
-    if not descending:
-        return xp.argsort(a, axis=axis, kind="stable")
-    # Sorting the reversed array and reversing the result keeps ties in input order.
-    reversed_order = xp.argsort(xp.flip(a, axis), axis=axis, kind="stable")
-    return (a.shape[axis] - 1) - xp.flip(reversed_order, axis)
 
 
 def _running(xp, a, axis: int, largest: bool):
@@ -744,179 +732,6 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _variance(input, dim, unbiased, keepdim, correction, "std_mean", True, True)
 
 
-# ----------------------------------------------------------------------------- norms
-class VectorNorm(Function):
-    """``(sum |x|^p)^(1/p)`` over dims; p = inf / -inf are max / min of |x|, p = 0 counts
-    non-zeros. Gradients are 0 where the norm (or, for p < 1, the element) is 0."""
-
-    node_name = "LinalgVectorNormBackward0"
-
-    @staticmethod
-    def forward(ctx, x, ord, dims, keepdim):
-        xp = ctx.xp
-        ctx.shape, ctx.dims, ctx.keepdim, ctx.ord = x.shape, dims, keepdim, ord
-        a = xp.abs(x)
-        if ord == math.inf or ord == -math.inf:
-            _check_nonempty(x, dims, "linalg.vector_norm", False)
-            out = (xp.amax if ord > 0 else xp.amin)(a, axis=dims, keepdims=keepdim)
-        elif ord == 0:
-            out = xp.sum(a != 0, axis=dims, keepdims=keepdim).astype(x.dtype)
-        elif ord == 1:
-            out = xp.sum(a, axis=dims, keepdims=keepdim)
-        elif ord == 2:
-            out = xp.sqrt(xp.sum(a * a, axis=dims, keepdims=keepdim))
-        else:
-            with np.errstate(divide="ignore"):
-                out = xp.sum(a ** ord, axis=dims, keepdims=keepdim) ** (1.0 / ord)
-        out = xp.asarray(out).astype(x.dtype, copy=False)
-        ctx.save_for_backward(x, out)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, out = ctx.saved_tensors
-        shape, dims, keepdim, p = ctx.shape, ctx.dims, ctx.keepdim, ctx.ord
-        if p == 0:
-            return None, None, None, None
-        g = _keep(grad, shape, dims, keepdim)
-        if p == 1:
-            return g * sign(x), None, None, None
-        norm = _keep(out, shape, dims, keepdim)
-        if p == math.inf or p == -math.inf:
-            ties = _abs(x) == norm
-            count = ties.sum(dims, keepdim=True)  # 0 only in rows holding NaN: gradient 0
-            count = where(count == 0, 1, count)
-            return where(ties, g * sign(x), 0.0) / count, None, None, None
-        norm_safe = where(norm == 0, 1.0, norm)
-        if p == 2:
-            return x * where(norm == 0, 0.0, g / norm_safe), None, None, None
-        x_safe = where(x == 0, 1.0, x)
-        element = where(x == 0, 0.0, sign(x_safe) * _abs(x_safe) ** (p - 1))
-        return element * where(norm == 0, 0.0, g / norm_safe ** (p - 1)), None, None, None
-
-
-def _check_norm_input(input, op):
-    ensure_tensor(input, op)
-    if input._data.dtype.kind != "f":
-        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. "
-                           f"Got {_scalar_name(input)}")
-
-
-@register_op("vector_norm", namespace="linalg",
-             samples=lambda make: [
-                 Sample((make((3, 4)),), name="2 all"),
-                 Sample((make((3, 4)), 3, 1), name="p=3"),
-                 Sample((make((2, 3, 4)), math.inf, (0, 2), True), name="inf keepdim"),
-                 Sample((make((3, 4)), -math.inf, -1), name="-inf"),
-                 Sample((make((3, 4)), 1, 0), name="p=1"),
-                 Sample((make((3, 4)), 0.5), name="p=0.5"),
-                 Sample((make((3, 4)), 0, 1), name="p=0")])
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    """The vector ``ord``-norm over ``dim`` (all elements by default):
-    ``(sum |x|^ord)^(1/ord)``, ``max |x|`` for inf, ``min |x|`` for -inf, the count of
-    non-zeros for 0. The gradient at a zero norm is 0 (not NaN), as in PyTorch."""
-    _check_norm_input(x, "linalg.vector_norm")
-    if isinstance(ord, str) or not isinstance(ord, numbers.Real):
-        raise TypeError(f"linalg.vector_norm(): argument 'ord' must be a number, not "
-                        f"{type(ord).__name__}")
-    if dtype is not None:
-        x = x.to(dtypes.to_dtype(dtype))
-    dims = _reduced_dims(x, dim, "linalg.vector_norm")
-    return VectorNorm.apply(x, float(ord), dims, bool(keepdim))
-
-
-def _svdvals():
-    function = NAMESPACES["linalg"].get("svdvals")
-    if function is None:
-        raise RuntimeError("linalg.matrix_norm: ord 'nuc', 2 and -2 need singular values "
-                           "(ember.linalg.svdvals), which this build does not register")
-    return function
-
-
-def _matrix_dims(A, dim, op):
-    if A._data.ndim < 2:
-        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
-    if not isinstance(dim, (tuple, list)) or len(dim) != 2:
-        raise RuntimeError(f"{op}: dim must be a 2-tuple. Got "
-                           + (" ".join(str(d) for d in dim) if isinstance(dim, (tuple, list))
-                              else str(dim)))
-    d0, d1 = (wrap_dim(d, A._data.ndim, op) for d in dim)
-    if d0 == d1:
-        raise RuntimeError(f"{op}: dims must be different. Got ({dim[0]}, {dim[1]})")
-    return d0, d1
-
-
-@register_op("matrix_norm", namespace="linalg",
-             samples=lambda make: [
-                 Sample((make((3, 4)),), name="fro"),
-                 Sample((make((2, 3, 3)), 1), name="1 batched"),
-                 Sample((make((3, 4)), math.inf), {"keepdim": True}, name="inf keepdim"),
-                 Sample((make((3, 4)), -1, (1, 0)), name="-1 swapped dims"),
-                 Sample((make((4, 3)), -math.inf), name="-inf")]
-             + ([Sample((make((3, 4)), "nuc"), name="nuc"),
-                 Sample((make((3, 4)), 2), name="2")]
-                if "linalg.svdvals" in OPS else []))
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
-    """Matrix norms over the two dims ``dim``: 'fro' ``sqrt(sum |a_ij|^2)``, 'nuc' (sum
-    of singular values), 1 / -1 (max / min column abs-sum), inf / -inf (max / min row
-    abs-sum), 2 / -2 (largest / smallest singular value)."""
-    op = "linalg.matrix_norm"
-    _check_norm_input(A, op)
-    if dtype is not None:
-        A = A.to(dtypes.to_dtype(dtype))
-    d0, d1 = _matrix_dims(A, dim, op)
-    if ord == "fro":
-        return vector_norm(A, 2, (d0, d1), keepdim)
-    if ord in ("nuc", 2, -2):
-        rest = [i for i in range(A._data.ndim) if i not in (d0, d1)]
-        singular = _svdvals()(A.permute(*rest, d0, d1))
-        out = singular.sum(-1) if ord == "nuc" else (
-            amax(singular, -1) if ord == 2 else amin(singular, -1))
-        if keepdim:
-            for d in sorted((d0, d1)):
-                out = out.unsqueeze(d)
-        return out
-    if ord in (1, -1, math.inf, -math.inf):
-        # 1: abs-sum down each column (over d0), then the max over columns (d1)
-        summed, picked = (d0, d1) if ord in (1, -1) else (d1, d0)
-        sums = _abs(A).sum(summed, keepdim=True)
-        out = (amax if ord > 0 else amin)(sums, picked, keepdim=True)
-        if keepdim:
-            return out
-        return out.reshape(tuple(s for i, s in enumerate(out.shape) if i not in (d0, d1)))
-    raise RuntimeError(f"{op}: Order {ord} not supported.")
-
-
-def _norm_samples(make):
-    return [Sample((make((3, 4)),), name="fro all"),
-            Sample((make((3, 4)), 3), name="p=3"),
-            Sample((make((2, 3, 4)), "fro", (0, 2), True), name="fro dims keepdim"),
-            Sample((make((3, 4)), math.inf, 1), name="inf dim"),
-            Sample((make((3, 4)), 1), {"dim": 0}, name="p=1")]
-
-
-@register_op(methods=("norm",), samples=_norm_samples)
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    """The norm of ``input``: a number ``p`` gives the vector p-norm over ``dim`` (all
-    elements by default); 'fro' the 2-norm over ``dim``; 'nuc' the nuclear norm of the
-    matrices in the last two dims (or ``dim``)."""
-    _check_norm_input(input, "linalg.vector_norm")
-    if isinstance(p, str):
-        if p == "fro":
-            if dim is not None and not isinstance(dim, (tuple, list)):
-                dim = (dim,)
-            if dim is not None and len(dim) > 2:
-                raise RuntimeError(f"norm(): 'fro' needs at most 2 dims, got {list(dim)}")
-            return vector_norm(input, 2, dim, keepdim, dtype=dtype)
-        if p == "nuc":
-            return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim,
-                               dtype=dtype)
-        raise RuntimeError(f"norm(): p must be a number, 'fro' or 'nuc', got {p!r}")
-    if p is None:
-        p = 2
-    return vector_norm(input, p, dim, keepdim, dtype=dtype)
-
-
 # ----------------------------------------------------------------------------- logsumexp
 class LogSumExp(Function):
     """``m + log(sum(exp(x - m)))`` with ``m`` the max (0 where it is infinite), so large
@@ -1178,213 +993,8 @@ def count_nonzero(input, dim=None):
     return CountNonzero.apply(input, _reduced_dims(input, dim, "count_nonzero"))
 
 
-# ----------------------------------------------------------------------------- median
-class Median(_Selection):
-    node_name = "MedianBackward1"
-
-    @staticmethod
-    def forward(ctx, x, dim, keepdim, ignore_nan):
-        xp = ctx.xp
-        n = x.shape[dim]
-        if ignore_nan:
-            ctx.node_name = "NanmedianBackward1"
-        order = _stable_argsort(xp, x, dim, False)  # NaN last
-        if x.dtype.kind == "f":
-            valid = xp.sum(~xp.isnan(x), axis=dim, keepdims=True)
-            if ignore_nan:  # the lower median of the non-NaN values (NaN if none)
-                k = xp.maximum((valid - 1) // 2, 0)
-            else:  # any NaN makes the median NaN: the first NaN in sorted order
-                k = xp.where(valid < n, valid, (n - 1) // 2)
-        else:
-            k = xp.full(_keepdim_shape(x.shape, (dim,)), (n - 1) // 2, np.int64)
-        index = xp.take_along_axis(order, k.astype(np.int64), axis=dim)
-        return _Selection._pick(ctx, x, index, dim, keepdim)
-
-
-def _median(input, dim, keepdim, ignore_nan):
-    name = "nanmedian" if ignore_nan else "median"
-    ensure_tensor(input, name)
-    _no_bool(input, name)
-    result_type = NanmedianResult if ignore_nan else MedianResult
-    if dim is None:
-        if keepdim:
-            raise TypeError(f"{name}(): keepdim=True needs a dim")
-        if input._data.size == 0:
-            _float_required(input, name)
-            return Tensor._make(backend.xp_for_device(input._device).full((), np.nan,
-                                                                         input._data.dtype),
-                                input._device)
-        values, _ = Median.apply(input.reshape(-1), 0, False, ignore_nan)
-        if values.grad_fn is not None:
-            values.grad_fn.node_name = "NanmedianBackward0" if ignore_nan else \
-                "MedianBackward0"
-        return values
-    d = wrap_dim(dim, input._data.ndim, name)
-    x, was_0d = _as_1d(input)
-    _check_nonempty(x._data, (d,), name, False)
-    return _squeeze_result(Median.apply(x, d, bool(keepdim), ignore_nan), was_0d, result_type)
-
-
-def _median_samples(make):
-    return [Sample((make((3, 5)),), name="all odd"),
-            Sample((make((3, 4)),), name="all even"),
-            Sample((make((3, 4)), 1), name="dim"),
-            Sample((make((2, 3, 4)), 0, True), name="keepdim"),
-            Sample((make(()), 0), name="0-d")]
-
-
-@register_op(methods=("median",), samples=_median_samples)
-@_numpy_aliases
-def median(input, dim=None, keepdim=False):
-    """The lower median (the element at (n - 1) // 2 in sorted order) of all elements;
-    with ``dim``, ``(values, indices)`` along it. NaN anywhere gives NaN. Cost: one sort."""
-    return _median(input, dim, keepdim, False)
-
-
-def _nanmedian_samples(make):
-    samples = _median_samples(make)
-    x = make((3, 4))
-    x.detach()._data[0, 1] = np.nan
-    x.detach()._data[2, 0] = np.nan
-    return samples + [Sample((x, 1), name="nan dim")]
-
-
-@register_op(methods=("nanmedian",), samples=_nanmedian_samples)
-@_numpy_aliases
-def nanmedian(input, dim=None, keepdim=False):
-    """``median`` ignoring NaN (NaN only where a slice is all NaN)."""
-    return _median(input, dim, keepdim, True)
-
-
-class Kthvalue(_Selection):
-    node_name = "KthvalueBackward0"
-
-    @staticmethod
-    def forward(ctx, x, k, dim, keepdim):
-        order = _stable_argsort(ctx.xp, x, dim, False)
-        index = ctx.xp.take(order, ctx.xp.arange(k - 1, k), axis=dim)
-        return _Selection._pick(ctx, x, index, dim, keepdim)
-
-
-@register_op(methods=("kthvalue",),
-             samples=lambda make: [Sample((make((3, 5)), 2), name="k=2"),
-                                   Sample((make((4, 3)), 4, 0, True), name="dim 0 keepdim"),
-                                   Sample((make((2, 3, 4)), 1, -2), name="k=1"),
-                                   Sample((make(()), 1), name="0-d")])
-@_numpy_aliases
-def kthvalue(input, k, dim=-1, keepdim=False):
-    """``(values, indices)`` of the ``k``-th smallest element (k from 1) along ``dim``.
-    Cost: one sort along ``dim``."""
-    ensure_tensor(input, "kthvalue")
-    _no_bool(input, "kthvalue")
-    d = wrap_dim(dim, input._data.ndim, "kthvalue")
-    x, was_0d = _as_1d(input)
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
-        raise TypeError(f"kthvalue(): argument 'k' must be int, not {type(k).__name__}")
-    if not 1 <= k <= x._data.shape[d]:
-        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d} "
-                           f"(k={k}, size {x._data.shape[d]})")
-    return _squeeze_result(Kthvalue.apply(x, int(k), d, bool(keepdim)), was_0d,
-                           KthvalueResult)
-
-
-# ----------------------------------------------------------------------------- sorting
-class Sort(_Selection):
-    node_name = "SortBackward0"
-
-    @staticmethod
-    def forward(ctx, x, dim, descending):
-        index = _stable_argsort(ctx.xp, x, dim, descending)
-        return _Selection._pick(ctx, x, index, dim, True)
-
-
-def _sort_samples(make):
-    return [Sample((make((3, 4)),), name="last dim"),
-            Sample((make((3, 4)), 0, True), name="dim 0 descending"),
-            Sample((make((2, 3, 4)),), {"dim": -2, "stable": True}, name="stable"),
-            Sample((make(()),), name="0-d")]
-
-
-@register_op(methods=("sort",), samples=_sort_samples)
-@_numpy_aliases
-def sort(input, dim=-1, descending=False, *, stable=False):
-    """``(values, indices)`` with ``input`` sorted along ``dim``; NaN sorts as the largest
-    value. The sort is always stable (equal elements keep their order). Cost:
-    O(n log n) per slice; the gradient scatters back along the indices."""
-    ensure_tensor(input, "sort")
-    if isinstance(dim, bool):
-        raise TypeError("sort(): argument 'dim' must be int, not bool")
-    d = wrap_dim(dim, input._data.ndim, "sort")
-    x, was_0d = _as_1d(input)
-    return _squeeze_result(Sort.apply(x, d, bool(descending)), was_0d, SortResult)
-
-
-class ArgSort(Function):
-    differentiable = False
-
-    @staticmethod
-    def forward(ctx, x, dim, descending):
-        return _stable_argsort(ctx.xp, x, dim, descending).astype(np.int64, copy=False)
-
-
-@register_op(methods=("argsort",), differentiable=False,
-             samples=lambda make: [Sample((make((3, 4)),), name="last dim"),
-                                   Sample((make((3, 4)), 0, True), name="descending"),
-                                   Sample((make.int((10,), 0, 4),), {"stable": True},
-                                          name="stable ties")])
-@_numpy_aliases
-def argsort(input, dim=-1, descending=False, *, stable=False):
-    """The indices (int64) that sort ``input`` along ``dim`` (``sort(...).indices``)."""
-    ensure_tensor(input, "argsort")
-    d = wrap_dim(dim, input._data.ndim, "argsort")
-    x, was_0d = _as_1d(input)
-    out = ArgSort.apply(x, d, bool(descending))
-    return out.reshape(()) if was_0d else out
-
-
-@register_op(methods=("msort",), samples=lambda make: [Sample((make((4, 3)),)),
-                                                       Sample((make((5,)),))])
-def msort(input):
-    """``sort(input, dim=0).values``."""
-    ensure_tensor(input, "msort")
-    return sort(input, 0).values
-
-
-class Topk(_Selection):
-    node_name = "TopkBackward0"
-
-    @staticmethod
-    def forward(ctx, x, k, dim, largest):
-        order = _stable_argsort(ctx.xp, x, dim, largest)
-        index = ctx.xp.take(order, ctx.xp.arange(k), axis=dim)
-        return _Selection._pick(ctx, x, index, dim, True)
-
-
-@register_op(methods=("topk",),
-             samples=lambda make: [Sample((make((3, 5)), 2), name="k=2"),
-                                   Sample((make((3, 5)), 3, 0), name="dim 0"),
-                                   Sample((make((2, 3, 4)), 2, -1, False), name="smallest"),
-                                   Sample((make((4,)), 4), {"sorted": True}, name="k=n"),
-                                   Sample((make((3, 4)), 0, 1), name="k=0")])
-@_numpy_aliases
-def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
-    """``(values, indices)`` of the ``k`` largest (or smallest) elements along ``dim``,
-    in sorted order (NaN counts as the largest). Cost: one sort along ``dim``."""
-    ensure_tensor(input, "topk")
-    _no_bool(input, "topk")
-    d = wrap_dim(dim, input._data.ndim, "topk")
-    x, was_0d = _as_1d(input)
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
-        raise TypeError(f"topk(): argument 'k' must be int, not {type(k).__name__}")
-    if not 0 <= k <= x._data.shape[d]:
-        raise RuntimeError(f"topk(): selected index k out of range (k={k}, but dim {dim} has "
-                           f"size {x._data.shape[d]})")
-    return _squeeze_result(Topk.apply(x, int(k), d, bool(largest)), was_0d, TopkResult)
-
-
 # ----------------------------------------------------------------------------- utilities
 AminmaxResult = namedtuple("aminmax", ["min", "max"])
-ModeResult = namedtuple("mode", ["values", "indices"])
 
 
 def _aminmax_samples(make):
@@ -1413,29 +1023,6 @@ def aminmax(input, *, dim=None, keepdim=False):
     lo = amin(input, dims, keepdim)
     hi = amax(input, dims, keepdim)
     return AminmaxResult(lo, hi)
-
-
-def _dist_samples(make):
-    return [Sample((make((3, 4)), make((3, 4))), name="p=2"),
-            Sample((make((2, 3)), make((3,))), {"p": 1}, name="p=1 broadcast"),
-            Sample((make((4,)), make((4,)), math.inf), name="p=inf"),
-            Sample((make((2, 2)), make((2, 2)), 3.0), name="p=3")]
-
-
-@register_op(methods=("dist",), samples=_dist_samples)
-def dist(input, other, p=2):
-    """The p-norm of ``input - other`` (broadcast): ``(sum |x - y|^p)^(1/p)``, a 0-d
-    tensor; p may be inf, -inf or 0 (the count of differing elements)."""
-    for arg, value in (("input", input), ("other", other)):
-        if not isinstance(value, Tensor):
-            raise TypeError(f"dist(): argument '{arg}' must be Tensor, not "
-                            f"{type(value).__name__}")
-    if isinstance(p, bool) or not isinstance(p, numbers.Real):
-        raise TypeError(f"dist(): argument 'p' must be a number, not {type(p).__name__}")
-    if input._data.dtype.kind != "f" or other._data.dtype.kind != "f":
-        raise RuntimeError(f"dist(): is not defined for {input.dtype.name} and "
-                           f"{other.dtype.name} (it needs floating-point tensors)")
-    return vector_norm(input - other, p)
 
 
 def _diff_samples(make):
@@ -1485,188 +1072,6 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         later, earlier = x.narrow(d, 1, length - 1), x.narrow(d, 0, length - 1)
         x = later.logical_xor(earlier) if logical else later - earlier
     return x
-
-
-# ----------------------------------------------------------------------------- quantiles
-_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
-
-
-def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
-    name = "nanquantile" if ignore_nan else "quantile"
-    ensure_tensor(input, name)
-    if input._data.dtype.kind != "f":
-        raise RuntimeError(f"{name}() input tensor must be either float or double dtype "
-                           f"(got {input.dtype.name})")
-    if interpolation not in _INTERPOLATIONS:
-        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
-                           f"midpoint or nearest, but got {interpolation}")
-    xp = backend.xp_for_device(input._device)
-    if isinstance(q, Tensor):
-        if q._data.ndim > 1:
-            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor (got "
-                               f"{q._data.ndim} dimensions)")
-        if q.device != input.device:
-            raise RuntimeError(f"{name}() q tensor must be on the same device as the input "
-                               f"tensor (q is on {q.device}, input on {input.device})")
-        if q.dtype is not input.dtype:
-            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor "
-                               f"(q is {q.dtype.name}, input is {input.dtype.name})")
-        scalar_q = q._data.ndim == 0
-        qs = q._data.reshape(-1)
-        if bool(((qs < 0) | (qs > 1)).any()):
-            raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
-    elif isinstance(q, numbers.Real) and not isinstance(q, bool):
-        if not 0 <= q <= 1:
-            raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
-        scalar_q = True
-        qs = xp.asarray([q], dtype=input._data.dtype)
-    else:
-        raise TypeError(f"{name}(): argument 'q' must be a float or a Tensor, not "
-                        f"{type(q).__name__}")
-    if input._data.size == 0:
-        raise RuntimeError(f"{name}() input tensor must be non-empty")
-    if dim is None:
-        x, d = input.reshape(-1), 0
-    else:
-        d = wrap_dim(dim, input._data.ndim, name)
-        x = input.reshape(1) if input._data.ndim == 0 else input
-    n = x._data.shape[d]
-    ordered = sort(x, dim=d).values.movedim(d, -1)  # NaN last
-    raw = ordered._data
-    last = n - 1
-    if ignore_nan:
-        valid = (~xp.isnan(raw)).sum(axis=-1, keepdims=True).astype(raw.dtype)
-        ranks = qs * (valid - 1)
-        ranks = xp.where(ranks < 0, last, ranks)
-    else:
-        has_nan = xp.isnan(raw[..., -1:])
-        ranks = xp.where(has_nan, last, qs * last)
-    ranks = xp.broadcast_to(ranks, raw.shape[:-1] + (qs.shape[0],))
-    if interpolation == "lower":
-        ranks = xp.floor(ranks)
-    elif interpolation == "higher":
-        ranks = xp.ceil(ranks)
-    elif interpolation == "nearest":
-        ranks = xp.round(ranks)
-    below = xp.floor(ranks).astype(np.int64)
-    result = GatherAlong.apply(ordered, Tensor._make(below, input._device), raw.ndim - 1)
-    if interpolation in ("linear", "midpoint"):
-        above = xp.ceil(ranks).astype(np.int64)
-        upper = GatherAlong.apply(ordered, Tensor._make(above, input._device), raw.ndim - 1)
-        weights = xp.full(ranks.shape, 0.5, raw.dtype) if interpolation == "midpoint" \
-            else (ranks - below).astype(raw.dtype)
-        result = NAMESPACES["ember"]["lerp"](result, upper, Tensor._make(weights,
-                                                                         input._device))
-    result = result.movedim(-1, 0)  # (Q, ...)
-    if keepdim:
-        if dim is None:
-            result = result.reshape((qs.shape[0],) + (1,) * input._data.ndim)
-        elif input._data.ndim:
-            result = result.unsqueeze(d + 1)
-    if scalar_q:
-        result = result.reshape(result.shape[1:])
-    return result
-
-
-def _quantile_samples(make, nan=False):
-    x = make((3, 5))
-    q = make((3,), low=0.05, high=0.95, requires_grad=False)
-    extra = []
-    if nan:
-        x._data[0, 1] = np.nan
-        # a slice of NaNs only gives NaN; which NaN gets the gradient is arbitrary
-        # (PyTorch's unstable sort), so that sample has no gradient to compare
-        empty_row = make((2, 4), requires_grad=False)
-        empty_row._data[1, :] = np.nan
-        empty_row._data[0, 2] = np.nan
-        extra = [Sample((empty_row, q, 1), name="a row of NaNs")]
-    return extra + [
-        Sample((x, 0.3), {"dim": 1}, name="scalar q"),
-        Sample((make((2, 4)), q), name="tensor q, all"),
-        Sample((x, q, 0, True), name="dim 0 keepdim"),
-        Sample((make((6,)), 0.4), {"dim": -1, "interpolation": "lower"}, name="lower"),
-        Sample((make((2, 4)), q), {"dim": 1, "interpolation": "higher"},
-               name="higher"),
-        Sample((make((2, 5)), 0.5), {"dim": 1, "interpolation": "midpoint"},
-               name="midpoint"),
-        Sample((make((2, 3)), q), {"dim": 0, "interpolation": "nearest",
-                                   "keepdim": True}, name="nearest")]
-
-
-@register_op(methods=("quantile",), samples=_quantile_samples)
-def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
-    """The q-th quantiles of ``input`` along ``dim`` (of all elements when None): with the
-    sorted values v[0..n-1] and rank r = q (n - 1), 'linear' gives
-    ``v[floor r] + (r - floor r)(v[ceil r] - v[floor r])``; 'lower', 'higher', 'nearest'
-    pick v[floor r], v[ceil r], v[round r]; 'midpoint' averages v[floor r] and v[ceil r].
-    A 1-D ``q`` adds a leading dim of its length. Any NaN in a slice gives NaN. The
-    gradient flows to the picked elements. Cost: one sort, O(n log n) per slice."""
-    return _quantile(input, q, dim, keepdim, interpolation, False)
-
-
-@register_op(methods=("nanquantile",), samples=functools.partial(_quantile_samples, nan=True))
-def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
-    """``quantile`` ignoring NaNs: the ranks run over the non-NaN values of each slice
-    (NaN when a slice has none)."""
-    return _quantile(input, q, dim, keepdim, interpolation, True)
-
-
-class Mode(_Selection):
-    node_name = "ModeBackward0"
-
-    @staticmethod
-    def forward(ctx, x, dim, keepdim):
-        xp = ctx.xp
-        n = x.shape[dim]
-        order = _stable_argsort(xp, x, dim, False)
-        s = xp.take_along_axis(x, order, axis=dim)
-        shape = [1] * x.ndim
-        shape[dim] = n
-        pos = xp.arange(n).reshape(shape)
-        first = [slice(None)] * x.ndim
-        rest = [slice(None)] * x.ndim
-        first[dim], rest[dim] = slice(0, n - 1), slice(1, n)
-        change = s[tuple(rest)] != s[tuple(first)]  # a new value starts at i + 1
-        edge_shape = list(x.shape)
-        edge_shape[dim] = 1
-        edge = xp.ones(edge_shape, dtype=bool)
-        starts = xp.concatenate([edge, change], axis=dim)
-        ends = xp.concatenate([change, edge], axis=dim)
-        start = _running(xp, xp.where(starts, pos, 0), dim, True)
-        flipped = xp.flip(xp.where(ends, n - 1 - pos, 0), axis=dim)
-        end = n - 1 - xp.flip(_running(xp, flipped, dim, True), axis=dim)
-        count = end - start + 1
-        best = xp.expand_dims(xp.argmax(count, axis=dim), dim)  # first: the smallest value
-        last = xp.take_along_axis(end, best, axis=dim)  # its last occurrence
-        index = xp.take_along_axis(order, last, axis=dim)
-        return _Selection._pick(ctx, x, index, dim, keepdim)
-
-
-def _mode_samples(make):
-    def values(shape, choices):
-        data = make.numpy(shape)
-        data[...] = np.asarray(choices)[make.rng.integers(0, len(choices), size=shape)]
-        # repeated values: finite differences would break the ties, so no gradcheck here
-        t = make(shape, requires_grad=False)
-        t._data[...] = backend.xp_for_device(t._device).asarray(data, dtype=t._data.dtype)
-        return t
-    return [Sample((values((3, 6), [0.5, -1.25, 2.0]),), name="last dim"),
-            Sample((values((5, 2), [1.5, -0.75]), 0, True), name="dim 0 keepdim"),
-            Sample((make((4,)),), name="all distinct"),
-            Sample((make(()),), name="0-d")]
-
-
-@register_op(methods=("mode",), samples=_mode_samples)
-def mode(input, dim=-1, keepdim=False):
-    """The most frequent value along ``dim`` (the smallest among equally frequent ones)
-    and the index of its last occurrence, as a named tuple ``(values, indices)``; the
-    gradient flows to that element. Cost: one sort per slice."""
-    ensure_tensor(input, "mode")
-    _no_bool(input, "mode")
-    d = wrap_dim(dim, input._data.ndim, "mode")
-    x, was_0d = _as_1d(input)
-    _check_nonempty(x._data, (d,), "mode", False)
-    return _squeeze_result(Mode.apply(x, d, bool(keepdim)), was_0d, ModeResult)
 
 
 # ----------------------------------------------------------------------------- covariance

@@ -1,0 +1,664 @@
+"""Elementwise arithmetic: add, sub, mul, div (with rounding modes), floor_divide,
+remainder, fmod, pow, square, xlogy, lerp, atan2, hypot, logaddexp/logaddexp2, gcd, lcm,
+and the in-place forms of every elementwise op (this module imports the other two, so
+all of them are registered when it binds them).
+
+Each op is one Function class (forward on arrays via ``ctx.xp``, backward with ember
+ops) and one registered public function that handles argument conversion and dtype
+promotion. Broadcasting is NumPy's; ``sum_to_shape`` folds gradients back.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd.function import Function
+from ..tensor import Tensor, _F, _inplace
+from . import _samples
+from ._util import binary_operands, broadcast_error, shape_of, sum_to_shape
+from .comparison import _binary, _tensor_operands, _two_tensors, where
+from .registry import Sample, bind_method, register_op
+from .unary import _LN2, log, sigmoid
+
+
+# ----------------------------------------------------------------------------- arithmetic
+def _save_operands(ctx, a, b) -> None:
+    """Save array operands as tensors and Python-scalar operands as plain numbers."""
+    if not ctx._recording:
+        return
+    ndarray = ctx.xp.ndarray
+    a_array, b_array = isinstance(a, ndarray), isinstance(b, ndarray)
+    ctx.save_for_backward(a if a_array else None, b if b_array else None)
+    ctx.scalars = (None if a_array else a, None if b_array else b)
+    ctx.shapes = (a.shape if a_array else (), b.shape if b_array else ())
+
+
+class Add(Function):
+    node_name = "AddBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        if ctx._recording:
+            ctx.shapes = (getattr(a, "shape", ()), getattr(b, "shape", ()))
+        return a + b
+
+    @staticmethod
+    def backward(ctx, grad):
+        need_a, need_b = ctx.needs_input_grad
+        return (sum_to_shape(grad, ctx.shapes[0]) if need_a else None,
+                sum_to_shape(grad, ctx.shapes[1]) if need_b else None)
+
+
+@register_op(methods=("add",), samples=_samples.binary())
+def add(input, other, *, alpha=1):
+    """``input + alpha * other``, broadcasting, with PyTorch's type promotion."""
+    if alpha != 1:
+        other = mul(other, alpha)
+    return _binary(Add, input, other, "add")
+
+
+class Sub(Function):
+    node_name = "SubBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        if ctx._recording:
+            ctx.shapes = (getattr(a, "shape", ()), getattr(b, "shape", ()))
+        return a - b
+
+    @staticmethod
+    def backward(ctx, grad):
+        need_a, need_b = ctx.needs_input_grad
+        return (sum_to_shape(grad, ctx.shapes[0]) if need_a else None,
+                sum_to_shape(-grad, ctx.shapes[1]) if need_b else None)
+
+
+@register_op(methods=("sub",), also=("subtract",), samples=_samples.binary())
+def sub(input, other, *, alpha=1):
+    """``input - alpha * other``."""
+    a, b = binary_operands(input, other, "sub")
+    if a is not None and isinstance(a, Tensor) and a.dtype is dtypes.bool:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if alpha != 1:
+        b = mul(b, alpha)
+    return _binary(Sub, a, b, "sub")
+
+
+class Mul(Function):
+    node_name = "MulBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        _save_operands(ctx, a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        other_a = b if b is not None else ctx.scalars[1]
+        other_b = a if a is not None else ctx.scalars[0]
+        return (sum_to_shape(grad * other_a, ctx.shapes[0]) if need_a else None,
+                sum_to_shape(grad * other_b, ctx.shapes[1]) if need_b else None)
+
+
+@register_op(methods=("mul",), also=("multiply",), samples=_samples.binary())
+def mul(input, other):
+    """``input * other`` elementwise."""
+    return _binary(Mul, input, other, "mul")
+
+
+class Div(Function):
+    node_name = "DivBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        _save_operands(ctx, a, b)
+        return a / b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        denominator = b if b is not None else ctx.scalars[1]
+        grad_a = sum_to_shape(grad / denominator, ctx.shapes[0]) if need_a else None
+        grad_b = None
+        if need_b:
+            numerator = a if a is not None else ctx.scalars[0]
+            grad_b = sum_to_shape(-grad * numerator / (b * b), ctx.shapes[1])
+        return grad_a, grad_b
+
+
+def _div_samples(make):
+    return _samples.binary(other_low=0.5, other_high=2.0)(make) + [
+        Sample((make((3, 4), low=-4, high=4), make((4,), low=0.5, high=2.0)),
+               {"rounding_mode": "floor"}, name="floor"),
+        Sample((make((3, 4), low=-4, high=4), -1.5), {"rounding_mode": "trunc"}, name="trunc")]
+
+
+@register_op(methods=("div", "true_divide"), also=("divide", "true_divide"),
+             samples=_div_samples)
+def div(input, other, *, rounding_mode=None):
+    """``input / other``. Integers divide to the default float dtype; rounding_mode
+    'trunc' (toward zero) or 'floor' (toward -inf) rounds the quotient, keeps integer
+    dtypes, and has a zero gradient."""
+    if rounding_mode is not None:
+        if rounding_mode not in ("trunc", "floor"):
+            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                             f"'floor' but found '{rounding_mode}'")
+        a, b = binary_operands(input, other, "div")
+        try:
+            return RoundedDivide.apply(a, b, rounding_mode)
+        except ValueError:
+            raise broadcast_error("div", shape_of(a), shape_of(b)) from None
+    a, b = binary_operands(input, other, "div")
+    if (a._data if isinstance(a, Tensor) else b._data).dtype.kind != "f":
+        default = dtypes.get_default_dtype()
+        a = a.to(default) if isinstance(a, Tensor) else float(a)
+        b = b.to(default) if isinstance(b, Tensor) else float(b)
+    return _binary(Div, a, b, "div")
+
+
+def _check_integer_divisor(xp, b) -> None:
+    # NumPy quietly gives 0 for integer division by zero; PyTorch raises
+    if getattr(b, "dtype", None) is not None and b.dtype.kind in "iub" and bool(xp.any(b == 0)):
+        raise RuntimeError("ZeroDivisionError: integer division by zero")
+    if isinstance(b, int) and b == 0:
+        raise RuntimeError("ZeroDivisionError: integer division by zero")
+
+
+class RoundedDivide(Function):
+    """``div`` with rounding_mode 'trunc' or 'floor'. The quotient is piecewise constant:
+    its gradient is zero (PyTorch's convention), not an error."""
+
+    node_name = "DivBackward2"
+
+    @staticmethod
+    def forward(ctx, a, b, mode):
+        xp = ctx.xp
+        ctx.shapes = (np.shape(a), np.shape(b))
+        floating = (a if isinstance(a, xp.ndarray) else b).dtype.kind == "f"
+        if not floating:
+            _check_integer_divisor(xp, b)
+        if mode == "floor":
+            return xp.floor_divide(a, b)
+        if floating:
+            return xp.trunc(a / b)
+        q = xp.floor_divide(a, b)
+        return q + ((q < 0) & (q * b != a))  # floor -> trunc where the quotient was inexact
+
+    @staticmethod
+    def backward(ctx, grad):
+        need_a, need_b = ctx.needs_input_grad[:2]
+        zeros = [Tensor._make(ctx.xp.zeros(shape, grad._data.dtype), grad._device, False)
+                 if need else None for shape, need in zip(ctx.shapes, (need_a, need_b))]
+        return zeros[0], zeros[1], None
+
+
+class FloorDivide(Function):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, b):
+        if not (a if isinstance(a, ctx.xp.ndarray) else b).dtype.kind == "f":
+            _check_integer_divisor(ctx.xp, b)
+        return ctx.xp.floor_divide(a, b)
+
+
+@register_op(methods=("floor_divide",), samples=_samples.binary(other_low=0.5, other_high=2.0),
+             differentiable=False)
+def floor_divide(input, other):
+    """``floor(input / other)`` (Python's ``//``); not differentiable."""
+    return _binary(FloorDivide, input, other, "floor_divide")
+
+
+
+
+class Remainder(Function):
+    node_name = "RemainderBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a if isinstance(a, ctx.xp.ndarray) else None,
+                              b if isinstance(b, ctx.xp.ndarray) else None)
+        ctx.scalars = (a, b)
+        ctx.shapes = (np.shape(a), np.shape(b))
+        return ctx.xp.remainder(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        grad_b = None
+        if need_b:
+            numerator = a if a is not None else ctx.scalars[0]
+            grad_b = sum_to_shape(-grad * floor_divide(numerator, b), ctx.shapes[1])
+        return (sum_to_shape(grad, ctx.shapes[0]) if need_a else None), grad_b
+
+
+@register_op(methods=("remainder",), samples=_samples.binary(low=0.3, high=3.0, other_low=0.7,
+                                                             other_high=1.3, scalars=(1.7,)),
+             gradgrad=True)
+def remainder(input, other):
+    """Python's ``%``: the result has the sign of ``other``."""
+    return _binary(Remainder, input, other, "remainder")
+
+
+class Pow(Function):
+    node_name = "PowBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        xp = ctx.xp
+        a_arr, b_arr = isinstance(a, xp.ndarray), isinstance(b, xp.ndarray)
+        if a_arr and not b_arr:
+            ctx.node_name = "PowBackward0"
+        elif a_arr:
+            ctx.node_name = "PowBackward1"
+        else:
+            ctx.node_name = "PowBackward2"
+        out = a ** b
+        ctx.save_for_backward(a if a_arr else None, b if b_arr else None, out)
+        ctx.scalars = (None if a_arr else a, None if b_arr else b)
+        ctx.shapes = (np.shape(a), np.shape(b))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, out = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        grad_a = grad_b = None
+        if need_a:
+            if b is None:
+                exponent = ctx.scalars[1]
+                if exponent == 0:
+                    grad_a = grad * 0
+                else:
+                    grad_a = grad * exponent * a ** (exponent - 1)
+            else:
+                # where b == 0 the derivative is 0 even at a == 0 (PyTorch's convention)
+                grad_a = where(b == 0, 0.0, grad * b * a ** (b - 1))
+            grad_a = sum_to_shape(grad_a, ctx.shapes[0])
+        if need_b:
+            base = a if a is not None else ctx.scalars[0]
+            if a is None:
+                grad_b = grad * out * (float(np.log(base)) if base > 0 else float("nan"))
+            else:
+                grad_b = where((a == 0) & (b >= 0), 0.0, grad * out * log(a))
+            grad_b = sum_to_shape(grad_b, ctx.shapes[1])
+        return grad_a, grad_b
+
+
+def _pow_samples(make):
+    return [
+        Sample((make((3, 4), low=0.5, high=2.0), make((3, 4), low=-2.0, high=2.0)), name="t^t"),
+        Sample((make((2, 3), low=0.5, high=2.0), make((3,), low=-1.0, high=2.0)),
+               name="broadcast"),
+        Sample((make((3, 4)), 2), name="square"),
+        Sample((make((3, 4)), 3), name="cube"),
+        Sample((make((3,), low=0.5, high=2.0), -1.5), name="negative power"),
+        Sample((make((3,), low=0.5, high=2.0), 0.5), name="sqrt"),
+        Sample((2.0, make((3, 4))), name="scalar base"),
+    ]
+
+
+@register_op(methods=("pow",), samples=_pow_samples)
+def pow(input, exponent):  # noqa: A001 - PyTorch's name
+    """``input ** exponent``; either may be a Python number."""
+    a, b = binary_operands(input, exponent, "pow")
+    if isinstance(a, Tensor) and isinstance(b, int) and a._data.dtype.kind in "iu" and b < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return _binary(Pow, a, b, "pow")
+
+
+@register_op(methods=("square",), samples=_samples.unary())
+def square(input):
+    """``input * input`` (as ``input ** 2``; bool gives int64, as in PyTorch)."""
+    if isinstance(input, Tensor) and input.dtype is dtypes.bool:
+        input = input.to(dtypes.int64)
+    return pow(input, 2)
+
+
+# ----------------------------------------------------------------------------- xlogy
+class Xlogy(Function):
+    node_name = "XlogyBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        xp = ctx.xp
+        _save_operands(ctx, a, b)
+        # 0 * log(y) is 0 (even for y = 0), but NaN stays NaN
+        zero = (a == 0) & ~xp.isnan(b)
+        out = xp.where(zero, 0, a * xp.log(xp.where(zero, 1, b)))
+        dtype = (a if isinstance(a, xp.ndarray) else b).dtype  # operands are promoted
+        return out.astype(dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        x = a if a is not None else ctx.scalars[0]
+        y = b if b is not None else ctx.scalars[1]
+        need_a, need_b = ctx.needs_input_grad
+        grad_a = grad_b = None
+        if need_a:
+            # d/dx = log(y); 0 where x == 0 and y <= 0 (PyTorch's convention)
+            grad_a = xlogy(grad, y)
+            if isinstance(y, Tensor):
+                grad_a = where((x == 0) & (y <= 0), 0.0, grad_a)
+            elif y <= 0:
+                grad_a = where(x == 0, 0.0, grad_a)
+            grad_a = sum_to_shape(grad_a, ctx.shapes[0])
+        if need_b:
+            grad_b = sum_to_shape(grad * x / y, ctx.shapes[1])
+        return grad_a, grad_b
+
+
+def _xlogy_samples(make):
+    x = make((3, 4))
+    x._data[0, :2] = 0.0
+    y = make((3, 4), low=0.2, high=2.0)
+    return [Sample((x, y), name="zeros in x"),
+            Sample((make((2, 3)), make((3,), low=0.2, high=2.0)), name="broadcast"),
+            Sample((make((4,)), 1.5), name="scalar y"),
+            Sample((2.0, make((4,), low=0.2, high=2.0)), name="scalar x")]
+
+
+@register_op(methods=("xlogy",), exported_in=("special",), samples=_xlogy_samples)
+def xlogy(input, other):
+    """``input * log(other)``, and 0 where input is 0 (unless other is NaN): the entropy
+    term ``p log p`` without NaN at p = 0."""
+    a, b = binary_operands(input, other, "xlogy")
+    tensor = a if isinstance(a, Tensor) else b
+    if tensor._data.dtype.kind != "f":
+        default = dtypes.get_default_dtype()
+        a = a.to(default) if isinstance(a, Tensor) else float(a)
+        b = b.to(default) if isinstance(b, Tensor) else float(b)
+    return _binary(Xlogy, a, b, "xlogy")
+
+
+# ----------------------------------------------------------------------------- lerp
+class Lerp(Function):
+    node_name = "LerpBackward0"
+
+    @staticmethod
+    def forward(ctx, start, end, weight):
+        xp = ctx.xp
+        weight_array = isinstance(weight, xp.ndarray)
+        ctx.save_for_backward(start, end, weight if weight_array else None)
+        ctx.weight = None if weight_array else weight
+        ctx.shapes = (start.shape, end.shape, np.shape(weight))
+        if not weight_array:
+            ctx.node_name = "LerpBackward0"
+        else:
+            ctx.node_name = "LerpBackward1"
+        difference = end - start
+        # from the nearer end: exact at weight 0 and 1
+        if not weight_array:
+            out = (start + weight * difference if -0.5 < weight < 0.5
+                   else end - difference * (1 - weight))
+        else:
+            out = xp.where(xp.abs(weight) < 0.5, start + weight * difference,
+                           end - difference * (1 - weight))
+        return out.astype(start.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        start, end, weight_t = ctx.saved_tensors
+        weight = weight_t if weight_t is not None else ctx.weight
+        need_start, need_end, need_weight = ctx.needs_input_grad
+        return (sum_to_shape(grad * (1 - weight), ctx.shapes[0]) if need_start else None,
+                sum_to_shape(grad * weight, ctx.shapes[1]) if need_end else None,
+                sum_to_shape(grad * (end - start), ctx.shapes[2]) if need_weight else None)
+
+
+def _lerp_samples(make):
+    return [Sample((make((3, 4)), make((3, 4)), 0.3), name="scalar weight"),
+            Sample((make((3, 4)), make((4,)), 0.8), name="scalar weight, broadcast"),
+            Sample((make((2, 3)), make((2, 3)), make((2, 3), low=-0.5, high=1.5)),
+                   name="tensor weight"),
+            Sample((make((3, 1)), make((1, 4)), make((3, 4), low=0.0, high=1.0)),
+                   name="tensor weight, broadcast")]
+
+
+@register_op(methods=("lerp",), samples=_lerp_samples)
+def lerp(input, end, weight):
+    """``input + weight * (end - input)``: linear interpolation; weight is a number or a
+    tensor (broadcast). input, end (and a tensor weight) must share one float dtype."""
+    if not isinstance(input, Tensor) or not isinstance(end, Tensor):
+        raise TypeError(f"lerp(): arguments 'input' and 'end' must be Tensors, got "
+                        f"{type(input).__name__} and {type(end).__name__}")
+    if input._data.dtype.kind != "f":
+        raise NotImplementedError(f'"lerp" is not defined for {input.dtype.name} tensors '
+                                  "(lerp needs floating-point tensors)")
+    for name, other in (("end", end), ("weight", weight)):
+        if isinstance(other, Tensor) and other.dtype is not input.dtype:
+            raise RuntimeError(f"lerp(): expected dtype {input.dtype.name} for `{name}` but "
+                               f"got dtype {other.dtype.name}")
+    if not isinstance(weight, Tensor):
+        if not isinstance(weight, (int, float, np.generic)) or isinstance(weight, bool):
+            raise TypeError(f"lerp(): argument 'weight' must be a number or a Tensor, not "
+                            f"{type(weight).__name__}")
+        weight = float(weight)
+    try:
+        return Lerp.apply(input, end, weight)
+    except ValueError:
+        raise broadcast_error("lerp", input.shape, end.shape, shape_of(weight)) from None
+
+
+# ----------------------------------------------------------------------------- more binary
+class Fmod(Function):
+    node_name = "FmodBackward1"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        _save_operands(ctx, a, b)
+        if not isinstance(b, ctx.xp.ndarray):
+            ctx.node_name = "FmodBackward0"
+        return ctx.xp.fmod(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        grad_b = None
+        if need_b:
+            numerator = a if a is not None else ctx.scalars[0]
+            grad_b = sum_to_shape(-grad * div(numerator, b, rounding_mode="trunc"),
+                                  ctx.shapes[1])
+        return (sum_to_shape(grad, ctx.shapes[0]) if need_a else None), grad_b
+
+
+@register_op(methods=("fmod",), samples=_samples.binary(low=0.3, high=3.0, other_low=0.7,
+                                                        other_high=1.3, scalars=(1.7, -0.8)))
+def fmod(input, other):
+    """C's ``fmod``: ``input - trunc(input / other) * other``; the result has the sign of
+    input (``remainder`` takes the sign of other)."""
+    return _binary(Fmod, input, other, "fmod")
+
+
+class Atan2(Function):
+    node_name = "Atan2Backward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        ctx.shapes = (a.shape, b.shape)
+        return ctx.xp.arctan2(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        scaled = grad / (a * a + b * b)
+        return (sum_to_shape(scaled * b, ctx.shapes[0]) if need_a else None,
+                sum_to_shape(-scaled * a, ctx.shapes[1]) if need_b else None)
+
+
+@register_op(methods=("atan2", "arctan2"), also=("arctan2",),
+             samples=_samples.binary(low=0.3, high=2.0, scalars=()))
+def atan2(input, other):
+    """The angle of the point (other, input): ``atan(input / other)`` in the right
+    quadrant, in [-pi, pi]. d/dinput = other / r^2, d/dother = -input / r^2."""
+    a, b = _tensor_operands(input, other, "atan2", to_float=True)
+    return _binary(Atan2, a, b, "atan2")
+
+
+class Hypot(Function):
+    node_name = "HypotBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        out = ctx.xp.hypot(a, b)
+        ctx.save_for_backward(a, b, out)
+        ctx.shapes = (a.shape, b.shape)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, out = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        scaled = grad / out
+        return (sum_to_shape(scaled * a, ctx.shapes[0]) if need_a else None,
+                sum_to_shape(scaled * b, ctx.shapes[1]) if need_b else None)
+
+
+@register_op(methods=("hypot",), samples=_samples.binary(low=0.3, high=2.0, scalars=()))
+def hypot(input, other):
+    """``sqrt(input^2 + other^2)`` without overflow or underflow in the squares."""
+    a, b = _tensor_operands(input, other, "hypot", float_only=True)
+    return _binary(Hypot, a, b, "hypot")
+
+
+class LogAddExp(Function):
+    node_name = "LogaddexpBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, base2):
+        ctx.save_for_backward(a, b)
+        ctx.shapes = (a.shape, b.shape)
+        ctx.base2 = base2
+        if base2:
+            ctx.node_name = "Logaddexp2Backward0"
+            return ctx.xp.logaddexp2(a, b)
+        return ctx.xp.logaddexp(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad[:2]
+        # d/da log(e^a + e^b) = sigmoid(a - b) (base 2: sigmoid((a - b) ln 2)): no overflow
+        difference = a - b if not ctx.base2 else (a - b) * _LN2
+        return (sum_to_shape(grad * sigmoid(difference), ctx.shapes[0]) if need_a else None,
+                sum_to_shape(grad * sigmoid(-difference), ctx.shapes[1]) if need_b else None,
+                None)
+
+
+@register_op(methods=("logaddexp",), samples=_samples.binary(scalars=()))
+def logaddexp(input, other):
+    """``log(exp(input) + exp(other))`` without overflow."""
+    a, b = _tensor_operands(input, other, "logaddexp", float_only=True)
+    try:
+        return LogAddExp.apply(a, b, False)
+    except ValueError:
+        raise broadcast_error("logaddexp", a.shape, b.shape) from None
+
+
+@register_op(methods=("logaddexp2",), samples=_samples.binary(scalars=()))
+def logaddexp2(input, other):
+    """``log2(2^input + 2^other)`` without overflow."""
+    a, b = _tensor_operands(input, other, "logaddexp2", float_only=True)
+    try:
+        return LogAddExp.apply(a, b, True)
+    except ValueError:
+        raise broadcast_error("logaddexp2", a.shape, b.shape) from None
+
+
+# ----------------------------------------------------------------------------- gcd, lcm
+def _gcd_like(name: str, ufunc: str, doc: str):
+    class Kernel(Function):
+        differentiable = False
+
+        @staticmethod
+        def forward(ctx, a, b):
+            return getattr(ctx.xp, ufunc)(a, b)
+
+    Kernel.__name__ = Kernel.__qualname__ = name.capitalize()
+
+    def function(input, other):
+        _two_tensors(input, other, name)
+        for value in (input, other):
+            if value._data.dtype.kind not in "iu":
+                raise RuntimeError(f'"{name}" is not defined for {value.dtype.name} (it needs '
+                                   "integer tensors)")
+        return _binary(Kernel, input, other, name)
+
+    function.__name__ = name
+    function.__doc__ = doc
+    return function
+
+
+def _gcd_samples(make):
+    ember_int32 = dtypes.int32
+    return [Sample((make.int((3, 4), -12, 13), make.int((3, 4), -12, 13)), name="same shape"),
+            Sample((make.int((2, 3), 0, 20), make.int((3,), 1, 20)), name="broadcast"),
+            Sample((make.int((4,), -9, 9), make.int((), 6, 7, dtype=ember_int32)),
+                   name="0-d int32 other")]
+
+
+gcd = register_op(methods=("gcd",), samples=_gcd_samples, differentiable=False)(_gcd_like(
+    "gcd", "gcd", "Elementwise greatest common divisor of integers (non-negative; "
+    "gcd(0, 0) = 0)."))
+lcm = register_op(methods=("lcm",), samples=_gcd_samples, differentiable=False)(_gcd_like(
+    "lcm", "lcm", "Elementwise least common multiple of integers (non-negative; 0 when "
+    "either is 0)."))
+
+
+# ----------------------------------------------------------------------------- in-place forms
+def _inplace_method(name: str, function):
+    def method(self, *args, **kwargs):
+        return _inplace(self, function, *args, **kwargs)
+
+    method.__name__ = name
+    method.__doc__ = f"In-place form of ``{function.__name__}``: writes the result into self."
+    return method
+
+
+for _name in ("abs", "sign", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
+              "rsqrt", "reciprocal", "square", "sin", "cos", "tan", "asin", "acos", "atan",
+              "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "erfinv",
+              "sigmoid", "relu", "floor", "ceil", "round", "trunc", "frac", "fmod",
+              "remainder", "atan2", "hypot", "lerp", "masked_fill", "nan_to_num",
+              "bitwise_left_shift", "bitwise_right_shift", "bitwise_and", "bitwise_or",
+              "bitwise_xor", "bitwise_not", "logical_not", "logical_and", "logical_or",
+              "logical_xor", "floor_divide", "clamp_min", "clamp_max", "sinc", "xlogy",
+              "heaviside", "gcd", "lcm"):
+    bind_method(_name + "_", _inplace_method(_name + "_", _F[_name]))
+for _alias, _name in (("absolute_", "abs"), ("arcsin_", "asin"), ("arccos_", "acos"),
+                      ("arctan_", "atan"), ("arcsinh_", "asinh"), ("arccosh_", "acosh"),
+                      ("arctanh_", "atanh"), ("arctan2_", "atan2"), ("fix_", "trunc"),
+                      ("negative_", "neg"), ("multiply_", "mul"), ("subtract_", "sub"),
+                      ("divide_", "div"), ("true_divide_", "div")):
+    bind_method(_alias, _inplace_method(_alias, _F[_name]))
+
+
+def _ilshift(self, other):
+    return _inplace(self, _F["bitwise_left_shift"], other)
+
+
+def _irshift(self, other):
+    return _inplace(self, _F["bitwise_right_shift"], other)
+
+
+def _rlshift(self, other):
+    return _F["bitwise_left_shift"](other, self)
+
+
+def _rrshift(self, other):
+    return _F["bitwise_right_shift"](other, self)
+
+
+bind_method("__ilshift__", _ilshift)
+bind_method("__irshift__", _irshift)
+bind_method("__rlshift__", _rlshift)
+bind_method("__rrshift__", _rrshift)

@@ -1,0 +1,712 @@
+"""Elementwise comparison, logic and selection: eq/ne/lt/le/gt/ge, maximum/minimum,
+fmax/fmin, clamp, where, masked_fill, bitwise and logical ops, bit shifts, isnan/isinf/
+isfinite/isreal, isclose/allclose/equal, heaviside.
+
+Each op is one Function class (forward on arrays via ``ctx.xp``, backward with ember
+ops) and one registered public function that handles argument conversion and dtype
+promotion. Broadcasting is NumPy's; ``sum_to_shape`` folds gradients back.
+
+``_binary`` (promote two operands, apply a broadcasting op) serves every binary op; it
+lives here because this module is the base of the three elementwise ones: unary and
+arithmetic import from it, it imports from neither.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd.function import Function
+from ..tensor import Tensor
+from . import _samples
+from ._util import _WEAK, binary_operands, broadcast_error, shape_of, sum_to_shape
+from .registry import Sample, register_op
+
+
+def _binary(cls, a, b, op: str):
+    """Promote two operands and apply a broadcasting binary op, turning NumPy's shape
+    error into PyTorch's."""
+    if not (type(b) in _WEAK and isinstance(a, Tensor) and a._data.dtype.kind == "f"):
+        a, b = binary_operands(a, b, op)  # (a float tensor with a number needs nothing)
+    try:
+        return cls.apply(a, b)
+    except ValueError:
+        sa, sb = shape_of(a), shape_of(b)
+        try:
+            np.broadcast_shapes(sa, sb)
+        except ValueError:
+            raise broadcast_error(op, sa, sb) from None
+        raise
+
+
+# ----------------------------------------------------------------------------- maximum, minimum
+class Maximum(Function):
+    """Elementwise max/min of two tensors; ties split the gradient in half."""
+
+    node_name = "MaximumBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, largest):
+        ctx.save_for_backward(a, b)
+        ctx.shapes = (np.shape(a), np.shape(b))
+        if not largest:
+            ctx.node_name = "MinimumBackward0"
+        ctx.largest = largest
+        return ctx.xp.maximum(a, b) if largest else ctx.xp.minimum(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad[:2]
+        a_wins = (a > b) if ctx.largest else (a < b)
+        share = where(a == b, grad / 2, grad)
+        return (sum_to_shape(where(a_wins | (a == b), share, 0.0), ctx.shapes[0])
+                if need_a else None,
+                sum_to_shape(where(a_wins, 0.0, share), ctx.shapes[1]) if need_b else None,
+                None)
+
+
+def _tensor_pair(input, other, op):
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+        raise TypeError(f"{op}(): expected two Tensors, got {type(input).__name__} and "
+                        f"{type(other).__name__}")
+    return binary_operands(input, other, op)
+
+
+@register_op(methods=("maximum",), samples=_samples.binary(scalars=()))
+def maximum(input, other):
+    """Elementwise maximum of two tensors (NaN propagates)."""
+    a, b = _tensor_pair(input, other, "maximum")
+    return Maximum.apply(a, b, True)
+
+
+@register_op(methods=("minimum",), samples=_samples.binary(scalars=()))
+def minimum(input, other):
+    """Elementwise minimum of two tensors (NaN propagates)."""
+    a, b = _tensor_pair(input, other, "minimum")
+    return Maximum.apply(a, b, False)
+
+
+# ----------------------------------------------------------------------------- comparisons
+def _comparison(name: str, ufunc: str, symbol: str):
+    class Compare(Function):
+        differentiable = False
+
+        @staticmethod
+        def forward(ctx, a, b):
+            return getattr(ctx.xp, ufunc)(a, b)
+
+    Compare.__name__ = Compare.__qualname__ = name.capitalize()
+    Compare.op_name = name
+
+    def compare(input, other):
+        return _binary(Compare, input, other, name)
+
+    compare.__name__ = name
+    compare.__doc__ = f"``input {symbol} other`` elementwise, as a bool tensor (no gradient)."
+    return Compare, compare
+
+
+def _comparison_samples(make):
+    x = make((3, 4))
+    return [Sample((x, make((3, 4))), name="tensors"), Sample((x, x.detach().clone()),
+                                                              name="equal"),
+            Sample((make((2, 3)), 0.5), name="scalar")]
+
+
+Eq, eq = _comparison("eq", "equal", "==")
+Ne, ne = _comparison("ne", "not_equal", "!=")
+Lt, lt = _comparison("lt", "less", "<")
+Le, le = _comparison("le", "less_equal", "<=")
+Gt, gt = _comparison("gt", "greater", ">")
+Ge, ge = _comparison("ge", "greater_equal", ">=")
+for _fn, _aliases in ((eq, ()), (ne, ("not_equal",)), (lt, ("less",)), (le, ("less_equal",)),
+                      (gt, ("greater",)), (ge, ("greater_equal",))):
+    register_op(methods=(_fn.__name__,) + _aliases, also=_aliases, samples=_comparison_samples,
+                differentiable=False)(_fn)
+
+
+# ----------------------------------------------------------------------------- selection
+class Where(Function):
+    node_name = "WhereBackward0"
+
+    @staticmethod
+    def forward(ctx, condition, x, y):
+        ctx.save_for_backward(condition)
+        ctx.shapes = (np.shape(x), np.shape(y))
+        return ctx.xp.where(condition, x, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (condition,) = ctx.saved_tensors
+        _, need_x, need_y = ctx.needs_input_grad
+        zero = 0.0
+        return (None,
+                sum_to_shape(where(condition, grad, zero), ctx.shapes[0]) if need_x else None,
+                sum_to_shape(where(condition, zero, grad), ctx.shapes[1]) if need_y else None)
+
+
+def _where_samples(make):
+    condition = make.bool((3, 4))
+    return [Sample((condition, make((3, 4)), make((3, 4))), name="same shape"),
+            Sample((make.bool((3, 1)), make((1, 4)), make((3, 4))), name="broadcast"),
+            Sample((condition, make((3, 4)), 0.0), name="scalar other")]
+
+
+@register_op(samples=_where_samples)
+def where(condition, input=None, other=None):
+    """``input`` where ``condition`` holds, else ``other`` (broadcast). With only a
+    condition, the indices of its non-zero elements (as ``nonzero(as_tuple=True)``)."""
+    if input is None and other is None:
+        return condition.nonzero(as_tuple=True)
+    if not isinstance(condition, Tensor):
+        raise TypeError("where(): argument 'condition' must be a Tensor")
+    if condition.dtype is not dtypes.bool:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {condition.dtype.name}")
+    x, y = binary_operands(input, other, "where")
+    try:
+        return Where.apply(condition, x, y)
+    except ValueError:
+        raise broadcast_error("where", condition.shape, shape_of(x), shape_of(y)) from None
+
+
+def _tensor_where(self, condition, other):
+    return where(condition, self, other)
+
+
+Tensor.where = _tensor_where
+
+
+# ----------------------------------------------------------------------------- logic and bits
+def _integer_op(name: str, ufunc: str, logical: bool):
+    class Bits(Function):
+        differentiable = False
+
+        @staticmethod
+        def forward(ctx, a, b):
+            if not logical and any(getattr(v, "dtype", np.dtype(int)).kind == "f"
+                                   for v in (a, b)):
+                raise RuntimeError(f'"{name}" is not defined for floating-point tensors '
+                                   f"({name} needs integer or bool tensors)")
+            if logical:
+                return getattr(ctx.xp, ufunc)(ctx.xp.asarray(a) != 0, ctx.xp.asarray(b) != 0)
+            return getattr(ctx.xp, ufunc)(a, b)
+
+    Bits.__name__ = Bits.__qualname__ = "".join(p.capitalize() for p in name.split("_"))
+    Bits.op_name = name
+
+    def function(input, other):
+        a, b = binary_operands(input, other, name) if not logical else (input, other)
+        return _binary(Bits, a, b, name)
+
+    function.__name__ = name
+    function.__doc__ = (f"Elementwise {'logical' if logical else 'bitwise'} "
+                        f"{name.split('_')[1]} (no gradient).")
+    return function
+
+
+def _logic_samples(make):
+    return [Sample((make.bool((3, 4)), make.bool((3, 4))), name="bool"),
+            Sample((make.int((3, 4), -5, 5), make.int((4,), -5, 5)), name="int")]
+
+
+for _name, _ufunc, _logical in (("bitwise_and", "bitwise_and", False),
+                                ("bitwise_or", "bitwise_or", False),
+                                ("bitwise_xor", "bitwise_xor", False),
+                                ("logical_and", "logical_and", True),
+                                ("logical_or", "logical_or", True),
+                                ("logical_xor", "logical_xor", True)):
+    register_op(methods=(_name,), samples=_logic_samples, differentiable=False)(
+        _integer_op(_name, _ufunc, _logical))
+
+
+class BitwiseNot(Function):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x):
+        if x.dtype.kind == "f":
+            raise RuntimeError("bitwise_not is only supported for integer and boolean tensors")
+        return ctx.xp.invert(x)
+
+
+@register_op(methods=("bitwise_not",), differentiable=False,
+             samples=lambda make: [Sample((make.bool((3, 4)),)),
+                                   Sample((make.int((3, 4), -5, 5),))])
+def bitwise_not(input):
+    """``~input``: bitwise NOT of integers, logical NOT of bools (no gradient)."""
+    return BitwiseNot.apply(input)
+
+
+class LogicalNot(Function):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x):
+        return ctx.xp.logical_not(x)
+
+
+@register_op(methods=("logical_not",), differentiable=False,
+             samples=lambda make: [Sample((make((3, 4)),)), Sample((make.bool((3, 4)),))])
+def logical_not(input):
+    """True where ``input`` is zero (no gradient)."""
+    return LogicalNot.apply(input)
+
+
+# ----------------------------------------------------------------------------- clamp
+def _bound(value, name: str):
+    if value is None or isinstance(value, Tensor):
+        return value
+    if isinstance(value, (bool, int, float, np.generic)):
+        return value.item() if isinstance(value, np.generic) else value
+    raise TypeError(f"clamp(): argument '{name}' must be a number or a Tensor, not "
+                    f"{type(value).__name__}")
+
+
+class Clamp(Function):
+    node_name = "ClampBackward1"
+
+    @staticmethod
+    def forward(ctx, x, low, high):
+        xp = ctx.xp
+        ctx.save_for_backward(x, low if isinstance(low, xp.ndarray) else None,
+                              high if isinstance(high, xp.ndarray) else None)
+        ctx.bounds = (low, high)
+        ctx.shapes = (x.shape, np.shape(low), np.shape(high))
+        out = x
+        if low is not None:
+            out = xp.maximum(out, low)
+        if high is not None:
+            out = xp.minimum(out, high)
+        return out if out is not x else x.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, low_t, high_t = ctx.saved_tensors
+        low = low_t if low_t is not None else ctx.bounds[0]
+        high = high_t if high_t is not None else ctx.bounds[1]
+        need_x, need_low, need_high = ctx.needs_input_grad
+        grad_x = grad_low = grad_high = None
+        if need_x:
+            # inclusive at the bounds: x == min or x == max still passes the gradient
+            if low is not None and high is not None:
+                inside = (x >= low) & (x <= high)
+            else:
+                inside = (x >= low) if low is not None else (x <= high)
+            grad_x = sum_to_shape(where(inside, grad, 0.0), ctx.shapes[0])
+        if need_low:
+            below = x < low
+            if high is not None:
+                below = below & (low < high)  # with min > max, max wins everywhere
+            grad_low = sum_to_shape(where(below, grad, 0.0), ctx.shapes[1])
+        if need_high:
+            above = x > high
+            if low is not None:
+                above = above | (high < low)
+            grad_high = sum_to_shape(where(above, grad, 0.0), ctx.shapes[2])
+        return grad_x, grad_low, grad_high
+
+
+def _clamp_samples(make):
+    x = make((3, 4))
+    return [Sample((x,), {"min": -0.5, "max": 0.7}, name="numbers"),
+            Sample((make((3, 4)),), {"min": -0.5}, name="min only"),
+            Sample((make((3, 4)), None, 0.3), name="max only"),
+            Sample((make((2, 3)), make((3,), low=-1.0, high=0.0),
+                    make((2, 1), low=0.0, high=1.0)), name="tensor bounds, broadcast"),
+            Sample((make((4,)), make((4,), low=-1.0, high=0.0)), name="tensor min only")]
+
+
+@register_op(methods=("clamp", "clip"), also=("clip",), samples=_clamp_samples)
+def clamp(input, min=None, max=None):  # noqa: A002 - PyTorch's names
+    """``minimum(maximum(input, min), max)``, elementwise; min/max are numbers or tensors
+    (broadcast). Where min > max the result is max. The gradient reaches input where
+    ``min <= input <= max`` (bounds included), and min / max where they were chosen."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"clamp(): argument 'input' must be a Tensor, not {type(input).__name__}")
+    low, high = _bound(min, "min"), _bound(max, "max")
+    if low is None and high is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    mixed = isinstance(low, Tensor) != isinstance(high, Tensor)
+    if low is not None and high is not None and mixed:
+        raise TypeError(f"clamp(): min and max must both be numbers or both be Tensors, got "
+                        f"{type(low).__name__} and {type(high).__name__}")
+    result = dtypes.result_type(input, low, high)
+    x = input if input.dtype is result else input.to(result)
+    bounds = []
+    for value in (low, high):
+        if isinstance(value, Tensor):
+            value = value if value.dtype is result else value.to(result)
+        elif value is not None:
+            value = float(value) if result.is_floating_point else int(value)
+        bounds.append(value)
+    try:
+        return Clamp.apply(x, *bounds)
+    except ValueError:
+        raise broadcast_error("clamp", input.shape, *(shape_of(b) for b in bounds
+                                                      if b is not None)) from None
+
+
+@register_op(methods=("clamp_min",),
+             samples=lambda make: [Sample((make((3, 4)), -0.3), name="number"),
+                                   Sample((make((2, 3)), make((3,))), name="tensor")])
+def clamp_min(input, min):  # noqa: A002
+    """``maximum(input, min)`` (clamp with only a lower bound)."""
+    return clamp(input, min=min)
+
+
+@register_op(methods=("clamp_max",),
+             samples=lambda make: [Sample((make((3, 4)), 0.3), name="number"),
+                                   Sample((make((2, 3)), make((3,))), name="tensor")])
+def clamp_max(input, max):  # noqa: A002
+    """``minimum(input, max)`` (clamp with only an upper bound)."""
+    return clamp(input, max=max)
+
+
+# ----------------------------------------------------------------------------- float checks
+def _float_check(name: str, ufunc: str, integer_answer: bool, doc: str):
+    class Check(Function):
+        differentiable = False
+
+        @staticmethod
+        def forward(ctx, x):
+            if x.dtype.kind not in "fc":
+                return ctx.xp.full(x.shape, integer_answer, dtype=bool)
+            return getattr(ctx.xp, ufunc)(x)
+
+    Check.__name__ = Check.__qualname__ = name.capitalize()
+
+    def function(input):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' must be a Tensor, not "
+                            f"{type(input).__name__}")
+        return Check.apply(input)
+
+    function.__name__ = name
+    function.__doc__ = doc
+    return Check, function
+
+
+def _check_samples(make):
+    x = make((3, 4))
+    x._data[0, :3] = [np.nan, np.inf, -np.inf]
+    return [Sample((x,), name="nan and infs"), Sample((make.int((3,), -3, 3),), name="int")]
+
+
+for _name, _ufunc, _answer, _doc in (
+        ("isnan", "isnan", False, "True where input is NaN (no gradient)."),
+        ("isinf", "isinf", False, "True where input is +inf or -inf (no gradient)."),
+        ("isfinite", "isfinite", True, "True where input is neither NaN nor infinite.")):
+    globals()[_name] = register_op(methods=(_name,), samples=_check_samples,
+                                   differentiable=False)(
+        _float_check(_name, _ufunc, _answer, _doc)[1])
+
+
+# ----------------------------------------------------------------------------- fmax, fmin
+def _tensor_operands(input, other, op: str, float_only: bool = False, to_float: bool = False):
+    """Two tensors (PyTorch's signature), promoted; integers become the default float with
+    to_float and raise with float_only."""
+    a, b = _tensor_pair(input, other, op)
+    if a._data.dtype.kind != "f":
+        if float_only:
+            raise NotImplementedError(f'"{op}" is not defined for {a.dtype.name} tensors '
+                                      f"({op} needs floating-point tensors)")
+        if to_float:
+            default = dtypes.get_default_dtype()
+            a, b = a.to(default), b.to(default)
+    return a, b
+
+
+class Fmax(Function):
+    """fmax/fmin: like maximum/minimum but NaN loses to a number. The winner gets the
+    whole gradient; on ties input wins (PyTorch's convention)."""
+
+    node_name = "FmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, largest):
+        ctx.save_for_backward(a, b)
+        ctx.shapes = (a.shape, b.shape)
+        ctx.largest = largest
+        if not largest:
+            ctx.node_name = "FminBackward0"
+        return ctx.xp.fmax(a, b) if largest else ctx.xp.fmin(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad[:2]
+        a_wins = ((a >= b) if ctx.largest else (a <= b)) | isnan(b)
+        return (sum_to_shape(where(a_wins, grad, 0.0), ctx.shapes[0]) if need_a else None,
+                sum_to_shape(where(a_wins, 0.0, grad), ctx.shapes[1]) if need_b else None,
+                None)
+
+
+def _fmax_samples(make):
+    a, b = make((3, 4)), make((3, 4))
+    a._data[0, 0], b._data[1, 1] = np.nan, np.nan
+    return [Sample((a, b), name="nans"),
+            Sample((make((2, 3, 4)), make((4,))), name="broadcast")]
+
+
+@register_op(methods=("fmax",), samples=_fmax_samples)
+def fmax(input, other):
+    """Elementwise maximum where a NaN loses to a number (NaN only if both are NaN)."""
+    a, b = _tensor_operands(input, other, "fmax")
+    return Fmax.apply(a, b, True)
+
+
+@register_op(methods=("fmin",), samples=_fmax_samples)
+def fmin(input, other):
+    """Elementwise minimum where a NaN loses to a number (NaN only if both are NaN)."""
+    a, b = _tensor_operands(input, other, "fmin")
+    return Fmax.apply(a, b, False)
+
+
+# ----------------------------------------------------------------------------- bit shifts
+def _shift_samples(make):
+    return [Sample((make.int((3, 4), -20, 20), make.int((4,), 0, 5)), name="tensors"),
+            Sample((make.int((5,), -20, 20), 2), name="scalar shift")]
+
+
+for _name, _ufunc in (("bitwise_left_shift", "left_shift"),
+                      ("bitwise_right_shift", "right_shift")):
+    _function = _integer_op(_name, _ufunc, False)
+    _function.__doc__ = (f"``input {'<<' if 'left' in _name else '>>'} other``: integers "
+                         f"{'times' if 'left' in _name else 'floor-divided by'} 2**other "
+                         "(no gradient).")
+    register_op(methods=(_name,), samples=_shift_samples, differentiable=False)(_function)
+
+
+# ----------------------------------------------------------------------------- masked_fill
+class MaskedFill(Function):
+    node_name = "MaskedFillBackward0"
+
+    @staticmethod
+    def forward(ctx, x, mask, value):
+        xp = ctx.xp
+        ctx.save_for_backward(mask)
+        ctx.shapes = (x.shape, np.shape(value))
+        if isinstance(value, xp.ndarray):
+            ctx.node_name = "MaskedFillBackward1"
+            value = value.astype(x.dtype)
+        out = xp.where(mask, value, x)
+        return out.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        need_x, _, need_value = ctx.needs_input_grad
+        grad_x = grad_value = None
+        if need_x:
+            grad_x = sum_to_shape(where(mask, 0.0, grad), ctx.shapes[0])
+        if need_value:
+            grad_value = where(mask, grad, 0.0).sum().reshape(ctx.shapes[1])
+        return grad_x, None, grad_value
+
+
+def _masked_fill_samples(make):
+    return [Sample((make((3, 4)), make.bool((3, 4)), -1.5), name="number"),
+            Sample((make((3, 4)), make.bool((4,)), make(())), name="0-d tensor value"),
+            Sample((make((1, 4)), make.bool((3, 1)), 2.0), name="mask broadcasts input")]
+
+
+@register_op(methods=("masked_fill",), samples=_masked_fill_samples)
+def masked_fill(input, mask, value):
+    """``value`` where the bool ``mask`` (broadcast) is True, else input. value is a number
+    or a 0-d tensor (which then gets the gradient of every filled element)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"masked_fill(): argument 'input' must be a Tensor, not "
+                        f"{type(input).__name__}")
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"masked_fill(): argument 'mask' must be a Tensor, not "
+                        f"{type(mask).__name__}")
+    if mask.dtype is not dtypes.bool:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{mask.dtype.name}")
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
+                               f"got tensor with {value.ndim} dimension(s).")
+        if value.dtype is not input.dtype and value.requires_grad:
+            value = value.to(input.dtype)
+    elif isinstance(value, (bool, int, float, np.generic)):
+        value = value.item() if isinstance(value, np.generic) else value
+        if input._data.dtype.kind == "b":
+            value = bool(value)
+        elif input._data.dtype.kind in "iu":
+            if isinstance(value, float) and not value.is_integer():
+                value = int(value)
+    else:
+        raise TypeError(f"masked_fill(): argument 'value' must be a number or a 0-d Tensor, "
+                        f"not {type(value).__name__}")
+    try:
+        return MaskedFill.apply(input, mask, value)
+    except ValueError:
+        raise broadcast_error("masked_fill", input.shape, mask.shape) from None
+
+
+# ----------------------------------------------------------------------------- closeness
+_DTYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
+                "int32": "Int", "int64": "Long", "float16": "Half", "float32": "Float",
+                "float64": "Double"}
+
+
+def _two_tensors(input, other, op: str) -> None:
+    for arg, value, position in (("input", input, 1), ("other", other, 2)):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{op}(): argument '{arg}' (position {position}) must be Tensor, "
+                            f"not {type(value).__name__}")
+    if input.device != other.device:
+        raise RuntimeError(f"{op}(): Expected all tensors to be on the same device, but found "
+                           f"at least two devices, {input.device} and {other.device}!")
+
+
+class IsClose(Function):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, b, rtol, atol, equal_nan):
+        xp = ctx.xp
+        close = a == b
+        if a.dtype.kind == "f" and equal_nan:
+            close = close | (xp.isnan(a) & xp.isnan(b))
+        if a.dtype.kind == "b":
+            a, b = a.astype(dtypes.get_default_dtype().numpy), b.astype(
+                dtypes.get_default_dtype().numpy)
+        elif a.dtype.kind in "iu":
+            # integers: the error in the default float dtype (no wrap-around)
+            a, b = a.astype(np.float64), b.astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            allowed = atol + xp.abs(rtol * b)
+            actual = xp.abs(a - b)
+            return close | (xp.isfinite(actual) & (actual <= allowed))
+
+
+def _check_tolerances(op: str, rtol, atol) -> None:
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
+            raise TypeError(f"{op}(): argument '{name}' must be a float, not "
+                            f"{type(value).__name__}")
+        if value < 0:
+            raise RuntimeError(f"{op}(): {name} must be greater than or equal to zero, but got "
+                               f"{value}")
+
+
+def _isclose_samples(make):
+    x = make((3, 4))
+    y = x.detach().clone()
+    y._data[0] += 1e-9
+    y._data[1] += 1e-3
+    xn = make((2, 3))
+    xn._data[0, 0] = np.nan
+    xn._data[1, 1] = np.inf
+    yn = xn.detach().clone()
+    yn._data[0, 1] += 1e-6
+    return [Sample((x, y), name="near and far"),
+            Sample((x, y), {"rtol": 0.0, "atol": 1e-2}, name="atol only"),
+            Sample((make((3, 1)), make((4,))), {"atol": 1.0}, name="broadcast"),
+            Sample((xn, yn), name="nan and inf"),
+            Sample((xn, yn), {"equal_nan": True, "rtol": 1e-5}, name="equal_nan"),
+            Sample((make.int((4,), -3, 3), make.int((4,), -3, 3)), {"atol": 1}, name="int")]
+
+
+@register_op(methods=("isclose",), samples=_isclose_samples, differentiable=False)
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise closeness, a bool tensor: ``|input - other| <= atol + rtol * |other|``
+    or ``input == other`` (infinities are close only to themselves; NaNs only to NaNs and
+    only with ``equal_nan``). Broadcasts; both tensors must have the same dtype."""
+    _two_tensors(input, other, "isclose")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"isclose(): {_DTYPE_NAMES.get(input.dtype.name, input.dtype.name)}"
+                           f" did not match "
+                           f"{_DTYPE_NAMES.get(other.dtype.name, other.dtype.name)} (input "
+                           "and other must have the same dtype)")
+    _check_tolerances("isclose", rtol, atol)
+    try:
+        return IsClose.apply(input, other, float(rtol), float(atol), bool(equal_nan))
+    except ValueError:
+        raise broadcast_error("isclose", input.shape, other.shape) from None
+
+
+@register_op(methods=("allclose",), samples=_isclose_samples, differentiable=False)
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True when every element of ``input`` is close to ``other`` (see ``isclose``): a
+    Python bool."""
+    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
+
+
+def _equal_samples(make):
+    x = make((3, 4))
+    nan = make((3,))
+    nan._data[1] = np.nan
+    return [Sample((x, x.detach().clone()), name="same values"),
+            Sample((x, make((3, 4))), name="different values"),
+            Sample((make((3,)), make((1, 3))), name="different shapes"),
+            Sample((make.int((4,), -3, 3), make.int((4,), -3, 3)), name="int"),
+            Sample((nan, nan.detach().clone()), name="nan is not equal")]
+
+
+@register_op(methods=("equal",), samples=_equal_samples, differentiable=False)
+def equal(input, other):
+    """True when ``input`` and ``other`` have the same shape and the same values (after
+    type promotion; NaN is never equal): a Python bool."""
+    _two_tensors(input, other, "equal")
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    a, b = input._data, other._data
+    return bool((a == b).all())
+
+
+# ----------------------------------------------------------------------------- step
+class Heaviside(Function):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x, values):
+        xp = ctx.xp
+        return xp.where(x == 0, values, (x > 0).astype(x.dtype)).astype(x.dtype)
+
+
+def _heaviside_samples(make):
+    x = make((3, 4))
+    x._data[0, :2] = 0.0
+    return [Sample((x, make((3, 4))), name="same shape"),
+            Sample((x, make((4,))), name="broadcast values"),
+            Sample((make.int((5,), -2, 3), make.int((), 4, 6)), name="int")]
+
+
+@register_op(methods=("heaviside",), samples=_heaviside_samples, differentiable=False)
+def heaviside(input, values):
+    """Heaviside step function: 0 where ``input < 0``, ``values`` where ``input == 0``, 1
+    where ``input > 0`` (no gradient, as in PyTorch). Both must have the same dtype."""
+    _two_tensors(input, values, "heaviside")
+    if input.dtype is not values.dtype:
+        raise RuntimeError(f"heaviside needs input and values of one dtype (input is "
+                           f"{input.dtype.name}, values is {values.dtype.name})")
+    try:
+        return Heaviside.apply(input, values)
+    except ValueError:
+        raise broadcast_error("heaviside", input.shape, values.shape) from None
+
+
+# ----------------------------------------------------------------------------- isreal
+class IsReal(Function):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x):
+        if x.dtype.kind == "c":
+            return x.imag == 0
+        return ctx.xp.ones(x.shape, dtype=bool)
+
+
+@register_op(methods=("isreal",), differentiable=False,
+             samples=lambda make: [Sample((make((3, 4)),)), Sample((make.int((3,), -3, 3),)),
+                                   Sample((make(()),))])
+def isreal(input):
+    """True where the element has no imaginary part (every element of a real tensor)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"isreal(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    return IsReal.apply(input)
