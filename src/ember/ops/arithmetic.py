@@ -34,6 +34,7 @@ def _save_operands(ctx, a, b) -> None:
 
 
 class Add(Function):
+    array_backward = True
     node_name = "AddBackward0"
 
     @staticmethod
@@ -44,9 +45,10 @@ class Add(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         need_a, need_b = ctx.needs_input_grad
-        return (sum_to_shape(grad, ctx.shapes[0]) if need_a else None,
-                sum_to_shape(grad, ctx.shapes[1]) if need_b else None)
+        return (m.sum_to_shape(grad, ctx.shapes[0]) if need_a else None,
+                m.sum_to_shape(grad, ctx.shapes[1]) if need_b else None)
 
 
 @register_op(methods=("add",), samples=_samples.binary())
@@ -58,6 +60,7 @@ def add(input, other, *, alpha=1):
 
 
 class Sub(Function):
+    array_backward = True
     node_name = "SubBackward0"
 
     @staticmethod
@@ -68,9 +71,10 @@ class Sub(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         need_a, need_b = ctx.needs_input_grad
-        return (sum_to_shape(grad, ctx.shapes[0]) if need_a else None,
-                sum_to_shape(-grad, ctx.shapes[1]) if need_b else None)
+        return (m.sum_to_shape(grad, ctx.shapes[0]) if need_a else None,
+                m.sum_to_shape(-grad, ctx.shapes[1]) if need_b else None)
 
 
 @register_op(methods=("sub",), also=("subtract",), samples=_samples.binary())
@@ -86,6 +90,7 @@ def sub(input, other, *, alpha=1):
 
 
 class Mul(Function):
+    array_backward = True
     node_name = "MulBackward0"
 
     @staticmethod
@@ -95,12 +100,13 @@ class Mul(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         other_a = b if b is not None else ctx.scalars[1]
         other_b = a if a is not None else ctx.scalars[0]
-        return (sum_to_shape(grad * other_a, ctx.shapes[0]) if need_a else None,
-                sum_to_shape(grad * other_b, ctx.shapes[1]) if need_b else None)
+        return (m.sum_to_shape(grad * other_a, ctx.shapes[0]) if need_a else None,
+                m.sum_to_shape(grad * other_b, ctx.shapes[1]) if need_b else None)
 
 
 @register_op(methods=("mul",), also=("multiply",), samples=_samples.binary())
@@ -110,6 +116,7 @@ def mul(input, other):
 
 
 class Div(Function):
+    array_backward = True
     node_name = "DivBackward0"
 
     @staticmethod
@@ -119,14 +126,15 @@ class Div(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         denominator = b if b is not None else ctx.scalars[1]
-        grad_a = sum_to_shape(grad / denominator, ctx.shapes[0]) if need_a else None
+        grad_a = m.sum_to_shape(grad / denominator, ctx.shapes[0]) if need_a else None
         grad_b = None
         if need_b:
             numerator = a if a is not None else ctx.scalars[0]
-            grad_b = sum_to_shape(-grad * numerator / (b * b), ctx.shapes[1])
+            grad_b = m.sum_to_shape(-grad * numerator / (b * b), ctx.shapes[1])
         return grad_a, grad_b
 
 
@@ -172,6 +180,7 @@ class RoundedDivide(Function):
     """``div`` with rounding_mode 'trunc' or 'floor'. The quotient is piecewise constant:
     its gradient is zero (PyTorch's convention), not an error."""
 
+    array_backward = True
     node_name = "DivBackward2"
 
     @staticmethod
@@ -190,9 +199,10 @@ class RoundedDivide(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         need_a, need_b = ctx.needs_input_grad[:2]
-        zeros = [Tensor._make(ctx.xp.zeros(shape, grad._data.dtype), grad._device, False)
-                 if need else None for shape, need in zip(ctx.shapes, (need_a, need_b))]
+        zeros = [m.zeros(shape, grad) if need else None
+                 for shape, need in zip(ctx.shapes, (need_a, need_b))]
         return zeros[0], zeros[1], None
 
 
@@ -216,6 +226,7 @@ def floor_divide(input, other):
 
 
 class Remainder(Function):
+    array_backward = True
     node_name = "RemainderBackward0"
 
     @staticmethod
@@ -228,13 +239,14 @@ class Remainder(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         grad_b = None
         if need_b:
             numerator = a if a is not None else ctx.scalars[0]
-            grad_b = sum_to_shape(-grad * floor_divide(numerator, b), ctx.shapes[1])
-        return (sum_to_shape(grad, ctx.shapes[0]) if need_a else None), grad_b
+            grad_b = m.sum_to_shape(-grad * m.floor_divide(numerator, b), ctx.shapes[1])
+        return (m.sum_to_shape(grad, ctx.shapes[0]) if need_a else None), grad_b
 
 
 @register_op(methods=("remainder",), samples=_samples.binary(low=0.3, high=3.0, other_low=0.7,
@@ -246,6 +258,7 @@ def remainder(input, other):
 
 
 class Pow(Function):
+    array_backward = True
     node_name = "PowBackward0"
 
     @staticmethod
@@ -266,6 +279,7 @@ class Pow(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         a, b, out = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         grad_a = grad_b = None
@@ -278,15 +292,15 @@ class Pow(Function):
                     grad_a = grad * exponent * a ** (exponent - 1)
             else:
                 # where b == 0 the derivative is 0 even at a == 0 (PyTorch's convention)
-                grad_a = where(b == 0, 0.0, grad * b * a ** (b - 1))
-            grad_a = sum_to_shape(grad_a, ctx.shapes[0])
+                grad_a = m.where(b == 0, 0.0, grad * b * a ** (b - 1))
+            grad_a = m.sum_to_shape(grad_a, ctx.shapes[0])
         if need_b:
             base = a if a is not None else ctx.scalars[0]
             if a is None:
                 grad_b = grad * out * (float(np.log(base)) if base > 0 else float("nan"))
             else:
-                grad_b = where((a == 0) & (b >= 0), 0.0, grad * out * log(a))
-            grad_b = sum_to_shape(grad_b, ctx.shapes[1])
+                grad_b = m.where((a == 0) & (b >= 0), 0.0, grad * out * m.log(a))
+            grad_b = m.sum_to_shape(grad_b, ctx.shapes[1])
         return grad_a, grad_b
 
 
@@ -322,6 +336,7 @@ def square(input):
 
 # ----------------------------------------------------------------------------- xlogy
 class Xlogy(Function):
+    array_backward = True
     node_name = "XlogyBackward0"
 
     @staticmethod
@@ -336,6 +351,7 @@ class Xlogy(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         a, b = ctx.saved_tensors
         x = a if a is not None else ctx.scalars[0]
         y = b if b is not None else ctx.scalars[1]
@@ -343,14 +359,14 @@ class Xlogy(Function):
         grad_a = grad_b = None
         if need_a:
             # d/dx = log(y); 0 where x == 0 and y <= 0 (PyTorch's convention)
-            grad_a = xlogy(grad, y)
-            if isinstance(y, Tensor):
-                grad_a = where((x == 0) & (y <= 0), 0.0, grad_a)
+            grad_a = m.xlogy(grad, y)
+            if not isinstance(y, (int, float)):
+                grad_a = m.where((x == 0) & (y <= 0), 0.0, grad_a)
             elif y <= 0:
-                grad_a = where(x == 0, 0.0, grad_a)
-            grad_a = sum_to_shape(grad_a, ctx.shapes[0])
+                grad_a = m.where(x == 0, 0.0, grad_a)
+            grad_a = m.sum_to_shape(grad_a, ctx.shapes[0])
         if need_b:
-            grad_b = sum_to_shape(grad * x / y, ctx.shapes[1])
+            grad_b = m.sum_to_shape(grad * x / y, ctx.shapes[1])
         return grad_a, grad_b
 
 
@@ -379,6 +395,7 @@ def xlogy(input, other):
 
 # ----------------------------------------------------------------------------- lerp
 class Lerp(Function):
+    array_backward = True
     node_name = "LerpBackward0"
 
     @staticmethod
@@ -404,12 +421,13 @@ class Lerp(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         start, end, weight_t = ctx.saved_tensors
         weight = weight_t if weight_t is not None else ctx.weight
         need_start, need_end, need_weight = ctx.needs_input_grad
-        return (sum_to_shape(grad * (1 - weight), ctx.shapes[0]) if need_start else None,
-                sum_to_shape(grad * weight, ctx.shapes[1]) if need_end else None,
-                sum_to_shape(grad * (end - start), ctx.shapes[2]) if need_weight else None)
+        return (m.sum_to_shape(grad * (1 - weight), ctx.shapes[0]) if need_start else None,
+                m.sum_to_shape(grad * weight, ctx.shapes[1]) if need_end else None,
+                m.sum_to_shape(grad * (end - start), ctx.shapes[2]) if need_weight else None)
 
 
 def _lerp_samples(make):
@@ -448,6 +466,7 @@ def lerp(input, end, weight):
 
 # ----------------------------------------------------------------------------- more binary
 class Fmod(Function):
+    array_backward = True
     node_name = "FmodBackward1"
 
     @staticmethod
@@ -459,14 +478,15 @@ class Fmod(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         grad_b = None
         if need_b:
             numerator = a if a is not None else ctx.scalars[0]
-            grad_b = sum_to_shape(-grad * div(numerator, b, rounding_mode="trunc"),
+            grad_b = m.sum_to_shape(-grad * m.div(numerator, b, rounding_mode="trunc"),
                                   ctx.shapes[1])
-        return (sum_to_shape(grad, ctx.shapes[0]) if need_a else None), grad_b
+        return (m.sum_to_shape(grad, ctx.shapes[0]) if need_a else None), grad_b
 
 
 @register_op(methods=("fmod",), samples=_samples.binary(low=0.3, high=3.0, other_low=0.7,
@@ -478,6 +498,7 @@ def fmod(input, other):
 
 
 class Atan2(Function):
+    array_backward = True
     node_name = "Atan2Backward0"
 
     @staticmethod
@@ -488,11 +509,12 @@ class Atan2(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         scaled = grad / (a * a + b * b)
-        return (sum_to_shape(scaled * b, ctx.shapes[0]) if need_a else None,
-                sum_to_shape(-scaled * a, ctx.shapes[1]) if need_b else None)
+        return (m.sum_to_shape(scaled * b, ctx.shapes[0]) if need_a else None,
+                m.sum_to_shape(-scaled * a, ctx.shapes[1]) if need_b else None)
 
 
 @register_op(methods=("atan2", "arctan2"), also=("arctan2",),
@@ -505,6 +527,7 @@ def atan2(input, other):
 
 
 class Hypot(Function):
+    array_backward = True
     node_name = "HypotBackward0"
 
     @staticmethod
@@ -516,11 +539,12 @@ class Hypot(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         a, b, out = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         scaled = grad / out
-        return (sum_to_shape(scaled * a, ctx.shapes[0]) if need_a else None,
-                sum_to_shape(scaled * b, ctx.shapes[1]) if need_b else None)
+        return (m.sum_to_shape(scaled * a, ctx.shapes[0]) if need_a else None,
+                m.sum_to_shape(scaled * b, ctx.shapes[1]) if need_b else None)
 
 
 @register_op(methods=("hypot",), samples=_samples.binary(low=0.3, high=2.0, scalars=()))
@@ -531,6 +555,7 @@ def hypot(input, other):
 
 
 class LogAddExp(Function):
+    array_backward = True
     node_name = "LogaddexpBackward0"
 
     @staticmethod
@@ -545,12 +570,13 @@ class LogAddExp(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad[:2]
-        # d/da log(e^a + e^b) = sigmoid(a - b) (base 2: sigmoid((a - b) ln 2)): no overflow
+        # d/da m.log(e^a + e^b) = m.sigmoid(a - b) (base 2: m.sigmoid((a - b) ln 2)): no overflow
         difference = a - b if not ctx.base2 else (a - b) * _LN2
-        return (sum_to_shape(grad * sigmoid(difference), ctx.shapes[0]) if need_a else None,
-                sum_to_shape(grad * sigmoid(-difference), ctx.shapes[1]) if need_b else None,
+        return (m.sum_to_shape(grad * m.sigmoid(difference), ctx.shapes[0]) if need_a else None,
+                m.sum_to_shape(grad * m.sigmoid(-difference), ctx.shapes[1]) if need_b else None,
                 None)
 
 

@@ -24,6 +24,7 @@ from .registry import Sample, register_op
 
 # ----------------------------------------------------------------------------- unary math
 class Neg(Function):
+    array_backward = True
     node_name = "NegBackward0"
 
     @staticmethod
@@ -36,6 +37,7 @@ class Neg(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         return -grad
 
 
@@ -46,6 +48,7 @@ def neg(input):
 
 
 class Abs(Function):
+    array_backward = True
     node_name = "AbsBackward0"
 
     @staticmethod
@@ -55,8 +58,9 @@ class Abs(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (x,) = ctx.saved_tensors
-        return grad * sign(x)
+        return grad * m.sign(x)
 
 
 @register_op(methods=("abs", "absolute"), also=("absolute",), samples=_samples.unary())
@@ -66,6 +70,7 @@ def abs(input):  # noqa: A001
 
 
 class Sign(Function):
+    array_backward = True
     node_name = "SignBackward0"
 
     @staticmethod
@@ -74,6 +79,7 @@ class Sign(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         return grad * 0
 
 
@@ -84,6 +90,7 @@ def sign(input):
 
 
 class Exp(Function):
+    array_backward = True
     node_name = "ExpBackward0"
 
     @staticmethod
@@ -94,6 +101,7 @@ class Exp(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (out,) = ctx.saved_tensors
         return grad * out
 
@@ -105,6 +113,7 @@ def exp(input):
 
 
 class Log(Function):
+    array_backward = True
     node_name = "LogBackward0"
 
     @staticmethod
@@ -114,6 +123,7 @@ class Log(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (x,) = ctx.saved_tensors
         return grad / x
 
@@ -125,6 +135,7 @@ def log(input):
 
 
 class Sqrt(Function):
+    array_backward = True
     node_name = "SqrtBackward0"
 
     @staticmethod
@@ -135,6 +146,7 @@ class Sqrt(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (out,) = ctx.saved_tensors
         return grad / (2 * out)
 
@@ -146,6 +158,7 @@ def sqrt(input):
 
 
 class Sin(Function):
+    array_backward = True
     node_name = "SinBackward0"
 
     @staticmethod
@@ -155,8 +168,9 @@ class Sin(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (x,) = ctx.saved_tensors
-        return grad * cos(x)
+        return grad * m.cos(x)
 
 
 @register_op(methods=("sin",), samples=_samples.unary())
@@ -166,6 +180,7 @@ def sin(input):
 
 
 class Cos(Function):
+    array_backward = True
     node_name = "CosBackward0"
 
     @staticmethod
@@ -175,8 +190,9 @@ class Cos(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (x,) = ctx.saved_tensors
-        return -grad * sin(x)
+        return -grad * m.sin(x)
 
 
 @register_op(methods=("cos",), samples=_samples.unary())
@@ -186,6 +202,7 @@ def cos(input):
 
 
 class Tanh(Function):
+    array_backward = True
     node_name = "TanhBackward0"
 
     @staticmethod
@@ -196,26 +213,35 @@ class Tanh(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (out,) = ctx.saved_tensors
-        return TanhGrad.apply(grad, out)
+        return _tanh_grad(grad, out) if m.arrays else TanhGrad.apply(grad, out)
+
+
+def _tanh_grad(grad, out):
+    return grad * (1 - out * out)
 
 
 class TanhGrad(Function):
     """tanh's backward, ``grad * (1 - out^2)``, as one op (one dispatch instead of three);
     differentiable itself, so double backward still works."""
 
+    array_backward = True
+
     node_name = "TanhBackwardBackward0"
 
     @staticmethod
     def forward(ctx, grad, out):
         ctx.save_for_backward(grad, out)
-        return grad * (1 - out * out)
+        return _tanh_grad(grad, out)
 
     @staticmethod
     def backward(ctx, gg):
+        m = ctx.math
         grad, out = ctx.saved_tensors
         need_grad, need_out = ctx.needs_input_grad
-        return (TanhGrad.apply(gg, out) if need_grad else None,
+        return ((_tanh_grad(gg, out) if m.arrays else TanhGrad.apply(gg, out)) if need_grad
+                else None,
                 -2 * gg * grad * out if need_out else None)
 
 
@@ -226,6 +252,7 @@ def tanh(input):
 
 
 class Sigmoid(Function):
+    array_backward = True
     node_name = "SigmoidBackward0"
 
     @staticmethod
@@ -239,25 +266,34 @@ class Sigmoid(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (out,) = ctx.saved_tensors
-        return SigmoidGrad.apply(grad, out)
+        return _sigmoid_grad(grad, out) if m.arrays else SigmoidGrad.apply(grad, out)
+
+
+def _sigmoid_grad(grad, out):
+    return grad * out * (1 - out)
 
 
 class SigmoidGrad(Function):
     """sigmoid's backward, ``grad * out * (1 - out)``, as one differentiable op."""
+
+    array_backward = True
 
     node_name = "SigmoidBackwardBackward0"
 
     @staticmethod
     def forward(ctx, grad, out):
         ctx.save_for_backward(grad, out)
-        return grad * out * (1 - out)
+        return _sigmoid_grad(grad, out)
 
     @staticmethod
     def backward(ctx, gg):
+        m = ctx.math
         grad, out = ctx.saved_tensors
         need_grad, need_out = ctx.needs_input_grad
-        return (SigmoidGrad.apply(gg, out) if need_grad else None,
+        return ((_sigmoid_grad(gg, out) if m.arrays else SigmoidGrad.apply(gg, out))
+                if need_grad else None,
                 gg * grad * (1 - 2 * out) if need_out else None)
 
 
@@ -268,6 +304,7 @@ def sigmoid(input):
 
 
 class Relu(Function):
+    array_backward = True
     node_name = "ReluBackward0"
 
     @staticmethod
@@ -278,13 +315,16 @@ class Relu(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (out,) = ctx.saved_tensors
-        return ReluGrad.apply(grad, out)
+        return grad * (out > 0) if m.arrays else ReluGrad.apply(grad, out)
 
 
 class ReluGrad(Function):
     """relu's backward, ``grad`` where ``out > 0`` else 0, as one op; its derivative
     w.r.t. ``out`` is zero almost everywhere."""
+
+    array_backward = True
 
     node_name = "ThresholdBackwardBackward0"
 
@@ -296,6 +336,7 @@ class ReluGrad(Function):
 
     @staticmethod
     def backward(ctx, gg):
+        m = ctx.math
         (mask,) = ctx.saved_tensors
         return (gg * mask if ctx.needs_input_grad[0] else None), None
 
@@ -462,17 +503,13 @@ def _in_float64(xp, kernel, x):
 
 
 # ----------------------------------------------------------------------------- more unary math
-def _zeros_like(grad: Tensor) -> Tensor:
-    """A constant zero gradient (rounding steps have derivative zero almost everywhere)."""
-    return Tensor._make(backend.xp_of(grad._data).zeros_like(grad._data), grad._device, False)
-
-
 def _float_unary(cls, input, op: str):
     """Integer and bool inputs of float math become the default float dtype (PyTorch)."""
     return cls.apply(float_operand(input, op))
 
 
 class Reciprocal(Function):
+    array_backward = True
     node_name = "ReciprocalBackward0"
 
     @staticmethod
@@ -483,6 +520,7 @@ class Reciprocal(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (out,) = ctx.saved_tensors
         return -grad * out * out
 
@@ -494,6 +532,7 @@ def reciprocal(input):
 
 
 class Rsqrt(Function):
+    array_backward = True
     node_name = "RsqrtBackward0"
 
     @staticmethod
@@ -504,6 +543,7 @@ class Rsqrt(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (out,) = ctx.saved_tensors
         return grad * out * out * out * -0.5
 
@@ -515,6 +555,7 @@ def rsqrt(input):
 
 
 class Exp2(Function):
+    array_backward = True
     node_name = "Exp2Backward0"
 
     @staticmethod
@@ -525,6 +566,7 @@ class Exp2(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (out,) = ctx.saved_tensors
         return grad * out * _LN2
 
@@ -536,6 +578,7 @@ def exp2(input):
 
 
 class Expm1(Function):
+    array_backward = True
     node_name = "Expm1Backward0"
 
     @staticmethod
@@ -546,6 +589,7 @@ class Expm1(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (out,) = ctx.saved_tensors
         return grad * (out + 1)
 
@@ -560,6 +604,7 @@ def _log_family(name: str, ufunc: str, scale: float, shift: float):
     """log2 / log10 / log1p: d/dx = 1 / ((x + shift) * scale)."""
 
     class LogOp(Function):
+        array_backward = True
         node_name = name.capitalize() + "Backward0"
 
         @staticmethod
@@ -602,6 +647,7 @@ def log1p(input):
 
 
 class Tan(Function):
+    array_backward = True
     node_name = "TanBackward0"
 
     @staticmethod
@@ -612,6 +658,7 @@ class Tan(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (out,) = ctx.saved_tensors
         return grad * (out * out + 1)
 
@@ -623,9 +670,10 @@ def tan(input):
 
 
 def _input_unary(name: str, ufunc: str, derivative):
-    """A unary op that saves its input; backward is ``grad * derivative(x)``."""
+    """A unary op that saves its input; backward is ``derivative(math, grad, x)``."""
 
     class UnaryOp(Function):
+        array_backward = True
         node_name = name.capitalize() + "Backward0"
 
         @staticmethod
@@ -636,20 +684,20 @@ def _input_unary(name: str, ufunc: str, derivative):
         @staticmethod
         def backward(ctx, grad):
             (x,) = ctx.saved_tensors
-            return derivative(grad, x)
+            return derivative(ctx.math, grad, x)
 
     UnaryOp.__name__ = UnaryOp.__qualname__ = name.capitalize()
     return UnaryOp
 
 
-Asin = _input_unary("asin", "arcsin", lambda g, x: g * rsqrt(1 - x * x))
-Acos = _input_unary("acos", "arccos", lambda g, x: -g * rsqrt(1 - x * x))
-Atan = _input_unary("atan", "arctan", lambda g, x: g / (x * x + 1))
-Sinh = _input_unary("sinh", "sinh", lambda g, x: g * cosh(x))
-Cosh = _input_unary("cosh", "cosh", lambda g, x: g * sinh(x))
-Asinh = _input_unary("asinh", "arcsinh", lambda g, x: g * rsqrt(x * x + 1))
-Acosh = _input_unary("acosh", "arccosh", lambda g, x: g * rsqrt(x * x - 1))
-Atanh = _input_unary("atanh", "arctanh", lambda g, x: g / (1 - x * x))
+Asin = _input_unary("asin", "arcsin", lambda m, g, x: g * m.rsqrt(1 - x * x))
+Acos = _input_unary("acos", "arccos", lambda m, g, x: -g * m.rsqrt(1 - x * x))
+Atan = _input_unary("atan", "arctan", lambda m, g, x: g / (x * x + 1))
+Sinh = _input_unary("sinh", "sinh", lambda m, g, x: g * m.cosh(x))
+Cosh = _input_unary("cosh", "cosh", lambda m, g, x: g * m.sinh(x))
+Asinh = _input_unary("asinh", "arcsinh", lambda m, g, x: g * m.rsqrt(x * x + 1))
+Acosh = _input_unary("acosh", "arccosh", lambda m, g, x: g * m.rsqrt(x * x - 1))
+Atanh = _input_unary("atanh", "arctanh", lambda m, g, x: g / (1 - x * x))
 
 
 @register_op(methods=("asin", "arcsin"), also=("arcsin",),
@@ -705,6 +753,7 @@ def atanh(input):
 
 
 class Erf(Function):
+    array_backward = True
     node_name = "ErfBackward0"
 
     @staticmethod
@@ -714,11 +763,13 @@ class Erf(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (x,) = ctx.saved_tensors
-        return grad * _TWO_OVER_SQRT_PI * exp(-x * x)
+        return grad * _TWO_OVER_SQRT_PI * m.exp(-x * x)
 
 
 class Erfc(Function):
+    array_backward = True
     node_name = "ErfcBackward0"
 
     @staticmethod
@@ -728,11 +779,13 @@ class Erfc(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (x,) = ctx.saved_tensors
-        return grad * -_TWO_OVER_SQRT_PI * exp(-x * x)
+        return grad * -_TWO_OVER_SQRT_PI * m.exp(-x * x)
 
 
 class Erfinv(Function):
+    array_backward = True
     node_name = "ErfinvBackward0"
 
     @staticmethod
@@ -743,8 +796,9 @@ class Erfinv(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (out,) = ctx.saved_tensors
-        return grad * _SQRT_PI_OVER_TWO * exp(out * out)
+        return grad * _SQRT_PI_OVER_TWO * m.exp(out * out)
 
 
 @register_op(methods=("erf",), exported_in=("special",), samples=_samples.unary(low=-3, high=3))
@@ -770,6 +824,7 @@ def _rounding(name: str, ufunc: str):
     """floor / ceil / trunc: zero gradient (PyTorch's convention); integers pass through."""
 
     class RoundOp(Function):
+        array_backward = True
         node_name = name.capitalize() + "Backward0"
 
         @staticmethod
@@ -778,7 +833,7 @@ def _rounding(name: str, ufunc: str):
 
         @staticmethod
         def backward(ctx, grad):
-            return _zeros_like(grad)
+            return ctx.math.zeros_like(grad)
 
     RoundOp.__name__ = RoundOp.__qualname__ = name.capitalize()
 
@@ -808,6 +863,7 @@ register_op(methods=("trunc", "fix"), also=("fix",), samples=_samples.unary(low=
 
 
 class Round(Function):
+    array_backward = True
     node_name = "RoundBackward0"
 
     @staticmethod
@@ -818,7 +874,8 @@ class Round(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return _zeros_like(grad), None
+        m = ctx.math
+        return m.zeros_like(grad), None
 
 
 def _round_samples(make):
@@ -844,6 +901,7 @@ def round(input, *, decimals=0):  # noqa: A001 - PyTorch's name
 
 
 class Frac(Function):
+    array_backward = True
     node_name = "FracBackward0"
 
     @staticmethod
@@ -852,6 +910,7 @@ class Frac(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         return grad
 
 
@@ -867,6 +926,7 @@ def frac(input):
 
 
 class Ndtr(Function):
+    array_backward = True
     node_name = "SpecialNdtrBackward0"
 
     @staticmethod
@@ -876,11 +936,13 @@ class Ndtr(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (x,) = ctx.saved_tensors
-        return grad * _INV_SQRT_2PI * exp(x * x * -0.5)
+        return grad * _INV_SQRT_2PI * m.exp(x * x * -0.5)
 
 
 class Ndtri(Function):
+    array_backward = True
     node_name = "SpecialNdtriBackward0"
 
     @staticmethod
@@ -891,11 +953,13 @@ class Ndtri(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (out,) = ctx.saved_tensors
-        return grad * _SQRT_2PI * exp(out * out * 0.5)
+        return grad * _SQRT_2PI * m.exp(out * out * 0.5)
 
 
 class LogNdtr(Function):
+    array_backward = True
     node_name = "SpecialLogNdtrBackward0"
 
     @staticmethod
@@ -906,9 +970,10 @@ class LogNdtr(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         x, out = ctx.saved_tensors
         # density / cdf = exp(-x^2/2 - log_ndtr(x)) / sqrt(2 pi): finite far to the left
-        return grad * _INV_SQRT_2PI * exp(x * x * -0.5 - out)
+        return grad * _INV_SQRT_2PI * m.exp(x * x * -0.5 - out)
 
 
 @register_op("ndtr", namespace="special", samples=_samples.unary(low=-4, high=4))
@@ -932,6 +997,7 @@ def log_ndtr(input):
 
 
 class Sinc(Function):
+    array_backward = True
     node_name = "SincBackward0"
 
     @staticmethod
@@ -941,12 +1007,13 @@ class Sinc(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (x,) = ctx.saved_tensors
         # d/dx sin(pi x)/(pi x) = (pi x cos(pi x) - sin(pi x)) / (pi x^2); 0 at x = 0
-        safe = where(x == 0, 1.0, x)
+        safe = m.where(x == 0, 1.0, x)
         angle = safe * math.pi
-        slope = (angle * cos(angle) - sin(angle)) / (angle * safe)
-        return where(x == 0, 0.0, grad * slope)
+        slope = (angle * m.cos(angle) - m.sin(angle)) / (angle * safe)
+        return m.where(x == 0, 0.0, grad * slope)
 
 
 @register_op(methods=("sinc",), exported_in=("special",), samples=_samples.unary(low=-3, high=3))
@@ -957,6 +1024,7 @@ def sinc(input):
 
 # ----------------------------------------------------------------------------- nan_to_num
 class NanToNum(Function):
+    array_backward = True
     node_name = "NanToNumBackward0"
 
     @staticmethod
@@ -966,8 +1034,9 @@ class NanToNum(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (x,) = ctx.saved_tensors
-        return where(isfinite(x), grad, 0.0), None, None, None
+        return m.where(m.isfinite(x), grad, 0.0), None, None, None
 
 
 def _nan_to_num_samples(make):
