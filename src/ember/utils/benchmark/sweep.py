@@ -188,8 +188,9 @@ def matmul_sweep(sizes=None, devices=None, dtype=None, include_transfer: bool = 
         sweep.gpu_names[str(gpu)] = ember.cuda.get_device_name(gpu.index)
         sweep.cuda_contexts[str(gpu)] = _device.create_contexts((gpu.index,))
     label = f"matmul, {sweep.dtype_name}: median time per product"
+    generator = ember.Generator().manual_seed(0)  # leaves the user's random stream alone
     for size in sizes:
-        a, b = ember.randn(size, size, dtype=dtype), ember.randn(size, size, dtype=dtype)
+        a, b = (ember.randn(size, size, dtype=dtype, generator=generator) for _ in range(2))
         jobs = []
         for target in targets:
             operands = {"a": a.to(target), "b": b.to(target)}
