@@ -16,7 +16,6 @@ True
 from .compare import Colorize, Compare
 from .measurement import (Measurement, TaskSpec, ordered_unique, select_unit, trim_sigfig,
                           unit_to_english)
-
 from .sweep import MatmulSweep, matmul_sweep
 from .timer import Timer, timer
 

@@ -3,7 +3,8 @@ through ``ember.cuda`` and ``ember.backend``; no array library is imported."""
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ... import cuda as _ember_cuda
 from ...backend import cuda as _backend_cuda

@@ -5,8 +5,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import textwrap
+from collections.abc import Iterable
 from functools import cached_property
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -166,8 +167,9 @@ class Measurement:
                   if not self.meets_confidence(_IQR_GROSS_WARN_THRESHOLD)
                   else "This could indicate system fluctuation.")
         share = self.iqr / self.median * 100
-        return (f"  WARNING: Interquartile range is {share:.1f}% of the median measurement.\n"
-                f"           {reason}",)
+        warning = (f"  WARNING: Interquartile range is {share:.1f}% of the median "
+                   f"measurement.\n           {reason}")
+        return (warning,)
 
     # ------------------------------------------------------------------ naming
     @property
@@ -217,7 +219,7 @@ class Measurement:
 
     # ------------------------------------------------------------------ replicates
     @staticmethod
-    def merge(measurements: Iterable["Measurement"]) -> list["Measurement"]:
+    def merge(measurements: Iterable[Measurement]) -> list[Measurement]:
         """One Measurement per distinct TaskSpec, pooling the per-run times of its
         replicates (``number_per_run`` becomes 1; metadata is dropped, the first
         replicate's first-call costs are kept)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Callable
+from collections.abc import Callable
 
 from . import _device
 from .compare import Compare
@@ -251,6 +251,7 @@ def _check_sizes(sizes, default) -> list[int]:
 
 def _check_devices(devices) -> list:
     import ember
+
     from ...backend import parse_device
 
     if isinstance(devices, (str, ember.device)):

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import textwrap
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import _device
 from .measurement import Measurement, TaskSpec
@@ -210,7 +211,7 @@ class Timer:
 
 def _tidy(code: str) -> str:
     code = textwrap.dedent(code)
-    code = code[1:] if code.startswith("\n") else code
+    code = code.removeprefix("\n")
     return code.rstrip() or "pass"
 
 
