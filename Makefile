@@ -27,6 +27,7 @@ gpu-check:
 	PYTHONPATH=src python3 -m pytest -q -p no:cacheprovider -n 8 -k cuda tests
 	PYTHONPATH=src python3 bench/ops_overhead.py --device cuda --repeats 100
 	PYTHONPATH=src python3 bench/mlp_train.py --device cuda --steps 200
+	PYTHONPATH=src python3 -m ember.utils.benchmark matmul --include-transfer
 
 # Side-by-side with PyTorch (installed in .venv by .ci/run, or pip install torch==2.13.0).
 bench: $(STAMP)

@@ -72,12 +72,51 @@ def set_device(index: int) -> None:
 
 
 def synchronize(index: int | None = None) -> None:
+    """Wait for the work queued on every stream of the GPU (the current one by default)."""
     cp = cupy()
-    if index is None:
-        cp.cuda.get_current_stream().synchronize()
-    else:
-        with cp.cuda.Device(index):
-            cp.cuda.get_current_stream().synchronize()
+    cp.cuda.Device(cp.cuda.runtime.getDevice() if index is None else index).synchronize()
+
+
+_driver = None
+
+
+def _driver_library():
+    """libcuda through ctypes (for the one query CuPy doesn't offer), or None."""
+    global _driver
+    if _driver is None:
+        _driver = False
+        for name in ("libcuda.so.1", ctypes.util.find_library("cuda")):
+            if name:
+                try:
+                    _driver = ctypes.CDLL(name)
+                    break
+                except OSError:
+                    continue
+    return _driver or None
+
+
+def has_context(index: int) -> bool | None:
+    """Whether the GPU's primary CUDA context exists yet (None when the driver can't say).
+    Asking creates nothing."""
+    driver = _driver_library()
+    if driver is None:
+        return None
+    handle, flags, active = ctypes.c_int(), ctypes.c_uint(), ctypes.c_int()
+    try:
+        if driver.cuInit(0) != 0 or driver.cuDeviceGet(ctypes.byref(handle), index) != 0:
+            return None
+        if driver.cuDevicePrimaryCtxGetState(handle, ctypes.byref(flags),
+                                             ctypes.byref(active)) != 0:
+            return None
+    except AttributeError:  # a driver library without these entry points
+        return None
+    return bool(active.value)
+
+
+def create_context(index: int) -> None:
+    """Make sure the GPU's CUDA context exists: the first CUDA call on a device creates
+    it, which takes a large part of a second."""
+    cupy().cuda.Device(index).synchronize()
 
 
 def get_device_name(index: int | None = None) -> str:
