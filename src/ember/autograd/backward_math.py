@@ -191,6 +191,15 @@ class ArrayMath:
     def outer(self, a, b):
         return self.xp.outer(a, b)
 
+    # --------------------------------------------------------------- shape, indexing,
+    # scatter, reductions, pooling (functions added for those families)
+
+    # --------------------------------------------------------------- sorting, norms,
+    # products, matrices, decompositions, comparison
+
+    # --------------------------------------------------------------- activations, losses,
+    # neural, normalization, convolution
+
 
 class TensorMath:
     """The backward namespace on Tensors: ember's own functions, recording a graph."""
@@ -238,6 +247,15 @@ class TensorMath:
     @staticmethod
     def cast(x, like):
         return x.to(like.dtype) if x.dtype is not like.dtype else x
+
+    # --------------------------------------------------------------- shape, indexing,
+    # scatter, reductions, pooling
+
+    # --------------------------------------------------------------- sorting, norms,
+    # products, matrices, decompositions, comparison
+
+    # --------------------------------------------------------------- activations, losses,
+    # neural, normalization, convolution
 
 
 TENSOR_MATH = TensorMath()
