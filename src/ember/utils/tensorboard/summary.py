@@ -5,9 +5,18 @@ from __future__ import annotations
 import numpy as np
 
 from ._convert import check_tag, encode_png, image_to_uint8, to_hwc, to_numpy
-from ._proto import (HistogramProto, Summary, SummaryMetadata, TensorProto, TensorShapeProto,
-                     hparams_api_pb2, hparams_metadata, hparams_plugin_data_pb2, struct_pb2,
-                     text_plugin_data_pb2)
+from ._proto import (
+    HistogramProto,
+    Summary,
+    SummaryMetadata,
+    TensorProto,
+    TensorShapeProto,
+    hparams_api_pb2,
+    hparams_metadata,
+    hparams_plugin_data_pb2,
+    struct_pb2,
+    text_plugin_data_pb2,
+)
 
 _TF_BINS = None
 

@@ -296,7 +296,7 @@ class SummaryWriter:
             writer.close()
         self.file_writer = self.all_writers = None
 
-    def __enter__(self) -> "SummaryWriter":
+    def __enter__(self) -> SummaryWriter:
         return self
 
     def __exit__(self, exc_type, exc_value, traceback) -> None:
