@@ -18,6 +18,7 @@ from .autograd.function import RemovableHandle
 from .backend import CPU
 
 _state = grad_mode._state
+_new = object.__new__
 _FROM_NUMPY = dtypes._FROM_NUMPY
 
 # The op functions (ember.add, ...) by name, filled in when ember.ops is imported.
@@ -60,9 +61,17 @@ class Tensor:
     tensor([2., 4.])
     """
 
-    __slots__ = ("_data", "_device", "_requires_grad", "grad_fn", "_output_nr", "_grad",
-                 "_version_counter", "_base", "_view_chain", "_accumulator", "_hooks",
-                 "_retains_grad", "__weakref__")
+    # What every tensor sets lives in slots; what few tensors need (a .grad, a view's
+    # base, hooks) reads the class defaults below until set, so making a tensor is cheap.
+    __slots__ = ("_data", "_device", "_requires_grad", "grad_fn", "_version_counter",
+                 "__dict__", "__weakref__")
+    _output_nr = 0
+    _grad = None
+    _base = None
+    _view_chain = ()
+    _accumulator = None
+    _hooks = None
+    _retains_grad = False
     __array_priority__ = 1000  # make ndarray <op> Tensor defer to Tensor's reflected ops
 
     def __init__(self, *args, device=None, dtype=None, requires_grad=False):
@@ -78,19 +87,12 @@ class Tensor:
     @staticmethod
     def _make(data, device, requires_grad=False):
         """Internal constructor: no checks, no copies."""
-        t = object.__new__(Tensor)
+        t = _new(Tensor)
         t._data = data
         t._device = device
         t._requires_grad = requires_grad
         t.grad_fn = None
-        t._output_nr = 0
-        t._grad = None
         t._version_counter = _VersionCounter()
-        t._base = None
-        t._view_chain = ()
-        t._accumulator = None
-        t._hooks = None
-        t._retains_grad = False
         return t
 
     # ----------------------------------------------------------------- basic properties
@@ -789,9 +791,11 @@ def _from_to(kwargs, from_, to, op: str):
 
 
 def _init(t: Tensor, data, device, requires_grad: bool) -> None:
-    fresh = Tensor._make(data, device, False)
-    for name in Tensor.__slots__[:-1]:
-        setattr(t, name, getattr(fresh, name))
+    t._data = data
+    t._device = device
+    t._requires_grad = False
+    t.grad_fn = None
+    t._version_counter = _VersionCounter()
     t.requires_grad_(requires_grad)
 
 
