@@ -29,6 +29,7 @@ _state = grad_mode._state
 _Tensor = None  # ember.Tensor, set by ember.tensor once the class exists (import order)
 _NO_GRAD = [(False,) * n for n in range(16)]
 _ndarray = _np.ndarray
+_new = object.__new__
 
 SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -313,9 +314,15 @@ class Function(FunctionCtx):
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        Tensor = _Tensor
+        n = len(args)
+        first = args[0] if n else None
+        if type(first) is Tensor and first._device is CPU and (
+                n == 1 or n == 2 and type(args[1]) in _PLAIN) and cls._array_forward:
+            # The common case, one CPU tensor (and maybe a Python number): no argument loop.
+            return _apply_one(cls, first, args, kwargs)
         # One pass over the arguments: arrays for forward, the device, and (when recording)
         # the graph edges and needs_input_grad.
-        Tensor = _Tensor
         ctx = object.__new__(cls)
         arrays = []
         device = None
@@ -398,6 +405,53 @@ class Function(FunctionCtx):
         if len(result) != len(self._edges):
             result = _fit_gradients(self, result)
         return result
+
+
+_PLAIN = (float, int, bool)
+
+
+def _apply_one(cls, tensor, args, kwargs):
+    ctx = _new(cls)
+    recording = tensor._requires_grad and cls.differentiable and _state.enabled
+    if recording:
+        grad_fn = tensor.grad_fn
+        edge = (grad_fn, tensor._output_nr) if grad_fn is not None else \
+            (accumulator_of(tensor), 0)
+        if len(args) == 1:
+            ctx._edges = (edge,)
+            ctx._needs = ctx.needs_input_grad = _NEEDS_FIRST[0]
+        else:
+            ctx._edges = (edge, None)
+            ctx._needs = ctx.needs_input_grad = _NEEDS_FIRST[1]
+        ctx._device = CPU
+        ctx._recording = True
+    else:
+        ctx.needs_input_grad = _NO_GRAD[len(args)]
+    if _anomaly._flag.enabled:
+        arrays = [tensor._data] + list(args[1:])
+        return _run_forward(cls, ctx, args, arrays, kwargs, CPU, recording)
+    data = tensor._data
+    result = cls.forward(ctx, data, *args[1:], **kwargs) if len(args) == 1 or kwargs else \
+        cls.forward(ctx, data, args[1])
+    if type(result) is tuple or cls.is_view or ctx.out_device is not None:
+        ctx._device = CPU
+        return _wrap_outputs(cls, ctx, args, [data] + list(args[1:]), result, recording)
+    original = result
+    if type(result) is not _ndarray:
+        result = _np.asarray(result)
+    out = _Tensor._make(result, CPU, False)
+    if recording and result.dtype.kind == "f" and id(result) not in ctx._non_differentiable:
+        out._requires_grad = True
+        out.grad_fn = ctx
+        if ctx._to_save:
+            ctx._saved = _resolve_saved(ctx._to_save, (data,) + args[1:], args, (original,),
+                                        (out,))
+            ctx._to_save = ()
+    return out
+
+
+# needs_input_grad of a recorded op whose only tensor is its first argument
+_NEEDS_FIRST = ((True,), (True, None))
 
 
 def _fit_gradients(node, result):
