@@ -159,6 +159,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     previous = _state.enabled
     _state.enabled = create_graph
     pop_buffer = buffers.pop
+    numpy_math = array_math(np)
     try:
         while ready:
             node = ready.pop()
@@ -193,7 +194,12 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 else:
                     if node._num_outputs > 1 and node._materialize_grads:
                         grads = _materialize(node, grads, arrays)
-                    node.math = array_math(node.xp) if arrays else TENSOR_MATH
+                    if not arrays:
+                        node.math = TENSOR_MATH
+                    elif node.xp is np:
+                        node.math = numpy_math
+                    else:
+                        node.math = array_math(node.xp)
                     results = type(node).backward(node, *grads)
                     if type(results) is not tuple:
                         results = (results,)
