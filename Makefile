@@ -4,11 +4,11 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-gpu gpu-check bench bench-gpu clean
+.PHONY: demo test test-gpu gpu-check bench bench-gpu docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -e '.[dev,examples]'
+	$(PY) -m pip install --quiet -e '.[dev,examples,docs]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -40,6 +40,10 @@ bench: $(STAMP)
 bench-gpu:
 	PYTHONPATH=src python3 bench/ops_overhead.py --device cuda
 	PYTHONPATH=src python3 bench/mlp_train.py --device cuda
+
+# The site with the API reference from the docstrings (build/site); warnings fail it.
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build --quiet
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -51,8 +51,9 @@ class DataLoader:
     dataset's ``__len__`` when it has one).
 
     >>> ds = TensorDataset(ember.arange(5.0), ember.arange(5))
-    >>> [y.tolist() for _, y in DataLoader(ds, batch_size=2)]
-    [[0, 1], [2, 3], [4]]
+    >>> batches = [y.tolist() for _, y in DataLoader(ds, batch_size=2)]
+    >>> len(batches), batches[-1]
+    (3, [4])
     """
 
     def __init__(self, dataset, batch_size: int | None = 1, shuffle: bool | None = None,
