@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-gpu gpu-check bench bench-gpu docs clean
+.PHONY: demo test lint test-gpu gpu-check bench bench-gpu docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n 2
+
+# ruff (lint and import order, 100 columns) everywhere; mypy on the engine and the backend.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests bench examples
+	$(VENV)/bin/mypy
 
 # On a machine with a GPU and CuPy already installed (no network needed).
 test-gpu:
