@@ -16,12 +16,12 @@ from .dtypes import (bool, double, dtype, float, float16, float32, float64,  # n
 from .backend.device import device
 from .tensor import Size, Tensor
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
-from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled
+from .grad_mode import is_grad_enabled, is_inference_mode_enabled
 from . import autograd, cuda, ops, random
 from . import linalg, special, nn, optim, utils  # noqa: E402
 from .serialization import save, load
 from .random import Generator, initial_seed, manual_seed, seed, get_rng_state, set_rng_state
-from .random import default_generator, bernoulli, multinomial, poisson
+from .random import default_generator
 from .dtypes import finfo, iinfo
 from .creation import *  # noqa: F401,F403
 from .creation import asarray  # noqa: F401

@@ -17,7 +17,7 @@ from .tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones", "full",
            "empty", "eye", "arange", "linspace", "logspace", "rand", "randn", "randint",
-           "randperm", "normal", "zeros_like", "ones_like", "full_like", "empty_like",
+           "randperm", "zeros_like", "ones_like", "full_like", "empty_like",
            "rand_like", "randn_like", "randint_like", "is_tensor", "numel", "scalar_tensor"]
 
 
@@ -334,72 +334,6 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=F
     return _finish(array, target, requires_grad)
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
-           requires_grad=False) -> Tensor:
-    """Normal samples ``mean + std * z`` (z standard normal), in PyTorch's four forms:
-    ``normal(mean_tensor, std_tensor)`` (broadcast together), ``normal(mean_tensor,
-    std=1.0)``, ``normal(mean, std_tensor)``, each with the tensors' dtype and device, and
-    ``normal(mean, std, size, dtype=, device=, requires_grad=)`` with numbers. As in
-    PyTorch, the gradient to tensor ``mean``/``std`` is zero (no reparameterization: use
-    ``mean + std * randn_like(mean)`` for that)."""
-    from .random import _sampled, _source
-
-    tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
-    if not tensors:
-        if size is None:
-            raise TypeError("normal(): with a number mean and std, argument 'size' is "
-                            "required (e.g. normal(0.0, 1.0, size=(2, 3)))")
-        for name, value in (("mean", mean), ("std", std)):
-            if isinstance(value, bool) or not isinstance(value, numbers.Real):
-                raise TypeError(f"normal(): argument '{name}' must be a number or a Tensor, "
-                                f"not {type(value).__name__}")
-        if not std >= 0.0:
-            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-        shape = _shape((size,) if isinstance(size, int) else tuple(size), "normal")
-        d = _dtype_or_default(dtype)
-        if not d.is_floating_point:
-            raise RuntimeError(f'"normal" is not defined for {d.name} tensors: it draws real '
-                               "numbers, so dtype must be a floating-point dtype")
-        target = _device(device)
-        z = _source(target, generator, "normal").standard_normal(shape, dtype=np.float64)
-        return _finish((mean + std * z).astype(d.numpy), target, requires_grad)
-    if size is not None:
-        raise TypeError("normal(): argument 'size' is only accepted with a number mean and "
-                        "std; with a tensor mean or std the shape comes from the tensors")
-    for name, value in (("mean", mean), ("std", std)):
-        if isinstance(value, Tensor):
-            if not value.dtype.is_floating_point:
-                raise RuntimeError(f"normal expects a floating-point tensor for '{name}', "
-                                   f"but got {value.dtype.name}")
-        elif isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise TypeError(f"normal(): argument '{name}' must be a number or a Tensor, not "
-                            f"{type(value).__name__}")
-    if len(tensors) == 2 and mean._device != std._device:
-        raise RuntimeError(f"normal(): expected mean and std on the same device, but got "
-                           f"mean on {mean._device} and std on {std._device}")
-    ref = tensors[0]
-    result_dtype = tensors[0].dtype if len(tensors) == 1 else \
-        dtypes.promote_types(mean.dtype, std.dtype)
-    xp = backend.xp_for_device(ref._device)
-    mean_values = mean._data.astype(np.float64) if isinstance(mean, Tensor) else mean
-    std_values = std._data.astype(np.float64) if isinstance(std, Tensor) else std
-    if isinstance(std, Tensor):
-        if std.numel() and not bool((std_values >= 0).all()):
-            raise RuntimeError("normal expects all elements of std >= 0.0")
-    elif not std >= 0.0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    try:
-        shape = np.broadcast_shapes(*(t._data.shape for t in tensors))
-    except ValueError:
-        raise RuntimeError(f"normal(): mean of shape {list(mean.shape)} and std of shape "
-                           f"{list(std.shape)} can't be broadcast together") from None
-    z = _source(ref._device, generator, "normal").standard_normal(shape, dtype=np.float64)
-    sample = xp.asarray(mean_values + std_values * z).astype(result_dtype.numpy)
-    name = "NormalBackward3" if len(tensors) == 2 else (
-        "NormalBackward1" if isinstance(mean, Tensor) else "NormalBackward2")
-    return _sampled(name, *tensors, sample)
-
-
 def _like(function, input: Tensor, dtype, device, requires_grad, *args, **kwargs):
     return function(*args, input.shape, dtype=dtype or input.dtype,
                     device=device or input.device, requires_grad=requires_grad, **kwargs)
@@ -488,7 +422,13 @@ def new_full(source: Tensor, size, fill_value, *, dtype=None, device=None,
                 device=device or source.device, requires_grad=requires_grad)
 
 
-def pin_memory(source: Tensor) -> Tensor:
+def new_tensor(source: Tensor, data, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A new tensor from ``data``, with ``source``'s dtype and device unless given."""
+    return tensor(data, dtype=dtype or source.dtype, device=device or source._device,
+                  requires_grad=requires_grad)
+
+
+def pin_memory(source: Tensor, device=None) -> Tensor:
     """A copy of a CPU tensor (ember has no page-locked host memory: NumPy arrays are
     ordinary memory and CuPy copies from them directly; the copy keeps PyTorch's contract
     that the result is a new tensor with the same values). CUDA tensors raise, as in

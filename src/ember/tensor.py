@@ -11,10 +11,8 @@ import warnings
 import numpy as np
 
 from . import backend, dtypes
-from . import random as _random
-from .autograd import function as _function_module
-from .autograd import grad_mode
-from .autograd.function import RemovableHandle
+from . import grad_mode
+from .hooks import RemovableHandle
 from .backend import CPU
 
 _state = grad_mode._state
@@ -404,12 +402,6 @@ class Tensor:
     def type_as(self, other: "Tensor") -> "Tensor":
         return self.to(other.dtype)
 
-    def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> "Tensor":
-        from .creation import tensor
-
-        return tensor(data, dtype=dtype or self.dtype, device=device or self._device,
-                      requires_grad=requires_grad)
-
     def __dlpack__(self, stream=None, **kwargs):
         if self._requires_grad:
             raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
@@ -676,92 +668,6 @@ class Tensor:
         """Copy ``src`` (broadcast, cast, moved to this tensor's device) into this tensor."""
         return _inplace(self, _F["_copy_into"], src)
 
-    # ----------------------------------------------------------------- random fills
-    # In place, like every method ending in "_": the version counter goes up, a leaf that
-    # requires grad is refused outside no_grad, dtype and device stay (ember.random).
-    def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
-        """Fill with samples from U[from, to)."""
-        from_, to = _from_to(kwargs, from_, to, "uniform_")
-        return _random.uniform_(self, from_, to, generator=generator)
-
-    def normal_(self, mean=0.0, std=1.0, *, generator=None):
-        """Fill with samples from N(mean, std^2)."""
-        return _random.normal_(self, mean, std, generator=generator)
-
-    def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
-        """Fill with ``exp(N(mean, std^2))`` samples."""
-        return _random.log_normal_(self, mean, std, generator=generator)
-
-    def exponential_(self, lambd=1.0, *, generator=None):
-        """Fill with samples from Exp(lambd)."""
-        return _random.exponential_(self, lambd, generator=generator)
-
-    def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
-        """Fill with samples from Cauchy(median, sigma)."""
-        return _random.cauchy_(self, median, sigma, generator=generator)
-
-    def geometric_(self, p, *, generator=None):
-        """Fill with the number of Bernoulli(p) trials up to the first success (>= 1)."""
-        return _random.geometric_(self, p, generator=generator)
-
-    def bernoulli_(self, p=0.5, *, generator=None):
-        """Fill with 1 (probability p: a number or a broadcastable tensor) or 0."""
-        return _random.bernoulli_(self, p, generator=generator)
-
-    def random_(self, from_=None, to=None, *, generator=None, **kwargs):
-        """Fill with integers: ``random_(to)`` from [0, to), ``random_(from, to)`` from
-        [from, to), ``random_()`` from [0, the dtype's largest exact integer]."""
-        if "from" in kwargs and to is None:
-            raise TypeError("random_() takes random_(), random_(to) or random_(from, to): "
-                            "'from' needs 'to'")
-        from_, to = _from_to(kwargs, from_, to, "random_")
-        return _random.random_(self, from_, to, generator=generator)
-
-    def bernoulli(self, p=None, *, generator=None):
-        """0/1 samples with probabilities ``self`` (or ``p``); see ``ember.bernoulli``."""
-        return _random.bernoulli(self, p, generator=generator)
-
-    def multinomial(self, num_samples, replacement=False, *, generator=None):
-        """Category indices drawn from each row's weights; see ``ember.multinomial``."""
-        return _random.multinomial(self, num_samples, replacement, generator=generator)
-
-    # ----------------------------------------------------------------- factories
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        """Zeros of shape ``size`` with this tensor's dtype and device (unless given)."""
-        from . import creation
-
-        return creation.new_zeros(self, *size, dtype=dtype, device=device,
-                                  requires_grad=requires_grad)
-
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        """Ones of shape ``size`` with this tensor's dtype and device (unless given)."""
-        from . import creation
-
-        return creation.new_ones(self, *size, dtype=dtype, device=device,
-                                 requires_grad=requires_grad)
-
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        """An uninitialized tensor of shape ``size``, this tensor's dtype and device."""
-        from . import creation
-
-        return creation.new_empty(self, *size, dtype=dtype, device=device,
-                                  requires_grad=requires_grad)
-
-    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-        """``fill_value`` everywhere, shape ``size``, this tensor's dtype and device."""
-        from . import creation
-
-        return creation.new_full(self, size, fill_value, dtype=dtype, device=device,
-                                 requires_grad=requires_grad)
-
-    def pin_memory(self, device=None):
-        """A copy of this CPU tensor. ember has no page-locked memory (host arrays are
-        plain NumPy memory, which CuPy copies from directly), so ``is_pinned()`` stays
-        False; CUDA tensors raise, as in PyTorch."""
-        from . import creation
-
-        return creation.pin_memory(self)
-
     def is_pinned(self, device=None) -> bool:
         """Always False: ember never allocates page-locked host memory."""
         return False
@@ -777,17 +683,6 @@ class Tensor:
         return False
 
 
-_function_module._Tensor = Tensor
-
-
-def _from_to(kwargs, from_, to, op: str):
-    """PyTorch spells the first argument ``from``, a Python keyword: accept it through
-    ``**{"from": value}`` as well as positionally or as ``from_``."""
-    if "from" in kwargs:
-        from_ = kwargs.pop("from")
-    if kwargs:
-        raise TypeError(f"{op}() got unexpected keyword arguments {sorted(kwargs)}")
-    return from_, to
 
 
 def _init(t: Tensor, data, device, requires_grad: bool) -> None:

@@ -1,12 +1,13 @@
 """ember.autograd: the engine's public face: backward, grad, Function, gradcheck, grad modes."""
 from __future__ import annotations
 
-from . import anomaly, function, grad_mode
+from .. import grad_mode
+from . import anomaly, function
 from . import gradcheck as gradcheck_module
 from .anomaly import detect_anomaly, set_detect_anomaly
 from .function import Function as _OpFunction
 from .function import FunctionCtx
-from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "gradcheck", "gradgradcheck",

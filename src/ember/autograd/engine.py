@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import grad_mode
+from .. import grad_mode
 from .. import backend
 from .anomaly import is_anomaly_enabled
 from .backward_math import TENSOR_MATH, array_math

@@ -22,11 +22,12 @@ import numpy as _np
 from .. import backend
 from ..backend import CPU
 from . import anomaly as _anomaly
-from . import grad_mode
+from .. import grad_mode
+from ..hooks import RemovableHandle
+from ..tensor import Tensor
 from .backward_math import TENSOR_MATH
 
 _state = grad_mode._state
-_Tensor = None  # ember.Tensor, set by ember.tensor once the class exists (import order)
 _NO_GRAD = [(False,) * n for n in range(16)]
 _ndarray = _np.ndarray
 _new = object.__new__
@@ -38,26 +39,6 @@ SECOND_BACKWARD = (
     "backward through the graph a second time or if you need to access saved tensors after "
     "calling backward."
 )
-
-
-class RemovableHandle:
-    """Returned by ``register_hook``; ``remove()`` takes the hook out again."""
-
-    def __init__(self, hooks: list, hook):
-        self._hooks = weakref.ref(hooks) if not isinstance(hooks, list) else hooks
-        self._hook = hook
-
-    def remove(self) -> None:
-        try:
-            self._hooks.remove(self._hook)
-        except ValueError:
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.remove()
 
 
 class _SavedOutput:
@@ -221,7 +202,6 @@ def _saved_arrays(node) -> tuple:
 
 
 def _unpack(node, item):
-    Tensor = _Tensor
     if item is None:
         return None
     if isinstance(item, _SavedOutput):
@@ -314,7 +294,6 @@ class Function(FunctionCtx):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        Tensor = _Tensor
         n = len(args)
         first = args[0] if n else None
         if type(first) is Tensor and first._device is CPU and (
@@ -385,7 +364,7 @@ class Function(FunctionCtx):
         original = result
         if type(result) is not _ndarray:
             result = _np.asarray(result)
-        out = _Tensor._make(result, device, False)
+        out = Tensor._make(result, device, False)
         if requires_grad and result.dtype.kind == "f" and id(result) not in \
                 ctx._non_differentiable:
             out._requires_grad = True
@@ -439,7 +418,7 @@ def _apply_one(cls, tensor, args, kwargs):
     original = result
     if type(result) is not _ndarray:
         result = _np.asarray(result)
-    out = _Tensor._make(result, CPU, False)
+    out = Tensor._make(result, CPU, False)
     if recording and result.dtype.kind == "f" and id(result) not in ctx._non_differentiable:
         out._requires_grad = True
         out.grad_fn = ctx
@@ -464,7 +443,6 @@ def _fit_gradients(node, result):
 
 def _apply_across_devices(cls, ctx, args, kwargs):
     """The slow path: tensors on several devices (0-d CPU tensors may join a CUDA op)."""
-    Tensor = _Tensor
     tensors = [a for a in args if isinstance(a, Tensor)]
     device = _check_devices(cls.op_name or cls.__name__, tensors)
     arrays = [_on(a, device) if isinstance(a, Tensor) else a for a in args]
@@ -486,7 +464,7 @@ def _run_forward(cls, ctx, args, arrays, kwargs, device, requires_grad):
         _anomaly.record_stack(ctx)
     if not cls._array_forward:
         ctx.xp = backend.xp_for_device(device)
-        tensors = [a for a in args if isinstance(a, _Tensor)]
+        tensors = [a for a in args if isinstance(a, Tensor)]
         return _apply_tensor_forward(cls, ctx, args, kwargs, tensors, requires_grad)
     if device is CPU:
         ctx.xp = _np
@@ -506,7 +484,7 @@ def _on(tensor, device):
 
 def _materialize(node, grads, arrays: bool = False):
     """Zeros for the outputs that got no gradient (arrays, or Tensors)."""
-    if None not in grads:
+    if all(g is not None for g in grads):  # (``None in`` would compare arrays)
         return grads
     out = list(grads)
     for i, g in enumerate(out):
@@ -517,7 +495,7 @@ def _materialize(node, grads, arrays: bool = False):
             else:
                 with backend.cuda.device_guard(node._device.index):
                     zeros = node.xp.zeros(shape, dt.numpy)
-            out[i] = zeros if arrays else _Tensor._make(zeros, node._device, False)
+            out[i] = zeros if arrays else Tensor._make(zeros, node._device, False)
     return out
 
 
@@ -526,7 +504,7 @@ def _wrap_outputs(cls, ctx, args, arrays, result, requires_grad):
     device = out_device or ctx._device
     xp = ctx.xp if out_device is None else backend.xp_for_device(device)
     ndarray = xp.ndarray
-    make = _Tensor._make
+    make = Tensor._make
     non_diff = ctx._non_differentiable
     if type(result) is not tuple:  # the common case: one output
         original = result  # NumPy gives scalars for 0-d results; forward may have saved one
@@ -566,7 +544,6 @@ def _wrap_outputs(cls, ctx, args, arrays, result, requires_grad):
 
 
 def _edges(args):
-    Tensor = _Tensor
     edges = []
     for a in args:
         if isinstance(a, Tensor) and a._requires_grad:
@@ -580,7 +557,6 @@ def _edges(args):
 
 
 def _resolve_saved(values, arrays, args, outputs, wrapped):
-    Tensor = _Tensor
     saved = []
     for v in values:
         if v is None:
@@ -616,7 +592,6 @@ def _link_view(cls, args, outputs, base_input):
 
 def _apply_tensor_forward(cls, ctx, args, kwargs, tensors, requires_grad):
     """User Functions: forward gets Tensors under no_grad and returns Tensors."""
-    Tensor = _Tensor
 
     with grad_mode.no_grad():
         result = cls.forward(ctx, *args, **kwargs)

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from . import grad_mode
+from .. import grad_mode
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 

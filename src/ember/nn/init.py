@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from ..autograd import grad_mode
+from .. import grad_mode
 from ..random import generator_for
 from ..tensor import Tensor
 

@@ -4,6 +4,7 @@ from . import comparison, unary, arithmetic, activations  # noqa: F401
 from . import reductions, sorting, products, matrices, decompositions, norms  # noqa: F401
 from . import shape, indexing, scatter  # noqa: F401
 from . import conv, pooling, normalization, neural, losses  # noqa: F401
+from . import factories, sampling  # noqa: F401
 from .registry import NAMESPACES, OPS
 from ..tensor import Tensor as _Tensor
 

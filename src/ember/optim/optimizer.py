@@ -15,8 +15,8 @@ from collections import defaultdict
 import numpy as np
 
 from .. import backend
-from ..autograd import grad_mode
-from ..autograd.function import RemovableHandle
+from .. import grad_mode
+from ..hooks import RemovableHandle
 from ..tensor import Tensor
 
 __all__ = ["Optimizer", "required"]

@@ -6,7 +6,8 @@ from __future__ import annotations
 import itertools
 from collections import OrderedDict, namedtuple
 
-from ...autograd import grad_mode
+from ... import grad_mode
+from ...hooks import KeyedHandle
 from ...tensor import Tensor
 from ..parameter import Buffer, Parameter, is_lazy
 
@@ -28,37 +29,18 @@ class _IncompatibleKeysResult(_IncompatibleKeys):
 
 _global_forward_pre_hooks: dict = OrderedDict()
 _global_forward_hooks: dict = OrderedDict()
-_hook_ids = itertools.count()
 
 
-class _Handle:
-    """A removable handle over one entry of one or more hook dicts."""
-
-    def __init__(self, *dicts):
-        self.id = next(_hook_ids)
-        self._dicts = dicts
-
-    def remove(self) -> None:
-        for d in self._dicts:
-            d.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.remove()
-
-
-def register_module_forward_pre_hook(hook) -> _Handle:
+def register_module_forward_pre_hook(hook) -> KeyedHandle:
     """A forward pre-hook that runs for every Module."""
-    handle = _Handle(_global_forward_pre_hooks)
+    handle = KeyedHandle(_global_forward_pre_hooks)
     _global_forward_pre_hooks[handle.id] = hook
     return handle
 
 
-def register_module_forward_hook(hook) -> _Handle:
+def register_module_forward_hook(hook) -> KeyedHandle:
     """A forward hook that runs for every Module."""
-    handle = _Handle(_global_forward_hooks)
+    handle = KeyedHandle(_global_forward_hooks)
     _global_forward_hooks[handle.id] = hook
     return handle
 
@@ -654,13 +636,13 @@ class Module:
         return self._register_plain(self._load_state_dict_post_hooks, hook)
 
     def _register_plain(self, hooks: dict, hook):
-        handle = _Handle(hooks)
+        handle = KeyedHandle(hooks)
         hooks[handle.id] = hook
         return handle
 
     # ------------------------------------------------------------------ hooks
     def _register(self, hooks: dict, hook):
-        handle = _Handle(hooks)
+        handle = KeyedHandle(hooks)
         hooks[handle.id] = hook
         self.__dict__["_has_hooks"] = True
         return handle

@@ -5,7 +5,7 @@ import math
 import warnings
 
 from ... import backend
-from ...autograd import grad_mode
+from ... import grad_mode
 from ...tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm",

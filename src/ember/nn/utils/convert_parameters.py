@@ -1,7 +1,7 @@
 """Flatten parameters into one vector and back."""
 from __future__ import annotations
 
-from ...autograd import grad_mode
+from ... import grad_mode
 from ...tensor import Tensor
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import copy
 
-from ...autograd import grad_mode
+from ... import grad_mode
 from ... import creation
 from ..parameter import Parameter
 

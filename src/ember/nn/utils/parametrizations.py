@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ... import creation
-from ...autograd import grad_mode
+from ... import grad_mode
 from .. import functional as F
 from .. import init
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d

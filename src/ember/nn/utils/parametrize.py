@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import copy
 
-from ...autograd import grad_mode
+from ... import grad_mode
 from ...tensor import Tensor
 from ..modules.container import ModuleDict, ModuleList
 from ..modules.module import Module

@@ -10,7 +10,7 @@ attributes). Every walk is iterative: graphs may be 100,000 nodes deep.
 """
 from __future__ import annotations
 
-from ...autograd.grad_mode import enable_grad
+from ...grad_mode import enable_grad
 from ...nn.modules.module import Module
 from ...tensor import Tensor
 from ._proto import AttrValue, GraphDef, NodeDef, TensorShapeProto, VersionDef, types_pb2
