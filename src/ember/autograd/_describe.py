@@ -9,18 +9,22 @@ from ..backend import CPU
 from .function import AccumulateGrad
 
 
-def walk(roots) -> list:
+def walk(roots, edges: dict | None = None) -> list:
     """Every node reachable from ``roots`` through ``next_functions``, each once, nearest
-    first (breadth first). Iterative: graphs can be 100,000 nodes deep."""
+    first (breadth first). Iterative: graphs can be 100,000 nodes deep. ``edges``, when
+    given, is filled with each node's ``next_functions``."""
     order, seen = [], set()
-    frontier = [n for n in roots if n is not None]
-    for node in frontier:
-        if node not in seen:
+    for node in roots:
+        if node is not None and node not in seen:
             seen.add(node)
             order.append(node)
     i = 0
     while i < len(order):
-        for child, _ in order[i].next_functions:
+        node = order[i]
+        kids = node.next_functions
+        if edges is not None:
+            edges[node] = kids
+        for child, _ in kids:
             if child is not None and child not in seen:
                 seen.add(child)
                 order.append(child)

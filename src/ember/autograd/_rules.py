@@ -47,7 +47,7 @@ _UNARY = {
     "Erf": "d(erf(a))/da = 2 / sqrt(pi) * exp(-a ** 2)",
     "Clone": "d(a)/da = 1 (a copy)",
     "ToCopy": "d(a.to(...))/da = 1, cast back to a's dtype and device",
-    "Sum": "d(sum(a))/da = 1 for each summed element (the gradient is copied out)",
+    "Sum": "d(sum(a))/da_i = 1 (grad is copied to each element)",
     "Logsumexp": "d(logsumexp(a))/da = softmax(a)",
     "Softmax": "d(softmax(a))/da: s * (grad - sum(grad * s)), s = softmax(a)",
     "LogSoftmax": "d(log_softmax(a))/da: grad - softmax(a) * sum(grad)",
@@ -155,8 +155,8 @@ def _pow(node, positions, numel_in, numel_out):
 def _mean(node, positions, numel_in, numel_out):
     if numel_out and numel_in:
         n = numel_in // numel_out
-        return [f"d(mean(a))/da = 1/{n} for each element (n = {n})"]
-    return ["d(mean(a))/da = 1/n for each of the n elements"]
+        return [f"d(mean(a))/da_i = 1/{n} (n = {n} elements)"]
+    return ["d(mean(a))/da_i = 1/n (n elements)"]
 
 
 def _cat(node, positions, numel_in, numel_out):

@@ -102,7 +102,7 @@ class Explanation:
 
     def __str__(self) -> str:
         header, rows = self._cells()
-        caps = [4, 24, 30, 32, 40]
+        caps = [4, 24, 30, 34, 40]
         wrapped = [[_wrap(cell, cap) for cell, cap in zip(row, caps)] for row in rows]
         widths = [max([len(header[i])] + [len(line) for row in wrapped for line in row[i]])
                   for i in range(len(header))]
@@ -182,7 +182,8 @@ def _outgoing_lines(step):
     lines = []
     for flow in step.outgoing:
         target = flow.target
-        lines.append(f"#{target.number} {target.label}: {describe(flow.gradient)}")
+        who = f" {target.tensor_name}" if target.tensor_name else ""
+        lines.append(f"-> #{target.number}{who}: {describe(flow.gradient)}")
         if flow.reduced_from is not None:
             lines.append(f"  broadcast reduced: {format_shape(flow.reduced_from)} -> "
                          f"{format_shape(flow.gradient.shape)}")
@@ -353,8 +354,8 @@ def _build(outputs, seeds, roots, nodes, leaf_grads, log, names):
         sent = [results[i] for i in positions if results[i] is not None]
         if not results:  # never ran: still say what its rule is
             positions = [i for i, e in enumerate(node.next_functions) if e[0] is not None]
-        step.derivative = _rules.derivative(
-            node, positions, sent[0].numel() if sent else 0, first.numel() if first is not None else 0)
+        step.derivative = _rules.derivative(node, positions, sent[0].numel() if sent else 0,
+                                            first.numel() if first is not None else 0)
         for i in positions:
             if i >= len(results) or results[i] is None:
                 continue

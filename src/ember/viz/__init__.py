@@ -12,8 +12,8 @@ and says so once. ``ember.viz.record(model)`` groups nodes by the module that ma
 """
 from __future__ import annotations
 
-from .graph import Graph, GraphNode, graph
-from .record import record
+from .draw import Graph, GraphNode, graph
+from .recording import record
 from .render import GraphvizUnavailable
 
 __all__ = ["graph", "record", "Graph", "GraphNode", "GraphvizUnavailable"]

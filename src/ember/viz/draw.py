@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..autograd._describe import (format_shape, is_leaf_node, names_by_node, node_of,
                                   summarize, walk)
-from . import record as _record
+from . import recording as _record
 from . import render as _render
 from .dot import Dot
 
@@ -36,8 +36,8 @@ class GraphNode:
 
     __slots__ = ("id", "kind", "op", "name", "module", "lines", "is_output", "members")
 
-    def __init__(self, id, kind, op, name, module, lines, is_output=False, members=()):  # noqa: A002
-        self.id = id
+    def __init__(self, node_id, kind, op, name, module, lines, is_output=False, members=()):
+        self.id = node_id
         self.kind = kind
         self.op = op
         self.name = name
@@ -204,6 +204,10 @@ def _format_meta(meta) -> str:
     return f"{format_shape(shape)} {getattr(dtype, 'name', dtype)} {device}"
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def _parent(path: str) -> str:
     return path.rsplit(".", 1)[0] if "." in path else ""
 
@@ -232,11 +236,13 @@ class _Builder:
         if self.module is not None and not isinstance(self.module, Module):
             raise TypeError(f"module must be an nn.Module, not {type(self.module).__name__}")
         self.roots = [node_of(t) for t in self.outputs]
-        self.nodes = walk(self.roots)
+        self.kids = {}  # node -> its next_functions, read once
+        self.nodes = walk(self.roots, self.kids)
         self._names()
-        self._meta()
         self._modules()
         self._groups()
+        self._layout()
+        self._meta()
         return self._draw()
 
     def _names(self):
@@ -260,16 +266,21 @@ class _Builder:
                     self.names[(node, 0)] = name
 
     def _meta(self):
+        """(node, output_nr) -> (shape, dtype, device), for the nodes that are drawn."""
         from ..tensor import Tensor
 
+        drawn = [n for n in self.nodes if self.item_of[n] < self.kept]
+        scan = set(drawn)
+        for node in drawn:  # what a consumer saved can tell a drawn node's shape
+            scan.update(p for p in self._consumers(node) if p is not None)
         meta = {}
         put = meta.setdefault
-        for node in self.nodes:
-            for nr, m in _record.META.get(node, {}).items():
-                put((node, nr), m)
         for key, t in self.tensors.items():
             put(key, _meta_of(t))
-        for node in self.nodes:
+        for node in scan:
+            for nr, m in _record.META.get(node, {}).items():
+                put((node, nr), m)
+        for node in scan:
             if is_leaf_node(node):
                 put((node, 0), _meta_of(node.variable))
                 continue
@@ -291,7 +302,7 @@ class _Builder:
                     put((t.grad_fn, t.output_nr), _meta_of(t))
         self.meta = meta
         self.outputs_of = {}  # node -> how many outputs it has, where more than one
-        for node in self.nodes:
+        for node in scan:
             count = getattr(node, "_num_outputs", 1)
             if count > 1:
                 self.outputs_of[node] = count
@@ -317,10 +328,10 @@ class _Builder:
         # Ops reading a module's parameters (directly, or through a parameter-only subgraph
         # such as weight.T) belong to that module when no recording said otherwise.
         derived = {n: module_of[n] for n in self.nodes if is_leaf_node(n) and module_of[n]}
-        for node in reversed(_topological(self.nodes)):
+        for node in reversed(_topological(self.nodes, self.kids) if derived else ()):
             if is_leaf_node(node):
                 continue
-            kids = [c for c, _ in node.next_functions if c is not None]
+            kids = [c for c, _ in self.kids[node]]  # None: a tensor without grad
             owners = {derived[c] for c in kids if c in derived}
             if node not in module_of and len(owners) == 1:
                 module_of[node] = next(iter(owners))
@@ -339,15 +350,15 @@ class _Builder:
         order = list(self.classes) + [p for p in within if p not in self.classes]
         self.group_of = {}
         self.groups = {}
+        collapse = self.collapse_repeats
+        if collapse is None:
+            collapse = len(self.nodes) > _AUTO_COLLAPSE
+        if collapse:  # first, so that repeats of the boxes max_depth makes merge too
+            self._collapse_repeats(order, within)
         if self.max_depth is not None:
             for path in order:
                 if path and path.count(".") == self.max_depth and path in within:
                     self._group("module:" + path, within[path], [path], None)
-        collapse = self.collapse_repeats
-        if collapse is None:
-            collapse = len(self.nodes) > _AUTO_COLLAPSE
-        if collapse:
-            self._collapse_repeats(order, within)
 
     def _group(self, key, members, paths, same_as):
         members = [m for m in members if m not in self.group_of]
@@ -363,7 +374,9 @@ class _Builder:
             if path and path in within:
                 children.setdefault(_parent(path), []).append(path)
         has_children = {_parent(p) for p in order if p}
-        for siblings in children.values():
+        for parent, siblings in children.items():
+            if self.max_depth is not None and parent and parent.count(".") >= self.max_depth:
+                continue  # inside a box max_depth draws whole
             run = []
             for path in siblings + [None]:
                 signature = self._signature(path, within) if path in has_children else None
@@ -387,7 +400,8 @@ class _Builder:
         return (self.classes.get(path), tuple(sorted(ops.items())), tuple(sorted(params)))
 
     # ------------------------------------------------------------------ drawing
-    def _draw(self) -> Graph:
+    def _layout(self):
+        """The boxes in drawing order (nearest the outputs first) and how many are kept."""
         items, item_of = [], {}
         for node in self.nodes:
             item = self.group_of.get(node, node)
@@ -395,7 +409,11 @@ class _Builder:
                 item_of[item] = len(items)
                 items.append(item)
             item_of[node] = item_of[item]
-        kept = len(items) if self.max_nodes is None else min(len(items), self.max_nodes)
+        self.items, self.item_of = items, item_of
+        self.kept = len(items) if self.max_nodes is None else min(len(items), self.max_nodes)
+
+    def _draw(self) -> Graph:
+        items, item_of, kept = self.items, self.item_of, self.kept
         dropped = len(items) - kept
         root_items = {item_of[r] for r in self.roots}
         several = len(self.outputs) > 1
@@ -410,7 +428,7 @@ class _Builder:
             head = item_of[parent]
             if head >= kept:
                 continue
-            for child, nr in parent.next_functions:
+            for child, nr in self.kids[parent]:
                 if child is None:
                     continue
                 tail = item_of[child]
@@ -480,7 +498,7 @@ class _Builder:
                      f"{len(paths)} x {cls or 'block'}, same as {same_as}"]
         else:
             lines = [f"{first}: {cls}" if cls else first]
-        lines.append(f"{ops} op{'' if ops == 1 else 's'}, {params} parameter{'' if params == 1 else 's'}")
+        lines.append(f"{_count(ops, 'op')}, {_count(params, 'parameter')}")
         exits = [m for m in members if any(
             self.group_of.get(p) != key for p in self._consumers(m))] or members[:1]
         if len(exits) == 1:
@@ -494,7 +512,7 @@ class _Builder:
         if not hasattr(self, "_consumer_map"):
             self._consumer_map = {}
             for parent in self.nodes:
-                for child, _ in parent.next_functions:
+                for child, _ in self.kids[parent]:
                     if child is not None:
                         self._consumer_map.setdefault(child, []).append(parent)
             for root in self.roots:
@@ -524,7 +542,7 @@ class _Builder:
                 style="rounded,dashed", color="#6c757d", fontname="Helvetica",
                 fontsize="10")
         for item in made:
-            lines = list(item.lines)
+            lines = item.lines
             home = None
             if item.module:
                 home = next((q for q in reversed(_prefixes(item.module)) if q in drawn), None)
@@ -542,11 +560,11 @@ class _Builder:
         return dot
 
 
-def _topological(nodes):
+def _topological(nodes, kids):
     """Consumers before the nodes they read from (the order backward runs in)."""
     deps = dict.fromkeys(nodes, 0)
     for node in nodes:
-        for child, _ in node.next_functions:
+        for child, _ in kids[node]:
             if child is not None:
                 deps[child] += 1
     ready = [n for n in nodes if deps[n] == 0]
@@ -554,7 +572,7 @@ def _topological(nodes):
     while ready:
         node = ready.pop()
         order.append(node)
-        for child, _ in node.next_functions:
+        for child, _ in kids[node]:
             if child is not None:
                 deps[child] -= 1
                 if deps[child] == 0:
