@@ -222,6 +222,28 @@ def test_unknown_ops_get_the_generic_words():
     np.testing.assert_allclose(steps[-1].incoming[0].numpy(), [12.0])
 
 
+def test_nodes_no_gradient_reaches_come_last_and_say_so():
+    class Stop(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, grad):
+            return None
+
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    w = ember.tensor([3.0, 4.0], requires_grad=True)
+    steps = ember.autograd.explain((Stop.apply(x * 2) + w).sum(), params={"x": x, "w": w})
+    assert [(s.name, s.ran) for s in steps] == [
+        ("SumBackward0", True), ("AddBackward0", True), ("AccumulateGrad", True),
+        ("StopBackward", True), ("MulBackward0", False), ("AccumulateGrad", False)]
+    assert steps[-1].incoming == (None,)
+    text = str(steps)
+    assert "nothing: backward gave no gradient" in text
+    assert "none reached this node" in text
+
+
 def test_several_outputs_of_one_node():
     x = ember.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
     a, b = x.split(2)

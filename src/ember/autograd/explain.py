@@ -156,7 +156,7 @@ def _join(cells, widths) -> str:
 
 def _incoming_lines(step):
     if not step.ran and not any(g is not None for g in step.incoming):
-        return ["none: no gradient reached this node"]
+        return ["none reached this node"]
     lines = []
     several = len(step.incoming) > 1
     for nr, (g, sources) in enumerate(zip(step.incoming, step.sources)):
@@ -189,7 +189,10 @@ def _outgoing_lines(step):
                          f"{format_shape(flow.gradient.shape)}")
         if target.summed:
             lines.append(f"  meets other gradients at #{target.number}")
-    return lines or ["nothing (no input needs a gradient)"]
+    if lines:
+        return lines
+    return ["nothing: the node did not run"] if not step.ran else \
+        ["nothing: backward gave no gradient"]
 
 
 def explain(outputs, gradients=None, *, params=None) -> Explanation:
