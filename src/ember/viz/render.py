@@ -6,7 +6,6 @@ from __future__ import annotations
 import warnings
 
 FORMATS = ("svg", "png", "pdf")
-INSTALL = "pip install graphviz (the Python package) and apt-get install graphviz (the program)"
 
 
 class GraphvizUnavailable(RuntimeError):
@@ -33,8 +32,10 @@ def pipe(source: str, format: str = "svg") -> bytes:  # noqa: A002
                          f"{', '.join(FORMATS)} (or 'dot' for the text)")
     try:
         graphviz = _import_graphviz()
-    except ImportError as error:
-        raise GraphvizUnavailable(str(error)) from None
+    except ImportError:
+        raise GraphvizUnavailable("the graphviz Python package is not installed: pip install "
+                                  "graphviz (and apt-get install graphviz for the dot "
+                                  "program)") from None
     try:
         return graphviz.pipe("dot", format, source.encode("utf-8"), quiet=True)
     except graphviz.ExecutableNotFound:
