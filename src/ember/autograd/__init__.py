@@ -9,6 +9,7 @@ from .function import Function as _OpFunction
 from .function import FunctionCtx
 from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
+from .explain import explain  # the step-through backward
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "gradcheck", "gradgradcheck",
            "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "detect_anomaly",
