@@ -210,17 +210,20 @@ def _series(xp, a, x):
 def _continued_fraction(xp, a, x):
     """Region x >= a + 1: Q(a, x) = f(x) x h with h Legendre's continued fraction for the
     upper incomplete gamma, evaluated by the modified Lentz method; its derivative in a is
-    carried alongside (forward mode). Returns (x h, dP/da / f)."""
+    carried alongside (forward mode). Returns (x h, dP/da / f). Elements leave the
+    iteration once converged (rounding makes the last digits of each step jitter)."""
+    h_out, dh_out = xp.empty_like(x), xp.empty_like(x)
+    index = xp.arange(x.size)
     b = x + 1.0 - a
     d = 1.0 / b
     dd = d * d                    # d(1/b)/da with db/da = -1
-    c = xp.full_like(x, 1e150)  # "infinite" start; c * c stays finite
+    c = xp.full_like(x, 1e150)    # "infinite" start; c * c stays finite
     dc = xp.zeros_like(x)
-    h, dh = d, dd
+    h, dh, aa = d, dd, a
     i = 0
-    while True:
+    while index.size:
         i += 1
-        an, dan = -i * (i - a), float(i)
+        an, dan = -i * (i - aa), float(i)
         b = b + 2.0
         d_pre = an * d + b
         d_pre = xp.where(xp.abs(d_pre) < 1e-300, 1e-300, d_pre)
@@ -234,18 +237,22 @@ def _continued_fraction(xp, a, x):
         delta, ddelta = d * c, dd * c + d * dc
         dh = dh * delta + h * ddelta
         h = h * delta
-        if i % 4 == 0:
-            done = (xp.abs(delta - 1.0) < 4e-16) & (
-                xp.abs(h * ddelta) <= 4e-16 * (xp.abs(dh) + xp.abs(h)))
-            done |= ~xp.isfinite(h) | ~xp.isfinite(dh)
-            if bool(xp.all(done)) or i > 200000:
-                break
-    return x * h, -x * ((xp.log(x) - digamma_array(xp, a)) * h + dh)
+        done = (xp.abs(delta - 1.0) < 4e-16) & (
+            xp.abs(h * ddelta) <= 4e-16 * (xp.abs(dh) + xp.abs(h)))
+        done |= ~xp.isfinite(h) | ~xp.isfinite(dh) | (i > 100000)
+        if bool(done.any()):
+            h_out[index[done]] = h[done]
+            dh_out[index[done]] = dh[done]
+            keep = ~done
+            index, b, d, dd, c, dc, h, dh, aa = (v[keep] for v in (index, b, d, dd, c, dc,
+                                                                   h, dh, aa))
+    return x * h_out, -x * ((xp.log(x) - digamma_array(xp, a)) * h_out + dh_out)
 
 
 def _log_density(xp, a, x):
     """log of the Gamma(a, 1) density at x."""
-    return _xlogy_array(xp, a - 1.0, x) - x - lgamma_array(xp, a)
+    with np.errstate(invalid="ignore"):
+        return _xlogy_array(xp, a - 1.0, x) - x - lgamma_array(xp, a)
 
 
 def incomplete_gamma(xp, a, x):
