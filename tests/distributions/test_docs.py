@@ -20,5 +20,11 @@ def test_docstring_examples(name):
     globs = dict(vars(module))
     globs["ember"] = ember
     globs.update({k: getattr(ED, k) for k in ED.__all__})
-    result = doctest.testmod(module, globs=globs, optionflags=doctest.ELLIPSIS)
+    registry = dict(ED.kl._KL_REGISTRY)  # an example registers a pair
+    try:
+        result = doctest.testmod(module, globs=globs, optionflags=doctest.ELLIPSIS)
+    finally:
+        ED.kl._KL_REGISTRY.clear()
+        ED.kl._KL_REGISTRY.update(registry)
+        ED.kl._KL_MEMOIZE.clear()
     assert result.failed == 0

@@ -44,9 +44,13 @@ def register_kl(type_p, type_q):
     """Decorator: register ``fun(p, q)`` as the KL divergence for distributions of these
     types (and their subclasses, where no more specific pair is registered).
 
-    >>> @register_kl(Normal, Normal)
-    ... def kl_normal_normal(p, q):
-    ...     ...
+    >>> class Shifted(Normal):
+    ...     pass
+    >>> @register_kl(Shifted, Shifted)
+    ... def kl_shifted(p, q):
+    ...     return kl_divergence(Normal(p.loc, p.scale), Normal(q.loc, q.scale))
+    >>> kl_divergence(Shifted(0.0, 1.0), Shifted(1.0, 1.0))
+    tensor(0.5000)
     """
     for name, value in (("type_p", type_p), ("type_q", type_q)):
         if not (isinstance(value, type) and issubclass(value, Distribution)):
