@@ -2,8 +2,8 @@
 random float64 parameters, with valid values to score."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 

@@ -22,7 +22,7 @@ def _build(case, device, requires_grad=False):
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_distribution_on_device(case, device):
-    dist, params, rng = _build(case, device, requires_grad=True)
+    dist, params, _ = _build(case, device, requires_grad=True)
     reference, _, _ = _build(case, "cpu")
     values = case.values(np.random.default_rng(5), {k: v.detach().cpu().numpy()
                                                       for k, v in params.items()})

@@ -194,10 +194,10 @@ def test_constraint_checks_match_pytorch():
     vectors = np.concatenate([rng.normal(size=(20, 3)), rng.dirichlet(np.ones(3), 5),
                               np.eye(3), np.full((1, 3), np.nan),
                               rng.integers(-1, 4, size=(10, 3)).astype(float)])
+    square = rng.normal(size=(5, 3, 3))
     matrices = np.concatenate([rng.normal(size=(5, 3, 3)),
                                np.tril(rng.uniform(0.1, 1, size=(5, 3, 3))),
-                               (lambda a: a @ np.swapaxes(a, -1, -2) + np.eye(3))(
-                                   rng.normal(size=(5, 3, 3)))])
+                               square @ np.swapaxes(square, -1, -2) + np.eye(3)])
     names = ["boolean", "real", "positive", "nonnegative", "unit_interval",
              "nonnegative_integer", "positive_integer", "simplex", "one_hot", "real_vector"]
     for name in names:

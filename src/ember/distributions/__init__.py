@@ -32,8 +32,16 @@ from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
-from .transforms import (AffineTransform, ComposeTransform, ExpTransform, PowerTransform,
-                         SigmoidTransform, TanhTransform, Transform, identity_transform)
+from .transforms import (
+                         AffineTransform,
+                         ComposeTransform,
+                         ExpTransform,
+                         PowerTransform,
+                         SigmoidTransform,
+                         TanhTransform,
+                         Transform,
+                         identity_transform,
+)
 from .uniform import Uniform
 
 __all__ = [

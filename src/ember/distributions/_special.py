@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 import ember
+
 from .. import backend
 
 # B_2, B_4, ..., B_20

@@ -6,6 +6,7 @@ import numbers
 
 import ember
 import ember.nn.functional as F
+
 from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numbers
 
 import ember
+
 from . import constraints
 from ._special import lgamma
 from .dirichlet import Dirichlet

@@ -15,12 +15,37 @@ from __future__ import annotations
 import ember
 
 __all__ = [
-    "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
-    "greater_than", "greater_than_eq", "independent", "integer_interval", "interval",
-    "half_open_interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
-    "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive",
-    "positive_semidefinite", "positive_definite", "positive_integer", "real", "real_vector",
-    "simplex", "square", "stack", "symmetric", "unit_interval",
+    "Constraint",
+    "boolean",
+    "cat",
+    "corr_cholesky",
+    "dependent",
+    "dependent_property",
+    "greater_than",
+    "greater_than_eq",
+    "half_open_interval",
+    "independent",
+    "integer_interval",
+    "interval",
+    "is_dependent",
+    "less_than",
+    "lower_cholesky",
+    "lower_triangular",
+    "multinomial",
+    "nonnegative",
+    "nonnegative_integer",
+    "one_hot",
+    "positive",
+    "positive_definite",
+    "positive_integer",
+    "positive_semidefinite",
+    "real",
+    "real_vector",
+    "simplex",
+    "square",
+    "stack",
+    "symmetric",
+    "unit_interval",
 ]
 
 class Constraint:
@@ -183,7 +208,7 @@ class _Real(Constraint):
     """The extended real line: everything but NaN."""
 
     def check(self, value):
-        return value == value
+        return value == value  # noqa: PLR0124 - False exactly for NaN
 
 
 class _GreaterThan(Constraint):

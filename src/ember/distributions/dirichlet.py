@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ember
 import ember.nn.functional as F
+
 from . import constraints
 from ._special import digamma, lgamma, standard_gamma
 from .exp_family import ExponentialFamily

@@ -4,6 +4,7 @@ from __future__ import annotations
 import warnings
 
 import ember
+
 from . import constraints
 from .utils import lazy_property
 

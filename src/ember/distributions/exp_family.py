@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ember
+
 from .distribution import Distribution
 
 __all__ = ["ExponentialFamily"]

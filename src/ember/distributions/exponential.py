@@ -4,6 +4,7 @@ from __future__ import annotations
 import numbers
 
 import ember
+
 from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all

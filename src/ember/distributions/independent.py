@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ember
+
 from . import constraints
 from .distribution import Distribution
 from .utils import _sum_rightmost

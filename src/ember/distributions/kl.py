@@ -15,6 +15,7 @@ import warnings
 
 import ember
 import ember.nn.functional as F
+
 from ._special import digamma, lgamma
 from .bernoulli import Bernoulli
 from .beta import Beta
@@ -34,7 +35,7 @@ from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
 from .utils import _sum_rightmost, euler_constant
 
-__all__ = ["register_kl", "kl_divergence"]
+__all__ = ["kl_divergence", "register_kl"]
 
 _KL_REGISTRY: dict = {}  # (type_p, type_q) -> function, as registered
 _KL_MEMOIZE: dict = {}   # (type(p), type(q)) -> the function dispatch chose

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numbers
 
 import ember
+
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all

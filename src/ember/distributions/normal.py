@@ -5,6 +5,7 @@ import math
 import numbers
 
 import ember
+
 from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ember
 import ember.nn.functional as F
+
 from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution

@@ -15,11 +15,20 @@ import weakref
 
 import ember
 import ember.nn.functional as F
+
 from . import constraints
 from .utils import _sum_rightmost, clamp_probs
 
-__all__ = ["Transform", "ComposeTransform", "ExpTransform", "AffineTransform",
-           "SigmoidTransform", "TanhTransform", "PowerTransform", "identity_transform"]
+__all__ = [
+    "AffineTransform",
+    "ComposeTransform",
+    "ExpTransform",
+    "PowerTransform",
+    "SigmoidTransform",
+    "TanhTransform",
+    "Transform",
+    "identity_transform",
+]
 
 
 class Transform:
@@ -46,7 +55,7 @@ class Transform:
         raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
 
     @property
-    def inv(self) -> "Transform":
+    def inv(self) -> Transform:
         """The inverse transform (``inv.inv`` is this one)."""
         inverse = self._inv() if self._inv is not None else None
         if inverse is None:
@@ -58,7 +67,7 @@ class Transform:
     def sign(self):
         raise NotImplementedError
 
-    def with_cache(self, cache_size: int = 1) -> "Transform":
+    def with_cache(self, cache_size: int = 1) -> Transform:
         if self._cache_size == cache_size:
             return self
         if type(self).__init__ is Transform.__init__:

@@ -5,6 +5,7 @@ import math
 import numbers
 
 import ember
+
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all

@@ -7,8 +7,15 @@ import numbers
 
 import ember
 
-__all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits",
-           "lazy_property", "tril_matrix_to_vec", "vec_to_tril_matrix"]
+__all__ = [
+    "broadcast_all",
+    "clamp_probs",
+    "lazy_property",
+    "logits_to_probs",
+    "probs_to_logits",
+    "tril_matrix_to_vec",
+    "vec_to_tril_matrix",
+]
 
 euler_constant = 0.57721566490153286060  # the Euler-Mascheroni constant
 
