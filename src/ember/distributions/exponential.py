@@ -1,0 +1,82 @@
+"""The exponential distribution."""
+from __future__ import annotations
+
+import numbers
+
+import ember
+
+from . import constraints
+from .exp_family import ExponentialFamily
+from .utils import broadcast_all
+
+__all__ = ["Exponential"]
+
+
+class Exponential(ExponentialFamily):
+    """The exponential distribution with ``rate``: density ``rate exp(-rate x)``, x >= 0.
+
+    >>> m = Exponential(ember.tensor([2.0]))
+    >>> m.mean
+    tensor([0.5000])
+    """
+
+    arg_constraints = {"rate": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+    _mean_carrier_measure = 0
+
+    def __init__(self, rate, validate_args=None):
+        (self.rate,) = broadcast_all(rate)
+        scalar = isinstance(rate, numbers.Number)
+        super().__init__(() if scalar else self.rate.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Exponential, _instance)
+        batch_shape = ember.Size(batch_shape)
+        new.rate = self.rate.expand(batch_shape)
+        return self._finish_expand(new, batch_shape, Exponential)
+
+    @property
+    def mean(self):
+        return self.rate.reciprocal()
+
+    @property
+    def mode(self):
+        return ember.zeros_like(self.rate)
+
+    @property
+    def stddev(self):
+        return self.rate.reciprocal()
+
+    @property
+    def variance(self):
+        return self.rate.pow(-2)
+
+    def rsample(self, sample_shape=()):
+        """``e / rate`` with e ~ Exp(1)."""
+        shape = self._extended_shape(sample_shape)
+        e = ember.empty(shape, dtype=self.rate.dtype, device=self.rate.device).exponential_()
+        return e / self.rate
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return self.rate.log() - self.rate * value
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 1 - ember.exp(-self.rate * value)
+
+    def icdf(self, value):
+        return -ember.log1p(-value) / self.rate
+
+    def entropy(self):
+        return 1.0 - ember.log(self.rate)
+
+    @property
+    def _natural_params(self):
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -ember.log(-x)

@@ -1,0 +1,30 @@
+"""The examples in the docstrings of ember.distributions run and print what they say."""
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import ember
+import ember.distributions as ED
+
+MODULES = ["ember.distributions"] + [f"ember.distributions.{m.name}"
+                                     for m in pkgutil.iter_modules(ED.__path__)]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    globs = dict(vars(module))
+    globs["ember"] = ember
+    globs.update({k: getattr(ED, k) for k in ED.__all__})
+    registry = dict(ED.kl._KL_REGISTRY)  # an example registers a pair
+    try:
+        result = doctest.testmod(module, globs=globs, optionflags=doctest.ELLIPSIS)
+    finally:
+        ED.kl._KL_REGISTRY.clear()
+        ED.kl._KL_REGISTRY.update(registry)
+        ED.kl._KL_MEMOIZE.clear()
+    assert result.failed == 0
