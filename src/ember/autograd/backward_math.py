@@ -134,7 +134,9 @@ class ArrayMath:
         return self.xp.tanh(x)
 
     def sigmoid(self, x):
-        return 1 / (1 + self.xp.exp(-x))
+        xp = self.xp
+        e = xp.exp(-xp.abs(x))  # never overflows (silu, mish, softplus meet |x| = 1000)
+        return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
     def square(self, x):
         return x * x
@@ -199,6 +201,31 @@ class ArrayMath:
 
     # --------------------------------------------------------------- activations, losses,
     # neural, normalization, convolution
+    def erf(self, x):
+        from ..ops.unary import _in_float64, erf_array  # the forward's own kernel
+
+        return _in_float64(self.xp, erf_array, x)
+
+    def softplus(self, x, beta: float = 1.0, threshold: float = 20.0):
+        """``nn.functional.softplus``: ``log(1 + exp(beta x)) / beta``, linear above
+        ``threshold``, without overflow."""
+        xp = self.xp
+        z = x * beta
+        smooth = (xp.maximum(z, 0) + xp.log1p(xp.exp(-xp.abs(z)))) / beta
+        return xp.where(z > threshold, x, smooth).astype(x.dtype, copy=False)
+
+    def softmax(self, x, dim: int):
+        xp = self.xp
+        if x.ndim == 0:
+            return xp.ones_like(x)
+        peak = xp.max(x, axis=dim, keepdims=True)
+        e = xp.exp(x - xp.where(xp.isfinite(peak), peak, 0))  # as the forward: -inf rows
+        return e / e.sum(axis=dim, keepdims=True)
+
+    def one_hot(self, indices, num_classes: int):
+        """``nn.functional.one_hot`` (int64) of in-range indices."""
+        xp = self.xp
+        return (indices[..., None] == xp.arange(num_classes)).astype(xp.int64)
 
 
 class TensorMath:
@@ -256,6 +283,17 @@ class TensorMath:
 
     # --------------------------------------------------------------- activations, losses,
     # neural, normalization, convolution
+    @staticmethod
+    def softplus(x, beta: float = 1.0, threshold: float = 20.0):
+        from ..nn.functional import softplus
+
+        return softplus(x, beta, threshold)
+
+    @staticmethod
+    def one_hot(indices, num_classes: int):
+        from ..nn.functional import one_hot
+
+        return one_hot(indices, num_classes)
 
 
 TENSOR_MATH = TensorMath()

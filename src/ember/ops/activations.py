@@ -1,8 +1,8 @@
 """Activation functions, as ``ember.nn.functional`` offers them (and ``ember.selu`` & co
 where PyTorch has a ``torch.<name>`` too).
 
-Each op is one Function class (forward on arrays via ``ctx.xp``, backward with ember ops,
-so gradients of gradients work) and one registered public function. In-place forms
+Each op is one Function class (forward on arrays via ``ctx.xp``, backward written once
+against ``ctx.math``, so it runs on arrays and, under ``create_graph``, on Tensors) and one registered public function. In-place forms
 (``inplace=True``, ``relu_``, ``elu_``...) go through ``ember.tensor._inplace``: the same
 out-of-place op, written back into the input's memory.
 """
@@ -16,7 +16,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor, _inplace
 from ._util import float_operand, wrap_dim
 from .comparison import where
-from .unary import _in_float64, erf, erf_array, exp, sigmoid, tanh
+from .unary import _in_float64, erf_array, sigmoid, tanh
 from .unary import relu as _relu
 from .registry import NAMESPACES, Sample, bind_method, register_op
 
@@ -93,6 +93,7 @@ NAMESPACES["special"]["expit"] = sigmoid
 class Hardtanh(Function):
     """Clamp to [min_val, max_val]; the gradient passes strictly inside (PyTorch)."""
 
+    array_backward = True
     node_name = "HardtanhBackward0"
 
     @staticmethod
@@ -105,9 +106,10 @@ class Hardtanh(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (out,) = ctx.saved_tensors
         low, high = ctx.bounds
-        return where((out > low) & (out < high), grad, 0.0), None, None
+        return m.where((out > low) & (out < high), grad, 0.0), None, None
 
 
 def _hardtanh(input, min_val, max_val):
@@ -134,6 +136,7 @@ def relu6(input, inplace: bool = False):
 
 
 class LeakyRelu(Function):
+    array_backward = True
     node_name = "LeakyReluBackward0"
 
     @staticmethod
@@ -145,7 +148,8 @@ class LeakyRelu(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return where(x > 0, grad, grad * ctx.slope), None
+        m = ctx.math
+        return m.where(x > 0, grad, grad * ctx.slope), None
 
 
 def _leaky_relu(input, negative_slope):
@@ -164,6 +168,7 @@ def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
 class Elu(Function):
     """``scale * (x if x > 0 else alpha * (exp(input_scale * x) - 1))``: elu, selu, celu."""
 
+    array_backward = True
     node_name = "EluBackward0"
 
     @staticmethod
@@ -178,8 +183,9 @@ class Elu(Function):
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         alpha, scale, input_scale = ctx.constants
-        negative = grad * (scale * alpha * input_scale) * exp(x * input_scale)
-        return where(x > 0, grad * scale, negative), None, None, None
+        m = ctx.math
+        negative = grad * (scale * alpha * input_scale) * m.exp(x * input_scale)
+        return m.where(x > 0, grad * scale, negative), None, None, None
 
 
 def _elu(input, alpha, scale=1.0, input_scale=1.0):
@@ -232,6 +238,7 @@ _inplace_form("hardtanh_", hardtanh, (_F,))
 
 
 class Threshold(Function):
+    array_backward = True
     node_name = "ThresholdBackward0"
 
     @staticmethod
@@ -243,7 +250,8 @@ class Threshold(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return where(x > ctx.threshold, grad, 0.0), None, None
+        m = ctx.math
+        return m.where(x > ctx.threshold, grad, 0.0), None, None
 
 
 def _threshold(input, threshold, value):
@@ -328,6 +336,7 @@ class Shrink(Function):
     """hardshrink (keep x) and softshrink (move x toward 0 by lambd) where |x| > lambd;
     0 inside [-lambd, lambd]."""
 
+    array_backward = True
     node_name = "HardshrinkBackward0"
 
     @staticmethod
@@ -346,7 +355,8 @@ class Shrink(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return where((x >= -ctx.lambd) & (x <= ctx.lambd), 0.0, grad), None, None
+        m = ctx.math
+        return m.where((x >= -ctx.lambd) & (x <= ctx.lambd), 0.0, grad), None, None
 
 
 def _shrink_lambda(lambd, op):
@@ -380,6 +390,7 @@ def tanhshrink(input):
 
 # ----------------------------------------------------------------------------- smooth ones
 class Gelu(Function):
+    array_backward = True
     node_name = "GeluBackward0"
 
     @staticmethod
@@ -395,14 +406,15 @@ class Gelu(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (x,) = ctx.saved_tensors
         if ctx.approximate == "tanh":
             x_squared = x * x
-            t = tanh((x + x_squared * x * _GELU_CUBIC) * _SQRT_2_OVER_PI)
+            t = m.tanh((x + x_squared * x * _GELU_CUBIC) * _SQRT_2_OVER_PI)
             inner_slope = (x_squared * (3 * _GELU_CUBIC) + 1) * _SQRT_2_OVER_PI
             return grad * ((t + 1) * 0.5 + x * (1 - t * t) * inner_slope * 0.5), None
-        cdf = (erf(x * math.sqrt(0.5)) + 1) * 0.5
-        density = exp(x * x * -0.5) * _INV_SQRT_2PI
+        cdf = (m.erf(x * math.sqrt(0.5)) + 1) * 0.5
+        density = m.exp(x * x * -0.5) * _INV_SQRT_2PI
         return grad * (cdf + x * density), None
 
 
@@ -418,6 +430,7 @@ def gelu(input, approximate: str = "none"):
 
 
 class Silu(Function):
+    array_backward = True
     node_name = "SiluBackward0"
 
     @staticmethod
@@ -431,7 +444,8 @@ class Silu(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        s = sigmoid(x)
+        m = ctx.math
+        s = m.sigmoid(x)
         return grad * s * (x * (1 - s) + 1)
 
 
@@ -443,6 +457,7 @@ def silu(input, inplace: bool = False):
 
 
 class Mish(Function):
+    array_backward = True
     node_name = "MishBackward0"
 
     @staticmethod
@@ -454,8 +469,9 @@ class Mish(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        t = tanh(softplus(x))
-        return grad * (t + x * sigmoid(x) * (1 - t * t))
+        m = ctx.math
+        t = m.tanh(m.softplus(x))
+        return grad * (t + x * m.sigmoid(x) * (1 - t * t))
 
 
 @register_op(namespace=_F, samples=_samples_in(-4.0, 4.0))
@@ -466,6 +482,7 @@ def mish(input, inplace: bool = False):
 
 
 class Softplus(Function):
+    array_backward = True
     node_name = "SoftplusBackward0"
 
     @staticmethod
@@ -481,8 +498,9 @@ class Softplus(Function):
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         beta, threshold = ctx.constants
+        m = ctx.math
         z = x * beta
-        return where(z > threshold, grad, grad * sigmoid(z)), None, None
+        return m.where(z > threshold, grad, grad * m.sigmoid(z)), None, None
 
 
 @register_op(namespace=_F, samples=_samples_in(-3.0, 3.0, ({"beta": 2.0, "threshold": 1.0},
@@ -505,6 +523,7 @@ def softsign(input):
 
 
 class LogSigmoid(Function):
+    array_backward = True
     node_name = "LogSigmoidBackward0"
 
     @staticmethod
@@ -517,7 +536,8 @@ class LogSigmoid(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return grad * sigmoid(-x)
+        m = ctx.math
+        return grad * m.sigmoid(-x)
 
 
 @register_op(namespace=_F, samples=_samples_in(-4.0, 4.0))
@@ -529,6 +549,7 @@ def logsigmoid(input):
 
 # ----------------------------------------------------------------------------- hard ones
 class Hardsigmoid(Function):
+    array_backward = True
     node_name = "HardsigmoidBackward0"
 
     @staticmethod
@@ -540,7 +561,8 @@ class Hardsigmoid(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return where((x > -3) & (x < 3), grad / 6, 0.0)
+        m = ctx.math
+        return m.where((x > -3) & (x < 3), grad / 6, 0.0)
 
 
 @register_op(namespace=_F, samples=_samples_in(-5.0, 5.0))
@@ -551,6 +573,7 @@ def hardsigmoid(input, inplace: bool = False):
 
 
 class Hardswish(Function):
+    array_backward = True
     node_name = "HardswishBackward0"
 
     @staticmethod
@@ -562,8 +585,9 @@ class Hardswish(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
+        m = ctx.math
         middle = grad * (x / 3 + 0.5)
-        return where(x < -3, 0.0, where(x <= 3, middle, grad))
+        return m.where(x < -3, 0.0, m.where(x <= 3, middle, grad))
 
 
 @register_op(namespace=_F, samples=_samples_in(-5.0, 5.0))
@@ -595,6 +619,7 @@ def glu(input, dim: int = -1):
 
 
 class Logit(Function):
+    array_backward = True
     node_name = "LogitBackward0"
 
     @staticmethod
@@ -608,12 +633,13 @@ class Logit(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
+        m = ctx.math
         eps = ctx.eps
         slope = grad / (x * (1 - x))
         if eps is None:
             return slope, None
         # clamped elements have no gradient (PyTorch's convention)
-        return where((x < eps) | (x > 1 - eps), 0.0, slope), None
+        return m.where((x < eps) | (x > 1 - eps), 0.0, slope), None
 
 
 @register_op(methods=("logit",), exported_in=("special",),

@@ -11,7 +11,8 @@ convolution's input, kernel, stride, padding on each side, dilation, groups, out
 - ``_conv_weight``: the adjoint of ``_conv`` in its weight: im2col and one matmul.
 
 The three Functions built on them are each other's backward, so gradients of any order
-are convolutions again:
+are convolutions again (on arrays, the backward calls the kernels themselves; under
+``create_graph`` it calls the Functions, so the result is differentiable again):
 
     y = conv(x, w)            dx = conv_transpose(dy, w)    dw = conv_weight(x, dy)
     x = conv_transpose(y, w)  dy = conv(dx, w)              dw = conv_weight(dx, y)
@@ -210,9 +211,30 @@ def _bias_shape(n_spatial: int):
 
 
 # ----------------------------------------------------------------------------- Functions
+# A backward computes with the kernels when it runs on arrays, and with the Functions (whose
+# forwards are those kernels) when its own graph is recorded.
+def _conv_of(m, x, w, geo):
+    return _conv(m.xp, x, w, geo) if m.arrays else Convolution.apply(x, w, None, geo)
+
+
+def _conv_transpose_of(m, y, w, geo):
+    return (_conv_transpose(m.xp, y, w, geo) if m.arrays
+            else ConvolutionTranspose.apply(y, w, None, geo))
+
+
+def _conv_weight_of(m, x, y, geo, kernel_shape, col=None):
+    return (_conv_weight(m.xp, x, y, geo, kernel_shape, col) if m.arrays
+            else ConvolutionWeight.apply(x, y, geo, kernel_shape, col))
+
+
+def _bias_grad(m, grad):
+    return m.sum(grad, [0] + list(range(2, grad.ndim)))
+
+
 class Convolution(Function):
     """conv(x, w) + b over a ``_Geometry``; backward: conv_transpose and conv_weight."""
 
+    array_backward = True
     node_name = "ConvolutionBackward0"
 
     @staticmethod
@@ -229,19 +251,21 @@ class Convolution(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         x, w = ctx.saved_tensors
         geo = ctx.geo
         need_x, need_w, need_b, _ = ctx.needs_input_grad
-        grad_x = ConvolutionTranspose.apply(grad, w, None, geo) if need_x else None
+        grad_x = _conv_transpose_of(m, grad, w, geo) if need_x else None
         col, ctx.col = ctx.col, None  # used once (a second backward recomputes it)
-        grad_w = ConvolutionWeight.apply(x, grad, geo, tuple(w.shape), col) if need_w else None
-        grad_b = grad.sum(dim=[0] + list(range(2, grad.ndim))) if need_b else None
+        grad_w = _conv_weight_of(m, x, grad, geo, tuple(w.shape), col) if need_w else None
+        grad_b = _bias_grad(m, grad) if need_b else None
         return grad_x, grad_w, grad_b, None
 
 
 class ConvolutionTranspose(Function):
     """conv_transpose(y, w) + b: the adjoint of Convolution in its input."""
 
+    array_backward = True
     node_name = "ConvolutionBackward0"
 
     @staticmethod
@@ -255,12 +279,13 @@ class ConvolutionTranspose(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         y, w = ctx.saved_tensors
         geo = ctx.geo
         need_y, need_w, need_b, _ = ctx.needs_input_grad
-        grad_y = Convolution.apply(grad, w, None, geo) if need_y else None
-        grad_w = ConvolutionWeight.apply(grad, y, geo, tuple(w.shape)) if need_w else None
-        grad_b = grad.sum(dim=[0] + list(range(2, grad.ndim))) if need_b else None
+        grad_y = _conv_of(m, grad, w, geo) if need_y else None
+        grad_w = _conv_weight_of(m, grad, y, geo, tuple(w.shape)) if need_w else None
+        grad_b = _bias_grad(m, grad) if need_b else None
         return grad_y, grad_w, grad_b, None
 
 
@@ -268,6 +293,7 @@ class ConvolutionWeight(Function):
     """The weight gradient of a convolution, as a function of (x, dy): bilinear, with
     conv and conv_transpose as its backward."""
 
+    array_backward = True
     node_name = "ConvolutionBackwardBackward0"
 
     @staticmethod
@@ -278,11 +304,12 @@ class ConvolutionWeight(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         x, y = ctx.saved_tensors
         geo = ctx.geo
         need_x, need_y = ctx.needs_input_grad[:2]
-        grad_x = ConvolutionTranspose.apply(y, grad, None, geo) if need_x else None
-        grad_y = Convolution.apply(x, grad, None, geo) if need_y else None
+        grad_x = _conv_transpose_of(m, y, grad, geo) if need_x else None
+        grad_y = _conv_of(m, x, grad, geo) if need_y else None
         return grad_x, grad_y, None, None, None
 
 
@@ -570,35 +597,50 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 
 # ----------------------------------------------------------------------------- unfold / fold
+def _unfold(xp, x, geo: _Geometry):
+    col = _im2col(xp, x, geo)
+    return col.reshape(x.shape[0], col.shape[2], col.shape[3])
+
+
+def _fold(xp, col, geo: _Geometry, channels: int):
+    return _col2im(xp, col, (col.shape[0], channels), geo)
+
+
 class Unfold(Function):
     """im2col: (B, C, H, W) -> (B, C * kh * kw, L); backward is Fold."""
 
+    array_backward = True
     node_name = "Im2ColBackward0"
 
     @staticmethod
     def forward(ctx, x, geo):
         ctx.geo, ctx.channels = geo, x.shape[1]
-        col = _im2col(ctx.xp, x, geo)
-        return col.reshape(x.shape[0], col.shape[2], col.shape[3])
+        return _unfold(ctx.xp, x, geo)
 
     @staticmethod
     def backward(ctx, grad):
-        return Fold.apply(grad, ctx.geo, ctx.channels), None
+        m = ctx.math
+        geo, channels = ctx.geo, ctx.channels
+        return (_fold(m.xp, grad, geo, channels) if m.arrays
+                else Fold.apply(grad, geo, channels)), None
 
 
 class Fold(Function):
     """col2im: (B, C * kh * kw, L) -> (B, C, H, W), summing overlaps; backward is Unfold."""
 
+    array_backward = True
     node_name = "Col2ImBackward0"
 
     @staticmethod
     def forward(ctx, col, geo, channels):
         ctx.geo = geo
-        return _col2im(ctx.xp, col, (col.shape[0], channels), geo)
+        return _fold(ctx.xp, col, geo, channels)
 
     @staticmethod
     def backward(ctx, grad):
-        return Unfold.apply(grad, ctx.geo), None, None
+        m = ctx.math
+        geo = ctx.geo
+        return (_unfold(m.xp, grad, geo) if m.arrays else Unfold.apply(grad, geo)), None, None
 
 
 def _fold_geometry(op, size, kernel_size, dilation, padding, stride):

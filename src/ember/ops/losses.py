@@ -20,8 +20,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from .comparison import minimum, where
 from .neural import _constant, log_softmax
-from .neural import softmax as _softmax
-from .unary import abs as _abs, relu, sigmoid
+from .unary import abs as _abs, relu
 from ._util import ensure_tensor
 from .registry import Sample, register_op
 
@@ -115,6 +114,7 @@ def _elementwise_weight(loss: Tensor, weight, input: Tensor, reduction: str, mea
 class Softplus(Function):
     """``log(1 + exp(x))`` as ``max(x, 0) + log1p(exp(-|x|))``: finite for any x."""
 
+    array_backward = True
     node_name = "SoftplusBackward0"
 
     @staticmethod
@@ -125,8 +125,9 @@ class Softplus(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (x,) = ctx.saved_tensors
-        return grad * sigmoid(x)
+        return grad * m.sigmoid(x)
 
 
 def _softplus(x: Tensor) -> Tensor:
@@ -436,9 +437,10 @@ def _cross_entropy_indices(input, target, ignore_index, reduction):
 
 class CrossEntropyIndices(Function):
     """``-scale * sum_i log_softmax(x)[i, t_i]`` over the kept rows, in one stable pass.
-    Backward, ``(softmax(x) - onehot(t)) * scale`` on the kept rows, is written with ember
-    ops, so double backward works."""
+    Backward, ``(softmax(x) - onehot(t)) * scale`` on the kept rows, is written against
+    ``ctx.math``, so it runs on arrays and double backward works."""
 
+    array_backward = True
     node_name = "NllLossBackward0"
 
     @staticmethod
@@ -448,20 +450,17 @@ class CrossEntropyIndices(Function):
         log_total = xp.log(xp.exp(shifted).sum(axis=1))
         rows = xp.arange(x.shape[0])
         log_probs = shifted[rows, indices] - log_total
-        ctx.save_for_backward(x)
-        ctx.indices, ctx.valid, ctx.scale = indices, valid, scale
+        if ctx._recording:
+            row_weight = (valid * scale).astype(x.dtype).reshape(-1, 1)
+            ctx.save_for_backward(x, indices, row_weight)
         return (-(log_probs * valid).sum() * scale).astype(x.dtype)
 
     @staticmethod
     def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        xp = backend.xp_of(x._data)
-        onehot = xp.zeros(x._data.shape, x._data.dtype)
-        onehot[xp.arange(x.shape[0]), ctx.indices] = 1
-        row_weight = (ctx.valid * ctx.scale).astype(x._data.dtype).reshape(-1, 1)
-        probabilities = _softmax(x, 1)
-        return ((probabilities - _constant(onehot, x)) * _constant(row_weight, x) * grad,
-                None, None, None)
+        m = ctx.math
+        x, indices, row_weight = ctx.saved_tensors
+        onehot = m.cast(m.one_hot(indices, x.shape[1]), x)
+        return (m.softmax(x, 1) - onehot) * row_weight * grad, None, None, None
 
 
 def _cross_entropy_probabilities(log_probs, target, weight, reduction, smoothing, class_dim,
@@ -483,6 +482,7 @@ class BinaryCrossEntropy(Function):
     """``-w (t log x + (1 - t) log(1 - x))`` with both logs clamped at -100 (PyTorch's
     convention, so x = 0 or 1 give a finite loss)."""
 
+    array_backward = True
     node_name = "BinaryCrossEntropyBackward0"
 
     @staticmethod
@@ -496,18 +496,20 @@ class BinaryCrossEntropy(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         x, t = ctx.saved_tensors
         need_x, need_t = ctx.needs_input_grad
         grad_x = grad_t = None
         if need_x:
             # (x - t) / (x (1 - x)), the denominator clamped at 1e-12 as PyTorch does.
             spread = x * (1.0 - x)
-            grad_x = grad * (x - t) / where(spread > 1e-12, spread, 1e-12)
+            grad_x = grad * (x - t) / m.where(spread > 1e-12, spread, 1e-12)
         if need_t:
-            log_x = x.log()
-            log_rest = (1.0 - x).log()
-            grad_t = grad * (where(log_rest > -100.0, log_rest, -100.0)
-                             - where(log_x > -100.0, log_x, -100.0))
+            with np.errstate(divide="ignore"):  # log(0) = -inf, clamped just below
+                log_x = m.log(x)
+                log_rest = m.log(1.0 - x)
+            grad_t = grad * (m.where(log_rest > -100.0, log_rest, -100.0)
+                             - m.where(log_x > -100.0, log_x, -100.0))
         return grad_x, grad_t
 
 
@@ -1024,6 +1026,7 @@ def _ctc_arrays(xp, log_probs, labels, input_lengths, target_lengths, blank):
 
 
 class CTCLoss(Function):
+    array_backward = True
     node_name = "CtcLossBackward0"
 
     @staticmethod
@@ -1039,8 +1042,11 @@ class CTCLoss(Function):
 
     @staticmethod
     def backward(ctx, grad_nll):
+        m = ctx.math
         grad, log_probs = ctx.saved_tensors
-        return (CTCGradient.apply(grad * grad_nll.reshape((1, -1, 1)), log_probs),
+        scaled = grad * m.reshape(grad_nll, (1, -1, 1))
+        # on arrays no graph is recorded, so nothing can differentiate the gradient again
+        return (scaled if m.arrays else CTCGradient.apply(scaled, log_probs),
                 None, None, None, None, None)
 
 
@@ -1049,6 +1055,7 @@ class CTCGradient(Function):
     it again raises (PyTorch has no double backward for ctc_loss either) instead of
     silently giving zero."""
 
+    array_backward = True
     node_name = "CtcLossBackwardBackward0"
 
     @staticmethod

@@ -2,8 +2,8 @@
 bilinear, attention, distances.
 
 Softmax and log-softmax are single nodes with stable forwards (the maximum along ``dim`` is
-subtracted before ``exp``) and backwards written with ember ops, so gradients of gradients
-work. The rest are compositions of registered ops (matmul, where, indexing), which gives
+subtracted before ``exp``) and backwards written once against ``ctx.math`` (arrays, or ember
+ops when gradients of gradients are wanted). The rest are compositions of registered ops (matmul, where, indexing), which gives
 them their gradients, or small nodes of their own where the composition would be unstable
 (the p-norm at zero distance) or wasteful (the embedding lookup).
 """
@@ -23,7 +23,6 @@ from .comparison import where
 from .indexing import IndexScatter
 from .products import matmul
 from .shape import cat
-from .unary import abs as _abs
 from ._util import ensure_tensor, wrap_dim
 from .registry import Sample, register_op
 
@@ -71,6 +70,7 @@ def _shifted(xp, x, dim):
 
 
 class Softmax(Function):
+    array_backward = True
     node_name = "SoftmaxBackward0"
 
     @staticmethod
@@ -87,14 +87,16 @@ class Softmax(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         if ctx.empty:
             return grad, None
         (y,) = ctx.saved_tensors
         # d softmax: y * (g - <g, y>) along dim.
-        return y * (grad - (grad * y).sum(ctx.dim, keepdim=True)), None
+        return y * (grad - m.sum(grad * y, ctx.dim, True)), None
 
 
 class LogSoftmax(Function):
+    array_backward = True
     node_name = "LogSoftmaxBackward0"
 
     @staticmethod
@@ -112,11 +114,12 @@ class LogSoftmax(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         if ctx.empty:
             return grad, None
         (y,) = ctx.saved_tensors
         # d log_softmax: g - softmax * sum(g) along dim.
-        return grad - y.exp() * grad.sum(ctx.dim, keepdim=True), None
+        return grad - m.exp(y) * m.sum(grad, ctx.dim, True), None
 
 
 def _softmax_samples(make):
@@ -233,6 +236,7 @@ class Linear(Function):
     """``x W^T + b`` as one node: the weight's gradient comes out in W's own (out, in)
     layout, so no transposed copy is needed, and the bias add costs no node of its own."""
 
+    array_backward = True
     node_name = "AddmmBackward0"
 
     @staticmethod
@@ -249,15 +253,16 @@ class Linear(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         x, weight = ctx.saved_tensors
         need_x, need_weight, need_bias = ctx.needs_input_grad
-        grad_x = matmul(grad, weight) if need_x else None
-        rows = grad.reshape(-1, grad.shape[-1]) if grad.ndim != 2 else grad
+        grad_x = m.matmul(grad, weight) if need_x else None
+        rows = m.reshape(grad, (-1, grad.shape[-1])) if grad.ndim != 2 else grad
         grad_weight = None
         if need_weight:
-            inputs = x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x
-            grad_weight = matmul(rows.transpose(0, 1), inputs)
-        grad_bias = rows.sum(0) if need_bias else None
+            inputs = m.reshape(x, (-1, x.shape[-1])) if x.ndim != 2 else x
+            grad_weight = m.matmul(m.transpose(rows, 0, 1), inputs)
+        grad_bias = m.sum(rows, 0) if need_bias else None
         return grad_x, grad_weight, grad_bias
 
 
@@ -464,28 +469,41 @@ def _check_indices(indices: Tensor, rows: int, name: str, arg: str = "input"):
 
 
 class Embedding(Function):
+    array_backward = True
     node_name = "EmbeddingBackward0"
 
     @staticmethod
     def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
         ctx.rows, ctx.indices = weight.shape, indices
-        ctx.padding_idx, ctx.scale = padding_idx, scale_grad_by_freq
+        if ctx._recording and (padding_idx is not None or scale_grad_by_freq):
+            # each picked row's share of the gradient: 0 for padding, 1/count when scaled
+            xp = ctx.xp
+            factor = None
+            if padding_idx is not None:
+                factor = (indices != padding_idx).astype(weight.dtype)
+            if scale_grad_by_freq:
+                counts = xp.bincount(indices.ravel(), minlength=weight.shape[0])
+                inverse = (1.0 / counts[indices]).astype(weight.dtype)
+                factor = inverse if factor is None else factor * inverse
+            ctx.save_for_backward(factor)
         return weight[indices]
 
     @staticmethod
     def backward(ctx, grad):
-        xp = ctx.xp
-        indices = ctx.indices
-        factor = None
-        if ctx.padding_idx is not None:
-            factor = (indices != ctx.padding_idx).astype(grad._data.dtype)
-        if ctx.scale:
-            counts = xp.bincount(indices.ravel(), minlength=ctx.rows[0])
-            inverse = (1.0 / counts[indices]).astype(grad._data.dtype)
-            factor = inverse if factor is None else factor * inverse
-        if factor is not None:
-            grad = grad * _constant(factor[..., None], grad)
-        return IndexScatter.apply(grad, ctx.rows, (indices,), True), None, None, None
+        m = ctx.math
+        saved = ctx.saved_tensors
+        if saved:
+            grad = grad * m.unsqueeze(saved[0], -1)
+        rows, index = ctx.rows, (ctx.indices,)
+        return (_scatter_rows(m.xp, grad, rows, index) if m.arrays
+                else IndexScatter.apply(grad, rows, index, True)), None, None, None
+
+
+def _scatter_rows(xp, grad, rows, index):
+    """IndexScatter's forward on arrays: zeros of ``rows`` with grad added at index."""
+    out = xp.zeros(rows, grad.dtype)
+    backend.scatter_add(out, index, grad)
+    return out
 
 
 def _renorm_rows(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:
@@ -786,6 +804,7 @@ class PNorm(Function):
     """The p-norm along the last dim, with a zero gradient at a zero vector (PyTorch's
     convention for distances) and a stable backward for every p."""
 
+    array_backward = True
     node_name = "NormBackward1"
 
     @staticmethod
@@ -799,28 +818,29 @@ class PNorm(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         d, norm = ctx.saved_tensors
         p = ctx.p
         if not ctx.keepdim:
-            grad, norm = grad.unsqueeze(-1), norm.unsqueeze(-1)
+            grad, norm = m.unsqueeze(grad, -1), m.unsqueeze(norm, -1)
         zero = norm == 0
         if p == 0:
             return grad * 0.0 * d, None, None, None
         if p in (math.inf, -math.inf):
             # The entries that attain the norm: norm() shares the gradient among ties,
             # cdist gives each its full share (both as PyTorch).
-            share = (_abs(d) == norm).to(d.dtype)
+            share = m.cast(m.abs(d) == norm, d)
             if ctx.split_ties:
-                share = share / share.sum(-1, keepdim=True)
-            return grad * d.sign() * share, None, None, None
-        safe = where(zero, 1.0, norm)
+                share = share / m.sum(share, -1, True)
+            return grad * m.sign(d) * share, None, None, None
+        safe = m.where(zero, 1.0, norm)
         if p == 1:
-            direction = d.sign()
+            direction = m.sign(d)
         elif p == 2:
             direction = d / safe
         else:
-            direction = d.sign() * _abs(d) ** (p - 1) / safe ** (p - 1)
-        return where(zero, 0.0, grad * direction), None, None, None
+            direction = m.sign(d) * m.abs(d) ** (p - 1) / safe ** (p - 1)
+        return m.where(zero, 0.0, grad * direction), None, None, None
 
 
 def _p_norm(d: Tensor, p: float, keepdim: bool = False, split_ties: bool = True) -> Tensor:
