@@ -186,7 +186,13 @@ class ArrayMath:
 
     # --------------------------------------------------------------- products
     def matmul(self, a, b):
-        return self.xp.matmul(a, b)
+        # stacked (>2-D) products reach BLAS only for C-contiguous operands (as in forward)
+        xp = self.xp
+        if a.ndim > 2 and not a.flags.c_contiguous:
+            a = xp.ascontiguousarray(a)
+        if b.ndim > 2 and not b.flags.c_contiguous:
+            b = xp.ascontiguousarray(b)
+        return xp.matmul(a, b)
 
     def outer(self, a, b):
         return self.xp.outer(a, b)

@@ -31,6 +31,7 @@ def _shape_text(shape) -> str:
 
 # ============================================================================ matmul family
 class Matmul(Function):
+    array_backward = True
     node_name = "MmBackward0"
 
     @staticmethod
@@ -45,17 +46,18 @@ class Matmul(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         a, b = ctx.saved_tensors
         a2_shape, b2_shape, out2_shape = ctx.shapes
-        grad2 = grad.reshape(out2_shape)
-        a2 = a.reshape(a2_shape) if a.ndim == 1 else a
-        b2 = b.reshape(b2_shape) if b.ndim == 1 else b
+        grad2 = m.reshape(grad, out2_shape)
+        a2 = m.reshape(a, a2_shape) if a.ndim == 1 else a
+        b2 = m.reshape(b, b2_shape) if b.ndim == 1 else b
         need_a, need_b = ctx.needs_input_grad
         grad_a = grad_b = None
         if need_a:
-            grad_a = sum_to_shape(matmul(grad2, b2.mT), a2_shape).reshape(a.shape)
+            grad_a = m.reshape(m.sum_to_shape(m.matmul(grad2, m.mT(b2)), a2_shape), a.shape)
         if need_b:
-            grad_b = sum_to_shape(matmul(a2.mT, grad2), b2_shape).reshape(b.shape)
+            grad_b = m.reshape(m.sum_to_shape(m.matmul(m.mT(a2), grad2), b2_shape), b.shape)
         return grad_a, grad_b
 
 
