@@ -202,6 +202,8 @@ class ArrayMath:
 
     # --------------------------------------------------------------- sorting, norms,
     # products, matrices, decompositions, comparison
+    def isnan(self, x):
+        return self.xp.isnan(x)
 
     # --------------------------------------------------------------- activations, losses,
     # neural, normalization, convolution
