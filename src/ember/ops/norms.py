@@ -13,7 +13,14 @@ from .. import dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import ensure_tensor, wrap_dim
-from .reductions import _check_nonempty, _keepdim_shape, _reduced_dims, _scalar_name, amax, amin
+from .reductions import (
+    _check_nonempty,
+    _keepdim_shape,
+    _reduced_dims,
+    _scalar_name,
+    amax,
+    amin,
+)
 from .registry import NAMESPACES, OPS, Sample, register_op
 from .unary import abs as _abs
 

@@ -11,7 +11,7 @@ import numpy as np
 from .. import backend
 from ..autograd.function import Function
 from ..tensor import Tensor, _inplace
-from ._util import binary_operands, ensure_tensor, sum_to_shape, wrap_dim
+from ._util import binary_operands, ensure_tensor, wrap_dim
 from .registry import NAMESPACES, Sample, bind_method, register_op
 
 
