@@ -205,6 +205,19 @@ class ArrayMath:
     def isnan(self, x):
         return self.xp.isnan(x)
 
+    def einsum(self, equation: str, *operands):
+        return self.xp.einsum(equation, *operands, optimize=len(operands) > 1)
+
+    def eye(self, n: int, like):
+        """The n x n identity in ``like``'s dtype and device."""
+        return self.xp.eye(n, dtype=like.dtype)
+
+    def tril(self, x, diagonal: int = 0):
+        return self.xp.tril(x, diagonal)
+
+    def triu(self, x, diagonal: int = 0):
+        return self.xp.triu(x, diagonal)
+
     # --------------------------------------------------------------- activations, losses,
     # neural, normalization, convolution
 
@@ -261,6 +274,11 @@ class TensorMath:
 
     # --------------------------------------------------------------- sorting, norms,
     # products, matrices, decompositions, comparison
+    @staticmethod
+    def eye(n: int, like):
+        import ember
+
+        return ember.eye(n, dtype=like.dtype, device=like.device)
 
     # --------------------------------------------------------------- activations, losses,
     # neural, normalization, convolution

@@ -296,6 +296,7 @@ class Einsum(Function):
     broadcasting. The gradient of operand k is itself an einsum of the output gradient and
     the other operands, so it has gradients too."""
 
+    array_backward = True
     node_name = "EinsumBackward0"
 
     @staticmethod
@@ -315,12 +316,12 @@ class Einsum(Function):
             if not ctx.needs_input_grad[k + 1]:
                 grads.append(None)
                 continue
-            grads.append(_einsum_operand_grad(ctx.equation, terms, out_term, k, operands,
-                                              grad, ctx.sizes[k]))
+            grads.append(_einsum_operand_grad(ctx.math, ctx.equation, terms, out_term, k,
+                                              operands, grad, ctx.sizes[k]))
         return tuple(grads)
 
 
-def _einsum_operand_grad(equation, terms, out_term, k, operands, grad, shape):
+def _einsum_operand_grad(m, equation, terms, out_term, k, operands, grad, shape):
     """d(sum grad * einsum(...)) / d operand_k as one einsum. A label repeated in term k (a
     diagonal) gets fresh labels tied to the first by identity matrices; a label summed only
     within term k is broadcast back with ``expand``."""
@@ -331,7 +332,7 @@ def _einsum_operand_grad(equation, terms, out_term, k, operands, grad, shape):
             fresh = unused.pop(0)
             target += fresh
             eye_terms.append(c + fresh)
-            eyes.append(_eye(shape[position], grad))
+            eyes.append(m.eye(shape[position], grad))
         else:
             first_seen[c] = position
             target += c
@@ -339,10 +340,10 @@ def _einsum_operand_grad(equation, terms, out_term, k, operands, grad, shape):
     available = set("".join(inputs_terms))
     reduced = "".join(c for c in target if c in available)
     tensors = [grad] + [o for j, o in enumerate(operands) if j != k] + eyes
-    result = Einsum.apply(",".join(inputs_terms) + "->" + reduced, *tensors)
+    result = m.einsum(",".join(inputs_terms) + "->" + reduced, *tensors)
     if reduced != target:
-        result = result.reshape(tuple(s if c in available else 1
-                                      for c, s in zip(target, shape))).expand(shape)
+        result = m.expand(m.reshape(result, tuple(s if c in available else 1
+                                                  for c, s in zip(target, shape))), shape)
     return result
 
 
