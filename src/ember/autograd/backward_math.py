@@ -218,6 +218,16 @@ class ArrayMath:
     def triu(self, x, diagonal: int = 0):
         return self.xp.triu(x, diagonal)
 
+    def all(self, x, dim=None, keepdim: bool = False):
+        return self.xp.all(x, axis=_axes(dim, x.ndim), keepdims=keepdim)
+
+    def prod(self, x, dim=None, keepdim: bool = False):
+        return self.xp.prod(x, axis=_axes(dim, x.ndim), keepdims=keepdim)
+
+    def detach(self, x):
+        """Arrays carry no graph: ``x`` itself."""
+        return x
+
     # --------------------------------------------------------------- activations, losses,
     # neural, normalization, convolution
 
