@@ -20,11 +20,6 @@ def _constant(array, like: Tensor) -> Tensor:
     return Tensor._make(array, like._device, False)
 
 
-def _eye(n: int, like: Tensor) -> Tensor:
-    """An n x n identity with ``like``'s dtype and device (a constant)."""
-    return _constant(backend.xp_for_device(like._device).eye(n, dtype=like._data.dtype), like)
-
-
 def _shape_text(shape) -> str:
     return "x".join(str(s) for s in shape)
 
