@@ -2,9 +2,9 @@
 fmax/fmin, clamp, where, masked_fill, bitwise and logical ops, bit shifts, isnan/isinf/
 isfinite/isreal, isclose/allclose/equal, heaviside.
 
-Each op is one Function class (forward on arrays via ``ctx.xp``, backward with ember
-ops) and one registered public function that handles argument conversion and dtype
-promotion. Broadcasting is NumPy's; ``sum_to_shape`` folds gradients back.
+Each op is one Function class (forward on arrays via ``ctx.xp``, backward written once
+against ``ctx.math``) and one registered public function that handles argument conversion
+and dtype promotion. Broadcasting is NumPy's; ``sum_to_shape`` folds gradients back.
 
 ``_binary`` (promote two operands, apply a broadcasting op) serves every binary op; it
 lives here because this module is the base of the three elementwise ones: unary and
