@@ -188,7 +188,13 @@ class ArrayMath:
 
     # --------------------------------------------------------------- products
     def matmul(self, a, b):
-        return self.xp.matmul(a, b)
+        # stacked (>2-D) products reach BLAS only for C-contiguous operands (as in forward)
+        xp = self.xp
+        if a.ndim > 2 and not a.flags.c_contiguous:
+            a = xp.ascontiguousarray(a)
+        if b.ndim > 2 and not b.flags.c_contiguous:
+            b = xp.ascontiguousarray(b)
+        return xp.matmul(a, b)
 
     def outer(self, a, b):
         return self.xp.outer(a, b)
@@ -198,6 +204,31 @@ class ArrayMath:
 
     # --------------------------------------------------------------- sorting, norms,
     # products, matrices, decompositions, comparison
+    def isnan(self, x):
+        return self.xp.isnan(x)
+
+    def einsum(self, equation: str, *operands):
+        return self.xp.einsum(equation, *operands, optimize=len(operands) > 1)
+
+    def eye(self, n: int, like):
+        """The n x n identity in ``like``'s dtype and device."""
+        return self.xp.eye(n, dtype=like.dtype)
+
+    def tril(self, x, diagonal: int = 0):
+        return self.xp.tril(x, diagonal)
+
+    def triu(self, x, diagonal: int = 0):
+        return self.xp.triu(x, diagonal)
+
+    def all(self, x, dim=None, keepdim: bool = False):
+        return self.xp.all(x, axis=_axes(dim, x.ndim), keepdims=keepdim)
+
+    def prod(self, x, dim=None, keepdim: bool = False):
+        return self.xp.prod(x, axis=_axes(dim, x.ndim), keepdims=keepdim)
+
+    def detach(self, x):
+        """Arrays carry no graph: ``x`` itself."""
+        return x
 
     # --------------------------------------------------------------- activations, losses,
     # neural, normalization, convolution
@@ -280,6 +311,11 @@ class TensorMath:
 
     # --------------------------------------------------------------- sorting, norms,
     # products, matrices, decompositions, comparison
+    @staticmethod
+    def eye(n: int, like):
+        import ember
+
+        return ember.eye(n, dtype=like.dtype, device=like.device)
 
     # --------------------------------------------------------------- activations, losses,
     # neural, normalization, convolution

@@ -2,9 +2,9 @@
 fmax/fmin, clamp, where, masked_fill, bitwise and logical ops, bit shifts, isnan/isinf/
 isfinite/isreal, isclose/allclose/equal, heaviside.
 
-Each op is one Function class (forward on arrays via ``ctx.xp``, backward with ember
-ops) and one registered public function that handles argument conversion and dtype
-promotion. Broadcasting is NumPy's; ``sum_to_shape`` folds gradients back.
+Each op is one Function class (forward on arrays via ``ctx.xp``, backward written once
+against ``ctx.math``) and one registered public function that handles argument conversion
+and dtype promotion. Broadcasting is NumPy's; ``sum_to_shape`` folds gradients back.
 
 ``_binary`` (promote two operands, apply a broadcasting op) serves every binary op; it
 lives here because this module is the base of the three elementwise ones: unary and
@@ -18,7 +18,7 @@ from .. import dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
 from . import _samples
-from ._util import _WEAK, binary_operands, broadcast_error, shape_of, sum_to_shape
+from ._util import _WEAK, binary_operands, broadcast_error, shape_of
 from .registry import Sample, register_op
 
 
@@ -42,6 +42,7 @@ def _binary(cls, a, b, op: str):
 class Maximum(Function):
     """Elementwise max/min of two tensors; ties split the gradient in half."""
 
+    array_backward = True
     node_name = "MaximumBackward0"
 
     @staticmethod
@@ -55,13 +56,14 @@ class Maximum(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad[:2]
         a_wins = (a > b) if ctx.largest else (a < b)
-        share = where(a == b, grad / 2, grad)
-        return (sum_to_shape(where(a_wins | (a == b), share, 0.0), ctx.shapes[0])
+        share = m.where(a == b, grad / 2, grad)
+        return (m.sum_to_shape(m.where(a_wins | (a == b), share, 0.0), ctx.shapes[0])
                 if need_a else None,
-                sum_to_shape(where(a_wins, 0.0, share), ctx.shapes[1]) if need_b else None,
+                m.sum_to_shape(m.where(a_wins, 0.0, share), ctx.shapes[1]) if need_b else None,
                 None)
 
 
@@ -127,6 +129,7 @@ for _fn, _aliases in ((eq, ()), (ne, ("not_equal",)), (lt, ("less",)), (le, ("le
 
 # ----------------------------------------------------------------------------- selection
 class Where(Function):
+    array_backward = True
     node_name = "WhereBackward0"
 
     @staticmethod
@@ -137,12 +140,12 @@ class Where(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (condition,) = ctx.saved_tensors
         _, need_x, need_y = ctx.needs_input_grad
-        zero = 0.0
         return (None,
-                sum_to_shape(where(condition, grad, zero), ctx.shapes[0]) if need_x else None,
-                sum_to_shape(where(condition, zero, grad), ctx.shapes[1]) if need_y else None)
+                m.sum_to_shape(m.where(condition, grad, 0.0), ctx.shapes[0]) if need_x else None,
+                m.sum_to_shape(m.where(condition, 0.0, grad), ctx.shapes[1]) if need_y else None)
 
 
 def _where_samples(make):
@@ -264,6 +267,7 @@ def _bound(value, name: str):
 
 
 class Clamp(Function):
+    array_backward = True
     node_name = "ClampBackward1"
 
     @staticmethod
@@ -282,6 +286,7 @@ class Clamp(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         x, low_t, high_t = ctx.saved_tensors
         low = low_t if low_t is not None else ctx.bounds[0]
         high = high_t if high_t is not None else ctx.bounds[1]
@@ -293,17 +298,17 @@ class Clamp(Function):
                 inside = (x >= low) & (x <= high)
             else:
                 inside = (x >= low) if low is not None else (x <= high)
-            grad_x = sum_to_shape(where(inside, grad, 0.0), ctx.shapes[0])
+            grad_x = m.sum_to_shape(m.where(inside, grad, 0.0), ctx.shapes[0])
         if need_low:
             below = x < low
             if high is not None:
                 below = below & (low < high)  # with min > max, max wins everywhere
-            grad_low = sum_to_shape(where(below, grad, 0.0), ctx.shapes[1])
+            grad_low = m.sum_to_shape(m.where(below, grad, 0.0), ctx.shapes[1])
         if need_high:
             above = x > high
             if low is not None:
                 above = above | (high < low)
-            grad_high = sum_to_shape(where(above, grad, 0.0), ctx.shapes[2])
+            grad_high = m.sum_to_shape(m.where(above, grad, 0.0), ctx.shapes[2])
         return grad_x, grad_low, grad_high
 
 
@@ -421,6 +426,7 @@ class Fmax(Function):
     """fmax/fmin: like maximum/minimum but NaN loses to a number. The winner gets the
     whole gradient; on ties input wins (PyTorch's convention)."""
 
+    array_backward = True
     node_name = "FmaxBackward0"
 
     @staticmethod
@@ -434,11 +440,12 @@ class Fmax(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad[:2]
-        a_wins = ((a >= b) if ctx.largest else (a <= b)) | isnan(b)
-        return (sum_to_shape(where(a_wins, grad, 0.0), ctx.shapes[0]) if need_a else None,
-                sum_to_shape(where(a_wins, 0.0, grad), ctx.shapes[1]) if need_b else None,
+        a_wins = ((a >= b) if ctx.largest else (a <= b)) | m.isnan(b)
+        return (m.sum_to_shape(m.where(a_wins, grad, 0.0), ctx.shapes[0]) if need_a else None,
+                m.sum_to_shape(m.where(a_wins, 0.0, grad), ctx.shapes[1]) if need_b else None,
                 None)
 
 
@@ -480,6 +487,7 @@ for _name, _ufunc in (("bitwise_left_shift", "left_shift"),
 
 # ----------------------------------------------------------------------------- masked_fill
 class MaskedFill(Function):
+    array_backward = True
     node_name = "MaskedFillBackward0"
 
     @staticmethod
@@ -495,13 +503,14 @@ class MaskedFill(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         (mask,) = ctx.saved_tensors
         need_x, _, need_value = ctx.needs_input_grad
         grad_x = grad_value = None
         if need_x:
-            grad_x = sum_to_shape(where(mask, 0.0, grad), ctx.shapes[0])
+            grad_x = m.sum_to_shape(m.where(mask, 0.0, grad), ctx.shapes[0])
         if need_value:
-            grad_value = where(mask, grad, 0.0).sum().reshape(ctx.shapes[1])
+            grad_value = m.reshape(m.sum(m.where(mask, grad, 0.0)), ctx.shapes[1])
         return grad_x, None, grad_value
 
 

@@ -2,8 +2,9 @@
 solve_triangular, cholesky, cholesky_solve, qr, svd, svdvals, eigh, eigvalsh,
 matrix_power, matrix_rank, pinv (and inverse, pinverse), and ``ember.linalg.LinAlgError``.
 
-Every decomposition's backward is written with ember ops (matmul, solve, inv, ...), so
-gradients of gradients work. Decompositions run on ``xp.linalg`` (LAPACK through NumPy on
+Every decomposition's backward is written once against ``ctx.math`` with the
+decompositions themselves as its steps (``_run``: the op on Tensors, so gradients of
+gradients work, or its forward on arrays). Decompositions run on ``xp.linalg`` (LAPACK through NumPy on
 the CPU, cuSOLVER through CuPy on the GPU); a singular or non-positive-definite input raises
 ``ember.linalg.LinAlgError`` (a RuntimeError, as PyTorch's).
 
@@ -23,9 +24,8 @@ from .. import backend
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
-from ._util import ensure_tensor, sum_to_shape
-from .matrices import DiagEmbed, Diagonal, Tril, Triu
-from .products import _constant, _eye, _shape_text, matmul
+from ._util import ensure_tensor
+from .products import _constant, _shape_text, matmul
 from .registry import NAMESPACES, Sample, register_op
 
 
@@ -89,6 +89,16 @@ def _lapack(op: str, problem: str, function, a, *args, **kwargs):
                               f"reported: {error})") from None
 
 
+def _run(m, op, *args):
+    """A decomposition as a step of a backward formula: the op itself on Tensors (recorded
+    under create_graph), its forward on arrays, which raises the same LinAlgError."""
+    if m.arrays:
+        ctx = object.__new__(op)
+        ctx.xp = m.xp
+        return op.forward(ctx, *args)
+    return op.apply(*args)
+
+
 def _vector_signs(xp, vectors):
     """+1/-1 per column of ``vectors`` (*, m, k) making each column's entry of largest
     magnitude positive: the sign convention of svd and eigh."""
@@ -111,6 +121,7 @@ def _from_numpy(make, values):
 
 
 class Inv(Function):
+    array_backward = True
     node_name = "LinalgInvExBackward0"
 
     @staticmethod
@@ -122,9 +133,10 @@ class Inv(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (inverse_t,) = ctx.saved_tensors
-        inverse_t = inverse_t.mT
-        return -matmul(matmul(inverse_t, grad), inverse_t)
+        m = ctx.math
+        (inverse,) = ctx.saved_tensors
+        inverse_t = m.mT(inverse)
+        return -m.matmul(m.matmul(inverse_t, grad), inverse_t)
 
 
 def _inv_samples(make):
@@ -149,6 +161,7 @@ def inverse(input):
 
 
 class Det(Function):
+    array_backward = True
     node_name = "LinalgDetBackward0"
 
     @staticmethod
@@ -162,29 +175,35 @@ class Det(Function):
     def backward(ctx, grad):
         # G * det(A) * A^-T is G times the cofactor matrix; a singular A has no inverse, so
         # its cofactors come from the SVD: cof(A) = det(U) det(V) U diag(prod_{j!=i} s_j) V^T.
+        m = ctx.math
         a, d = ctx.saved_tensors
-        if bool((d._data != 0).all()):
+        if bool(m.all(d != 0)):
             try:
-                return (grad * d).unsqueeze(-1).unsqueeze(-1) * Inv.apply(a).mT
+                return _matrix_scale(m, grad * d) * m.mT(_run(m, Inv, a))
             except LinAlgError:
                 pass
-        return grad.unsqueeze(-1).unsqueeze(-1) * _cofactors(a)
+        return _matrix_scale(m, grad) * _cofactors(m, a)
 
 
-def _cofactors(a: Tensor) -> Tensor:
+def _matrix_scale(m, values):
+    """Per-matrix scalars (*) as (*, 1, 1), to scale a batch of matrices."""
+    return m.unsqueeze(m.unsqueeze(values, -1), -1)
+
+
+def _cofactors(m, a):
     """The cofactor matrix det(A) A^-T, defined for singular A too, through the SVD."""
-    xp = backend.xp_for_device(a._device)
-    u, s, vh = Svd.apply(a, False)
-    eye = _eye(s.shape[-1], s)
-    others = NAMESPACES["ember"]["prod"](s.unsqueeze(-2) * (1 - eye) + eye, -1)
-    sign = _constant(xp.asarray(xp.linalg.det(u._data) * xp.linalg.det(vh._data)), s)
-    return matmul(u * (others * sign.unsqueeze(-1)).unsqueeze(-2), vh)
+    u, s, vh = _run(m, Svd, a, False)
+    eye = m.eye(s.shape[-1], s)
+    others = m.prod(m.unsqueeze(s, -2) * (1 - eye) + eye, -1)
+    # det(U) det(V) is +-1: a constant, not a path for gradients
+    sign = _run(m, Det, m.detach(u)) * _run(m, Det, m.detach(vh))
+    return m.matmul(u * m.unsqueeze(others * m.unsqueeze(sign, -1), -2), vh)
 
 
-def _inv_t(a: Tensor, op: str) -> Tensor:
+def _inv_t(m, a, op: str):
     """A^-T for a backward; a singular A has no finite gradient here."""
     try:
-        return Inv.apply(a).mT
+        return m.mT(_run(m, Inv, a))
     except LinAlgError:
         raise LinAlgError(f"{op}: the backward needs A^-1, but A (shape {list(a.shape)}) is "
                           "singular") from None
@@ -205,19 +224,24 @@ def det(A):
 
 
 class Slogdet(Function):
+    array_backward = True
     node_name = "LinalgSlogdetBackward0"
 
     @staticmethod
     def forward(ctx, a):
         sign, logabsdet = ctx.xp.linalg.slogdet(a)
         sign, logabsdet = ctx.xp.asarray(sign), ctx.xp.asarray(logabsdet)
+        ctx.set_materialize_grads(False)  # the sign's gradient is never used
         ctx.save_for_backward(a)
         return sign, logabsdet
 
     @staticmethod
     def backward(ctx, grad_sign, grad_logabsdet):
+        m = ctx.math
+        if grad_logabsdet is None:
+            return None
         (a,) = ctx.saved_tensors
-        return grad_logabsdet.unsqueeze(-1).unsqueeze(-1) * _inv_t(a, "linalg.slogdet")
+        return _matrix_scale(m, grad_logabsdet) * _inv_t(m, a, "linalg.slogdet")
 
 
 @register_op(namespace="linalg", methods=("slogdet",), exported_in=("ember",),
@@ -240,6 +264,7 @@ def logdet(input):
 
 
 class Solve(Function):
+    array_backward = True
     node_name = "LinalgSolveExBackward0"
 
     @staticmethod
@@ -255,13 +280,14 @@ class Solve(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         a, x = ctx.saved_tensors
         a_shape, b_shape = ctx.shapes
-        grad_b = Solve.apply(a.mT, grad)
+        grad_b = _run(m, Solve, m.mT(a), grad)
         grad_a = None
         if ctx.needs_input_grad[0]:
-            grad_a = sum_to_shape(-matmul(grad_b, x.mT), a_shape)
-        return grad_a, sum_to_shape(grad_b, b_shape) if ctx.needs_input_grad[1] else None
+            grad_a = m.sum_to_shape(-m.matmul(grad_b, m.mT(x)), a_shape)
+        return grad_a, m.sum_to_shape(grad_b, b_shape) if ctx.needs_input_grad[1] else None
 
 
 def _solve_samples(make):
@@ -308,6 +334,7 @@ def solve(A, B, *, left=True):
 
 # ============================================================================ cholesky
 class Cholesky(Function):
+    array_backward = True
     node_name = "LinalgCholeskyExBackward0"
 
     @staticmethod
@@ -323,14 +350,13 @@ class Cholesky(Function):
     def backward(ctx, grad):
         # Murray (2016): G_A = L^-T Phi(L^T G) L^-1, symmetrized; Phi keeps the lower
         # triangle and halves the diagonal.
+        m = ctx.math
         (factor,) = ctx.saved_tensors
-        low, g = (factor.mT, grad.mT) if ctx.upper else (factor, grad)
-        phi = Tril.apply(matmul(low.mT, g), 0)
-        phi = phi - 0.5 * DiagEmbed.apply(Diagonal.apply(phi, 0, phi.ndim - 2, phi.ndim - 1), 0,
-                                          phi.ndim - 2, phi.ndim - 1)
-        low_inv = Inv.apply(low)
-        grad_a = matmul(matmul(low_inv.mT, phi), low_inv)
-        return 0.5 * (grad_a + grad_a.mT), None
+        low, g = (m.mT(factor), m.mT(grad)) if ctx.upper else (factor, grad)
+        phi = m.tril(m.matmul(m.mT(low), g), 0) * (1 - 0.5 * m.eye(low.shape[-1], low))
+        low_inv = _run(m, Inv, low)
+        grad_a = m.matmul(m.matmul(m.mT(low_inv), phi), low_inv)
+        return 0.5 * (grad_a + m.mT(grad_a)), None
 
 
 def _symmetrized(function, A, *args, **kwargs):
@@ -382,6 +408,7 @@ def _cholesky_factor(make, n, upper=False):
 
 # ============================================================================ qr
 class Qr(Function):
+    array_backward = True
     node_name = "LinalgQrBackward0"
 
     @staticmethod
@@ -389,6 +416,7 @@ class Qr(Function):
         xp = ctx.xp
         ctx.mode = mode
         ctx.shape = a.shape
+        ctx.set_materialize_grads(False)  # backward fills in zeros itself
         if mode == "r":
             r = _lapack("linalg.qr", "The QR decomposition failed", xp.linalg.qr, a, mode="r")
             return xp.zeros((0,), a.dtype), r
@@ -398,40 +426,43 @@ class Qr(Function):
 
     @staticmethod
     def backward(ctx, grad_q, grad_r):
-        m, n = ctx.shape[-2:]
+        m = ctx.math
+        rows, cols = ctx.shape[-2:]
         if ctx.mode == "r":
             raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed "
                                "when mode='r'. Please use linalg.qr(A, mode='reduced') if you "
                                "are going to differentiate through linalg.qr.")
-        if ctx.mode == "complete" and m > n:
+        if ctx.mode == "complete" and rows > cols:
             raise RuntimeError("The QR decomposition is not differentiable when "
                                "mode='complete' and nrows > ncols.")
+        if grad_q is None and grad_r is None:
+            return None, None
         a, q, r = ctx.saved_tensors
-        if m >= n:
-            return _qr_backward_tall(q, r, grad_q, grad_r), None
+        grad_q = m.zeros_like(q) if grad_q is None else grad_q
+        grad_r = m.zeros_like(r) if grad_r is None else grad_r
+        if rows >= cols:
+            return _qr_backward_tall(m, q, r, grad_q, grad_r), None
         # Wide A = [X | Y], R = [U | V]: X = Q U is square, Y = Q V.
-        u = r[..., :, :m]
-        y = a[..., :, m:]
-        grad_y = matmul(q, grad_r[..., :, m:])
-        grad_x = _qr_backward_tall(q, u, grad_q + matmul(y, grad_r[..., :, m:].mT),
-                                   grad_r[..., :, :m])
-        return _cat_last(grad_x, grad_y), None
+        u = r[..., :, :rows]
+        y = a[..., :, rows:]
+        grad_v = grad_r[..., :, rows:]
+        grad_y = m.matmul(q, grad_v)
+        grad_x = _qr_backward_tall(m, q, u, grad_q + m.matmul(y, m.mT(grad_v)),
+                                   grad_r[..., :, :rows])
+        return m.cat([grad_x, grad_y], -1), None
 
 
-def _cat_last(a: Tensor, b: Tensor) -> Tensor:
-    return NAMESPACES["ember"]["cat"]([a, b], dim=-1)
+def _copyltu(m, x):
+    """The symmetric matrix whose lower triangle (with the diagonal) is x's."""
+    return m.tril(x, 0) + m.mT(m.tril(x, -1))
 
 
-def _copyltu(m: Tensor) -> Tensor:
-    """The symmetric matrix whose lower triangle (with the diagonal) is m's."""
-    return Tril.apply(m, 0) + Tril.apply(m, -1).mT
-
-
-def _qr_backward_tall(q, r, grad_q, grad_r):
-    # m >= n (Liao et al. 2019): G_A = [G_Q + Q copyltu(M)] R^-T, M = R G_R^T - G_Q^T Q.
-    m = matmul(r, grad_r.mT) - matmul(grad_q.mT, q)
-    b = grad_q + matmul(q, _copyltu(m))
-    return Solve.apply(r, b.mT).mT
+def _qr_backward_tall(m, q, r, grad_q, grad_r):
+    # rows >= cols (Liao et al. 2019): G_A = [G_Q + Q copyltu(M)] R^-T,
+    # M = R G_R^T - G_Q^T Q.
+    inner = m.matmul(r, m.mT(grad_r)) - m.matmul(m.mT(grad_q), q)
+    b = grad_q + m.matmul(q, _copyltu(m, inner))
+    return m.mT(_run(m, Solve, r, m.mT(b)))
 
 
 _QR_MODES = ("reduced", "complete", "r")
@@ -464,6 +495,7 @@ def qr(A, mode="reduced"):
 
 # ============================================================================ svd
 class Svd(Function):
+    array_backward = True
     node_name = "LinalgSvdBackward0"
 
     @staticmethod
@@ -482,6 +514,7 @@ class Svd(Function):
 
     @staticmethod
     def backward(ctx, grad_u, grad_s, grad_vh):
+        m = ctx.math
         u, s, vh = ctx.saved_tensors
         if ctx.full_matrices:
             # Columns of U (rows of Vh) past k span an arbitrary basis: their gradients are
@@ -490,37 +523,36 @@ class Svd(Function):
             u, vh = u[..., :, :k], vh[..., :k, :]
             grad_u = grad_u[..., :, :k] if grad_u is not None else None
             grad_vh = grad_vh[..., :k, :] if grad_vh is not None else None
-        return _svd_backward(u, s, vh, grad_u, grad_s, grad_vh), None
+        return _svd_backward(m, u, s, vh, grad_u, grad_s, grad_vh), None
 
 
-def _svd_backward(u, s, vh, grad_u, grad_s, grad_vh):
+def _svd_backward(m, u, s, vh, grad_u, grad_s, grad_vh):
     """Townsend (2016), for A = U S V^T with distinct non-zero singular values:
     G_A = U [F o (U^T G_U - G_U^T U) S + diag(G_S) + S F o (V^T G_V - G_V^T V)] V^T
           + (I - U U^T) G_U S^-1 V^T + U S^-1 G_V^T (I - V V^T),  F_ij = 1 / (s_j^2 - s_i^2)."""
-    m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
+    rows, cols, k = u.shape[-2], vh.shape[-1], s.shape[-1]
     if grad_u is None and grad_vh is None:
         if grad_s is None:
             return None
-        return matmul(u * grad_s.unsqueeze(-2), vh)
-    eye = _eye(k, s)
-    s_row, s_col = s.unsqueeze(-2), s.unsqueeze(-1)
+        return m.matmul(u * m.unsqueeze(grad_s, -2), vh)
+    eye = m.eye(k, s)
+    s_row, s_col = m.unsqueeze(s, -2), m.unsqueeze(s, -1)
     gap = s_row * s_row - s_col * s_col + eye  # s_j^2 - s_i^2, 1 on the diagonal
-    inner = DiagEmbed.apply(grad_s, 0, s.ndim - 1, s.ndim) if grad_s is not None else 0
-    v = vh.mT
+    inner = m.unsqueeze(grad_s, -1) * eye if grad_s is not None else 0  # diag(G_S)
+    v = m.mT(vh)
     if grad_u is not None:
-        ut_gu = matmul(u.mT, grad_u)
-        inner = inner + (ut_gu - ut_gu.mT) / gap * s_row
+        ut_gu = m.matmul(m.mT(u), grad_u)
+        inner = inner + (ut_gu - m.mT(ut_gu)) / gap * s_row
     if grad_vh is not None:
-        grad_v = grad_vh.mT
-        vt_gv = matmul(vh, grad_v)
-        inner = inner + s_col * ((vt_gv - vt_gv.mT) / gap)
-    result = matmul(matmul(u, inner), vh)
-    if grad_u is not None and m > k:
-        projected = grad_u - matmul(u, matmul(u.mT, grad_u))
-        result = result + matmul(projected / s_row, vh)
-    if grad_vh is not None and n > k:
-        projected = grad_vh - matmul(matmul(grad_vh, v), vh)
-        result = result + matmul(u, projected / s_col)
+        vt_gv = m.matmul(vh, m.mT(grad_vh))
+        inner = inner + s_col * ((vt_gv - m.mT(vt_gv)) / gap)
+    result = m.matmul(m.matmul(u, inner), vh)
+    if grad_u is not None and rows > k:
+        projected = grad_u - m.matmul(u, m.matmul(m.mT(u), grad_u))
+        result = result + m.matmul(projected / s_row, vh)
+    if grad_vh is not None and cols > k:
+        projected = grad_vh - m.matmul(m.matmul(grad_vh, v), vh)
+        result = result + m.matmul(u, projected / s_col)
     return result
 
 
@@ -592,6 +624,7 @@ def svdvals(A):
 
 # ============================================================================ eigh
 class Eigh(Function):
+    array_backward = True
     node_name = "LinalgEighBackward0"
 
     @staticmethod
@@ -608,17 +641,19 @@ class Eigh(Function):
     def backward(ctx, grad_w, grad_v):
         # G_A = V (diag(G_w) + skew(V^T G_V) / E) V^T, E_ij = w_j - w_i: symmetric, as
         # PyTorch's (the gradient for symmetric perturbations).
+        m = ctx.math
         w, v = ctx.saved_tensors
         if grad_w is None and grad_v is None:
             return None, None
+        eye = m.eye(w.shape[-1], w)
         inner = 0
         if grad_v is not None:
-            vt_gv = matmul(v.mT, grad_v)
-            gap = w.unsqueeze(-2) - w.unsqueeze(-1) + _eye(w.shape[-1], w)
-            inner = 0.5 * (vt_gv - vt_gv.mT) / gap
+            vt_gv = m.matmul(m.mT(v), grad_v)
+            gap = m.unsqueeze(w, -2) - m.unsqueeze(w, -1) + eye
+            inner = 0.5 * (vt_gv - m.mT(vt_gv)) / gap
         if grad_w is not None:
-            inner = inner + DiagEmbed.apply(grad_w, 0, w.ndim - 1, w.ndim)
-        return matmul(matmul(v, inner), v.mT), None
+            inner = inner + m.unsqueeze(grad_w, -1) * eye  # diag(G_w)
+        return m.matmul(m.matmul(v, inner), m.mT(v)), None
 
 
 def _torch_eigh(torch, a, UPLO="L"):
@@ -712,6 +747,7 @@ def matrix_power(A, n):
 
 
 class Pinv(Function):
+    array_backward = True
     node_name = "LinalgPinvBackward0"
 
     @staticmethod
@@ -738,12 +774,13 @@ class Pinv(Function):
     def backward(ctx, grad):
         # dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P (constant rank), so
         # G_A = -P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A).
+        m = ctx.math
         a, p = ctx.saved_tensors
-        pt = p.mT
-        grad_t = grad.mT
-        first = -matmul(matmul(pt, grad), pt)
-        second = matmul(grad_t - matmul(a, matmul(p, grad_t)), matmul(p, pt))
-        third = matmul(matmul(pt, p), grad_t - matmul(matmul(grad_t, p), a))
+        pt = m.mT(p)
+        grad_t = m.mT(grad)
+        first = -m.matmul(m.matmul(pt, grad), pt)
+        second = m.matmul(grad_t - m.matmul(a, m.matmul(p, grad_t)), m.matmul(p, pt))
+        third = m.matmul(m.matmul(pt, p), grad_t - m.matmul(m.matmul(grad_t, p), a))
         return first + second + third, None, None, None
 
 
@@ -770,6 +807,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
 
 # ============================================================================ more solvers
 class SolveTriangular(Function):
+    array_backward = True
     node_name = "LinalgSolveTriangularBackward0"
 
     @staticmethod
@@ -790,16 +828,17 @@ class SolveTriangular(Function):
     @staticmethod
     def backward(ctx, grad):
         # X = T^-1 B with T the triangle: G_B = T^-T G, G_A = -(G_B X^T) on T's free entries.
+        m = ctx.math
         upper, unitriangular, a_shape, b_shape = ctx.args
         a, x = ctx.saved_tensors
-        grad_b = SolveTriangular.apply(a.mT, grad, not upper, unitriangular)
+        grad_b = _run(m, SolveTriangular, m.mT(a), grad, not upper, unitriangular)
         grad_a = None
         if ctx.needs_input_grad[0]:
-            full = -matmul(grad_b, x.mT)
+            full = -m.matmul(grad_b, m.mT(x))
             offset = 1 if unitriangular else 0
-            grad_a = sum_to_shape(Triu.apply(full, offset) if upper else
-                                  Tril.apply(full, -offset), a_shape)
-        grad_b = sum_to_shape(grad_b, b_shape) if ctx.needs_input_grad[1] else None
+            grad_a = m.sum_to_shape(m.triu(full, offset) if upper else m.tril(full, -offset),
+                                    a_shape)
+        grad_b = m.sum_to_shape(grad_b, b_shape) if ctx.needs_input_grad[1] else None
         return grad_a, grad_b, None, None
 
 

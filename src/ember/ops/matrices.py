@@ -23,7 +23,20 @@ def _diagonal_view(xp, x, offset: int, dim1: int, dim2: int):
                               v.strides[:-2] + (v.strides[-2] + v.strides[-1],))
 
 
+def _scatter_diagonal(xp, values, shape, offset: int, dim1: int, dim2: int):
+    """Zeros of ``shape`` with ``values`` (broadcast) on a diagonal."""
+    out = xp.zeros(shape, values.dtype)
+    _diagonal_view(xp, out, offset, dim1, dim2)[...] = values
+    return out
+
+
+def _diagonal_copy(xp, x, offset: int, dim1: int, dim2: int):
+    """The diagonal as a new array (a gradient must not alias another gradient)."""
+    return _diagonal_view(xp, x, offset, dim1, dim2).copy()
+
+
 class Diagonal(Function):
+    array_backward = True
     node_name = "DiagonalBackward0"
     is_view = True
     always_view = True
@@ -35,27 +48,33 @@ class Diagonal(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
+        if m.arrays:
+            return _scatter_diagonal(m.xp, grad, *ctx.args), None, None, None
         return DiagonalScatter.apply(grad, *ctx.args), None, None, None
 
 
 class DiagonalScatter(Function):
     """Zeros of ``shape`` with ``values`` on a diagonal: the gradient of ``diagonal``."""
 
+    array_backward = True
     node_name = "DiagonalBackwardBackward0"
 
     @staticmethod
     def forward(ctx, values, shape, offset, dim1, dim2):
         ctx.args = (offset, dim1, dim2)
-        out = ctx.xp.zeros(shape, values.dtype)
-        _diagonal_view(ctx.xp, out, offset, dim1, dim2)[...] = values
-        return out
+        return _scatter_diagonal(ctx.xp, values, shape, offset, dim1, dim2)
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
+        if m.arrays:
+            return _diagonal_copy(m.xp, grad, *ctx.args), None, None, None, None
         return Diagonal.apply(grad, *ctx.args), None, None, None, None
 
 
 class DiagEmbed(Function):
+    array_backward = True
     node_name = "DiagEmbedBackward0"
 
     @staticmethod
@@ -71,6 +90,9 @@ class DiagEmbed(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
+        if m.arrays:
+            return _diagonal_copy(m.xp, grad, *ctx.args), None, None, None
         return Diagonal.apply(grad, *ctx.args), None, None, None
 
 
@@ -137,6 +159,7 @@ def trace(input):
 
 
 class Trace(Function):
+    array_backward = True
     node_name = "TraceBackward0"
 
     @staticmethod
@@ -147,11 +170,14 @@ class Trace(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        n = min(ctx.shape)
-        return DiagonalScatter.apply(grad.expand((n,)), ctx.shape, 0, 0, 1)
+        m = ctx.math
+        if m.arrays:
+            return _scatter_diagonal(m.xp, grad, ctx.shape, 0, 0, 1)
+        return DiagonalScatter.apply(m.expand(grad, (min(ctx.shape),)), ctx.shape, 0, 0, 1)
 
 
 class Tril(Function):
+    array_backward = True
     node_name = "TrilBackward0"
 
     @staticmethod
@@ -161,10 +187,11 @@ class Tril(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return Tril.apply(grad, ctx.k), None
+        return ctx.math.tril(grad, ctx.k), None
 
 
 class Triu(Function):
+    array_backward = True
     node_name = "TriuBackward0"
 
     @staticmethod
@@ -174,7 +201,7 @@ class Triu(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return Triu.apply(grad, ctx.k), None
+        return ctx.math.triu(grad, ctx.k), None
 
 
 def _triangle_samples(make):

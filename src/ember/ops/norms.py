@@ -13,11 +13,16 @@ from .. import dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import ensure_tensor, wrap_dim
-from .comparison import where
-from .reductions import _check_nonempty, _keep, _reduced_dims, _scalar_name, amax, amin
+from .reductions import (
+    _check_nonempty,
+    _keepdim_shape,
+    _reduced_dims,
+    _scalar_name,
+    amax,
+    amin,
+)
 from .registry import NAMESPACES, OPS, Sample, register_op
 from .unary import abs as _abs
-from .unary import sign
 
 
 # ----------------------------------------------------------------------------- norms
@@ -25,6 +30,7 @@ class VectorNorm(Function):
     """``(sum |x|^p)^(1/p)`` over dims; p = inf / -inf are max / min of |x|, p = 0 counts
     non-zeros. Gradients are 0 where the norm (or, for p < 1, the element) is 0."""
 
+    array_backward = True
     node_name = "LinalgVectorNormBackward0"
 
     @staticmethod
@@ -50,25 +56,28 @@ class VectorNorm(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         x, out = ctx.saved_tensors
         shape, dims, keepdim, p = ctx.shape, ctx.dims, ctx.keepdim, ctx.ord
         if p == 0:
             return None, None, None, None
-        g = _keep(grad, shape, dims, keepdim)
+        kept = _keepdim_shape(shape, dims)
+        g = m.reshape(grad, kept) if not keepdim and dims else grad
         if p == 1:
-            return g * sign(x), None, None, None
-        norm = _keep(out, shape, dims, keepdim)
+            return g * m.sign(x), None, None, None
+        norm = m.reshape(out, kept) if not keepdim and dims else out
         if p == math.inf or p == -math.inf:
-            ties = _abs(x) == norm
-            count = ties.sum(dims, keepdim=True)  # 0 only in rows holding NaN: gradient 0
-            count = where(count == 0, 1, count)
-            return where(ties, g * sign(x), 0.0) / count, None, None, None
-        norm_safe = where(norm == 0, 1.0, norm)
+            ties = m.abs(x) == norm
+            # 0 only in rows holding NaN: gradient 0; a count in the gradient's dtype
+            count = m.cast(m.sum(ties, dims, True), grad)
+            count = m.where(count == 0, 1.0, count)
+            return m.where(ties, g * m.sign(x), 0.0) / count, None, None, None
+        norm_safe = m.where(norm == 0, 1.0, norm)
         if p == 2:
-            return x * where(norm == 0, 0.0, g / norm_safe), None, None, None
-        x_safe = where(x == 0, 1.0, x)
-        element = where(x == 0, 0.0, sign(x_safe) * _abs(x_safe) ** (p - 1))
-        return element * where(norm == 0, 0.0, g / norm_safe ** (p - 1)), None, None, None
+            return x * m.where(norm == 0, 0.0, g / norm_safe), None, None, None
+        x_safe = m.where(x == 0, 1.0, x)
+        element = m.where(x == 0, 0.0, m.sign(x_safe) * m.abs(x_safe) ** (p - 1))
+        return element * m.where(norm == 0, 0.0, g / norm_safe ** (p - 1)), None, None, None
 
 
 def _check_norm_input(input, op):

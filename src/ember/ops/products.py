@@ -11,7 +11,7 @@ import numpy as np
 from .. import backend
 from ..autograd.function import Function
 from ..tensor import Tensor, _inplace
-from ._util import binary_operands, ensure_tensor, sum_to_shape, wrap_dim
+from ._util import binary_operands, ensure_tensor, wrap_dim
 from .registry import NAMESPACES, Sample, bind_method, register_op
 
 
@@ -20,17 +20,13 @@ def _constant(array, like: Tensor) -> Tensor:
     return Tensor._make(array, like._device, False)
 
 
-def _eye(n: int, like: Tensor) -> Tensor:
-    """An n x n identity with ``like``'s dtype and device (a constant)."""
-    return _constant(backend.xp_for_device(like._device).eye(n, dtype=like._data.dtype), like)
-
-
 def _shape_text(shape) -> str:
     return "x".join(str(s) for s in shape)
 
 
 # ============================================================================ matmul family
 class Matmul(Function):
+    array_backward = True
     node_name = "MmBackward0"
 
     @staticmethod
@@ -45,17 +41,18 @@ class Matmul(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         a, b = ctx.saved_tensors
         a2_shape, b2_shape, out2_shape = ctx.shapes
-        grad2 = grad.reshape(out2_shape)
-        a2 = a.reshape(a2_shape) if a.ndim == 1 else a
-        b2 = b.reshape(b2_shape) if b.ndim == 1 else b
+        grad2 = m.reshape(grad, out2_shape)
+        a2 = m.reshape(a, a2_shape) if a.ndim == 1 else a
+        b2 = m.reshape(b, b2_shape) if b.ndim == 1 else b
         need_a, need_b = ctx.needs_input_grad
         grad_a = grad_b = None
         if need_a:
-            grad_a = sum_to_shape(matmul(grad2, b2.mT), a2_shape).reshape(a.shape)
+            grad_a = m.reshape(m.sum_to_shape(m.matmul(grad2, m.mT(b2)), a2_shape), a.shape)
         if need_b:
-            grad_b = sum_to_shape(matmul(a2.mT, grad2), b2_shape).reshape(b.shape)
+            grad_b = m.reshape(m.sum_to_shape(m.matmul(m.mT(a2), grad2), b2_shape), b.shape)
         return grad_a, grad_b
 
 
@@ -294,6 +291,7 @@ class Einsum(Function):
     broadcasting. The gradient of operand k is itself an einsum of the output gradient and
     the other operands, so it has gradients too."""
 
+    array_backward = True
     node_name = "EinsumBackward0"
 
     @staticmethod
@@ -313,12 +311,12 @@ class Einsum(Function):
             if not ctx.needs_input_grad[k + 1]:
                 grads.append(None)
                 continue
-            grads.append(_einsum_operand_grad(ctx.equation, terms, out_term, k, operands,
-                                              grad, ctx.sizes[k]))
+            grads.append(_einsum_operand_grad(ctx.math, ctx.equation, terms, out_term, k,
+                                              operands, grad, ctx.sizes[k]))
         return tuple(grads)
 
 
-def _einsum_operand_grad(equation, terms, out_term, k, operands, grad, shape):
+def _einsum_operand_grad(m, equation, terms, out_term, k, operands, grad, shape):
     """d(sum grad * einsum(...)) / d operand_k as one einsum. A label repeated in term k (a
     diagonal) gets fresh labels tied to the first by identity matrices; a label summed only
     within term k is broadcast back with ``expand``."""
@@ -329,7 +327,7 @@ def _einsum_operand_grad(equation, terms, out_term, k, operands, grad, shape):
             fresh = unused.pop(0)
             target += fresh
             eye_terms.append(c + fresh)
-            eyes.append(_eye(shape[position], grad))
+            eyes.append(m.eye(shape[position], grad))
         else:
             first_seen[c] = position
             target += c
@@ -337,10 +335,10 @@ def _einsum_operand_grad(equation, terms, out_term, k, operands, grad, shape):
     available = set("".join(inputs_terms))
     reduced = "".join(c for c in target if c in available)
     tensors = [grad] + [o for j, o in enumerate(operands) if j != k] + eyes
-    result = Einsum.apply(",".join(inputs_terms) + "->" + reduced, *tensors)
+    result = m.einsum(",".join(inputs_terms) + "->" + reduced, *tensors)
     if reduced != target:
-        result = result.reshape(tuple(s if c in available else 1
-                                      for c, s in zip(target, shape))).expand(shape)
+        result = m.expand(m.reshape(result, tuple(s if c in available else 1
+                                                  for c, s in zip(target, shape))), shape)
     return result
 
 
