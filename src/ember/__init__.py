@@ -19,6 +19,7 @@ from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled
 from . import autograd, cuda, ops, random
 from . import linalg, special, nn, optim, utils  # noqa: E402
+from . import distributed  # noqa: E402
 from .serialization import save, load
 from .random import Generator, initial_seed, manual_seed, seed, get_rng_state, set_rng_state
 from .random import default_generator, bernoulli, multinomial, poisson
