@@ -120,6 +120,9 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
                          "tensors over mpi4py) and 'nccl' (CUDA tensors over CuPy's NCCL)")
     _default = group
     _install_failure_handlers(group)
+    from .run import record_rank
+
+    record_rank(group.rank())
 
 
 def destroy_process_group(group=None) -> None:
