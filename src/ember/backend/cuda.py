@@ -299,10 +299,15 @@ def nccl_communicator(world_size: int, unique_id: bytes, rank: int, index: int):
     module = nccl()
     with cupy().cuda.Device(index):
         try:
-            return module.NcclCommunicator(world_size, bytes(unique_id), rank)
-        except TypeError:  # CuPy before 13 takes the id as a tuple of signed chars
-            signed = tuple(b - 256 if b > 127 else b for b in unique_id)
-            return module.NcclCommunicator(world_size, signed, rank)
+            try:
+                return module.NcclCommunicator(world_size, bytes(unique_id), rank)
+            except TypeError:  # CuPy before 13 takes the id as a tuple of signed chars
+                signed = tuple(b - 256 if b > 127 else b for b in unique_id)
+                return module.NcclCommunicator(world_size, signed, rank)
+        except module.NcclError as error:
+            raise RuntimeError(
+                f"NCCL could not set up rank {rank} of {world_size} on cuda:{index}: {error} "
+                "(NCCL needs one GPU per rank, and every rank must join)") from None
 
 
 def _nccl_type(module, dtype):

@@ -5,6 +5,7 @@ so a wait can give up at the timeout and a rank can notice the others' notices m
 """
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -131,7 +132,10 @@ class MpiGroup(ProcessGroup):
 
     def abort(self, message: str, code: int = 1) -> None:
         _health.report(self._rank, self._size, message + " Ending the job.")
-        self._MPI.COMM_WORLD.Abort(code)
+        try:
+            self._MPI.COMM_WORLD.Abort(code)
+        finally:  # MPI_Abort may return while mpiexec tears the job down: never go on
+            os._exit(code)
 
     def announce_leaving(self) -> None:
         if self._health is not None:
@@ -139,6 +143,10 @@ class MpiGroup(ProcessGroup):
 
     def destroy(self) -> None:
         self.announce_leaving()
+        self.free()
+
+    def free(self) -> None:
+        """Release the communicators (after a failed setup: without notices)."""
         for comm in (self._comm, self._control):
             if comm != self._MPI.COMM_NULL:
                 comm.Free()

@@ -52,13 +52,11 @@ class NcclGroup(ProcessGroup):
                     "init_method='file:///shared/path' with rank= and world_size=")
             self._mpi = MpiGroup(timeout)
             super().__init__(self._mpi.rank(), self._mpi.size(), timeout)
-            _check_matches(rank, world_size, self._rank, self._size)
-            local = self._mpi._comm.Split_type(self._mpi._MPI.COMM_TYPE_SHARED)
-            index = self._device_index(device_id, local_rank=local.Get_rank())
-            local.Free()
-            self._check_one_rank_per_gpu(index)
-            unique_id = cuda.nccl_unique_id() if self._rank == 0 else None
-            unique_id = self._mpi._comm.bcast(unique_id, root=0)
+            try:
+                index, unique_id = self._meet_through_mpi(rank, world_size, device_id)
+            except BaseException:
+                self._mpi.free()
+                raise
             self._health = self._mpi._health
         else:
             raise ValueError(f"the 'nccl' backend takes init_method=None (ranks meet through "
@@ -68,6 +66,16 @@ class NcclGroup(ProcessGroup):
         self._comm = cuda.nccl_communicator(self._size, unique_id, self._rank, index)
         if init_method is not None and init_method.startswith("file://") and self._rank == 0:
             _remove_quietly(init_method[len("file://"):])  # every rank has joined by now
+
+    def _meet_through_mpi(self, rank, world_size, device_id):
+        """(GPU index, NCCL id): each rank's GPU by its rank on the machine, rank 0's id."""
+        _check_matches(rank, world_size, self._rank, self._size)
+        local = self._mpi._comm.Split_type(self._mpi._MPI.COMM_TYPE_SHARED)
+        index = self._device_index(device_id, local_rank=local.Get_rank())
+        local.Free()
+        self._check_one_rank_per_gpu(index)
+        unique_id = cuda.nccl_unique_id() if self._rank == 0 else None
+        return index, self._mpi._comm.bcast(unique_id, root=0)
 
     def _device_index(self, device_id, local_rank: int) -> int:
         count = cuda.device_count()
@@ -120,7 +128,8 @@ class NcclGroup(ProcessGroup):
             def finish():
                 output[...] /= self._size
         return self._launch("reduce_scatter",
-                            lambda: cuda.nccl_reduce_scatter(self._comm, output, input, name))
+                            lambda: cuda.nccl_reduce_scatter(self._comm, output, input, name),
+                            finish)
 
     def barrier(self) -> Work:
         # NCCL has no barrier: an all-reduce of one byte, as PyTorch does.

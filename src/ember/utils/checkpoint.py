@@ -123,7 +123,10 @@ class _Checkpoint(Function):
         inputs, leaves = saved[:plan.n_inputs], saved[plan.n_inputs:]
         replaced = iter(inputs)
         args = [next(replaced) if isinstance(a, Tensor) else a for a in plan.args]
-        detached = _detached(args)
+        # For a double backward (create_graph) the recomputation must hang off the real
+        # inputs, so that the gradients it gives lead back to them.
+        double = grad_mode.is_grad_enabled()
+        detached = list(args) if double else _detached(args)
         with enable_grad():
             if plan.rng is not None:
                 with plan.rng.replay():
@@ -139,7 +142,7 @@ class _Checkpoint(Function):
         result = [None] * len(wanted)
         if pairs and targets:
             found = differentiate([o for o, _ in pairs], targets, [g for _, g in pairs],
-                                  create_graph=grad_mode.is_grad_enabled(), allow_unused=True)
+                                  create_graph=double, allow_unused=True)
             found = iter(found)
             result = [next(found) if need else None for need in needs]
         return (None, *result)
