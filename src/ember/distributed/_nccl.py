@@ -100,19 +100,22 @@ class NcclGroup(ProcessGroup):
     # ------------------------------------------------------------------ collectives
     def _launch(self, name: str, run, finish=None) -> Work:
         seq = self.next_seq()
-        with cuda.device_guard(self.device.index):
+        index = self.device.index
+        with cuda.device_guard(index):
             run()
             event = cuda.record_event()
+        if finish is not None:
+            then = finish
+
+            def finish():
+                with cuda.device_guard(index):  # on the group's GPU, whichever is current
+                    then()
         return Work(self, name, seq, lambda: cuda.event_done(event), finish)
 
     def all_reduce(self, array, op: ReduceOp) -> Work:
         name = _nccl_op(op, array.dtype)
-        finish = None
-        if op is ReduceOp.AVG:
-            def finish():
-                array[...] /= self._size
         return self._launch("all_reduce", lambda: cuda.nccl_all_reduce(self._comm, array, name),
-                            finish)
+                            self._average(array) if op is ReduceOp.AVG else None)
 
     def broadcast(self, array, src: int) -> Work:
         return self._launch("broadcast", lambda: cuda.nccl_broadcast(self._comm, array, src))
@@ -123,13 +126,15 @@ class NcclGroup(ProcessGroup):
 
     def reduce_scatter(self, output, input, op: ReduceOp) -> Work:  # noqa: A002
         name = _nccl_op(op, input.dtype)
-        finish = None
-        if op is ReduceOp.AVG:
-            def finish():
-                output[...] /= self._size
         return self._launch("reduce_scatter",
                             lambda: cuda.nccl_reduce_scatter(self._comm, output, input, name),
-                            finish)
+                            self._average(output) if op is ReduceOp.AVG else None)
+
+    def _average(self, array):
+        """AVG is NCCL's sum divided by the world size once the sum is there."""
+        def divide():
+            array[...] /= self._size
+        return divide
 
     def barrier(self) -> Work:
         # NCCL has no barrier: an all-reduce of one byte, as PyTorch does.

@@ -6,7 +6,6 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import ember  # noqa: E402
 import ember.distributed as dist  # noqa: E402
 from ember import backend  # noqa: E402
 from ember.backend import cuda  # noqa: E402

@@ -19,4 +19,5 @@ from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
            "ChainDataset", "Subset", "random_split", "Sampler", "SequentialSampler",
            "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
-           "DataLoader", "DistributedSampler", "default_collate", "default_convert", "get_worker_info", "WorkerInfo"]
+           "DataLoader", "default_collate", "default_convert", "get_worker_info", "WorkerInfo",
+           "DistributedSampler"]
