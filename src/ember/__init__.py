@@ -21,6 +21,7 @@ from . import autograd, cuda, ops, random
 from . import linalg, special, nn, optim, utils  # noqa: E402
 from . import viz  # noqa: E402
 from . import distributions  # noqa: E402
+from . import distributed  # noqa: E402
 from .serialization import save, load
 from .random import Generator, initial_seed, manual_seed, seed, get_rng_state, set_rng_state
 from .random import default_generator

@@ -297,3 +297,131 @@ class RandomSource:
 
     def permutation(self, n):
         return self._draw("permutation", n)
+
+
+# ----------------------------------------------------------------------------- NCCL
+# ember.distributed's 'nccl' backend: communicators and collectives through CuPy's NCCL
+# binding. Collectives run on the current stream, in place on C-contiguous arrays; an event
+# recorded after them tells when they are done.
+
+_NCCL_OPS = ("sum", "prod", "max", "min")
+
+
+def nccl():
+    """``cupy.cuda.nccl``, or an error that says what is missing."""
+    cupy()  # RuntimeError naming the reason when CUDA can't be used
+    try:
+        from cupy.cuda import nccl as module
+    except ImportError as error:
+        raise ImportError("CuPy cannot load NCCL, which the 'nccl' backend needs: pip install "
+                          f"nvidia-nccl-cu12 (or -cu13, matching CuPy) ({error})") from error
+    if not getattr(module, "available", False):
+        raise ImportError("this CuPy build has no NCCL support, which the 'nccl' backend "
+                          "needs: pip install nvidia-nccl-cu12 (or -cu13, matching CuPy)")
+    return module
+
+
+def nccl_version() -> int:
+    return nccl().get_version()
+
+
+def nccl_unique_id() -> bytes:
+    """A fresh NCCL id (128 bytes) for rank 0 to hand to the others."""
+    raw = nccl().get_unique_id()
+    if isinstance(raw, bytes):
+        return raw
+    return bytes((b + 256) % 256 for b in raw)  # older CuPy: a tuple of signed chars
+
+
+def nccl_communicator(world_size: int, unique_id: bytes, rank: int, index: int):
+    """This process's NCCL communicator on GPU ``index`` (blocks until every rank joins)."""
+    module = nccl()
+    with cupy().cuda.Device(index):
+        try:
+            try:
+                return module.NcclCommunicator(world_size, bytes(unique_id), rank)
+            except TypeError:  # CuPy before 13 takes the id as a tuple of signed chars
+                signed = tuple(b - 256 if b > 127 else b for b in unique_id)
+                return module.NcclCommunicator(world_size, signed, rank)
+        except module.NcclError as error:
+            raise RuntimeError(
+                f"NCCL could not set up rank {rank} of {world_size} on cuda:{index}: {error} "
+                "(NCCL needs one GPU per rank, and every rank must join)") from None
+
+
+def _nccl_type(module, dtype):
+    name = {"b": "NCCL_INT8", "B": "NCCL_UINT8", "?": "NCCL_UINT8", "i": "NCCL_INT32",
+            "I": "NCCL_UINT32", "l": "NCCL_INT64", "q": "NCCL_INT64", "L": "NCCL_UINT64",
+            "Q": "NCCL_UINT64", "e": "NCCL_FLOAT16", "f": "NCCL_FLOAT32",
+            "d": "NCCL_FLOAT64"}.get(dtype.char)
+    if name is None and dtype.name == "bfloat16":
+        name = "NCCL_BFLOAT16"
+    if name is None or not hasattr(module, name):
+        raise TypeError(f"NCCL cannot reduce {dtype} arrays")
+    return getattr(module, name)
+
+
+def _nccl_op(module, op: str):
+    if op not in _NCCL_OPS:
+        raise ValueError(f"NCCL reductions are {_NCCL_OPS}, not {op!r}")
+    return getattr(module, "NCCL_" + op.upper())
+
+
+def _stream_ptr() -> int:
+    return _cupy.cuda.get_current_stream().ptr
+
+
+def nccl_all_reduce(comm, array, op: str) -> None:
+    module = nccl()
+    comm.allReduce(array.data.ptr, array.data.ptr, array.size, _nccl_type(module, array.dtype),
+                   _nccl_op(module, op), _stream_ptr())
+
+
+def nccl_broadcast(comm, array, root: int) -> None:
+    raw = array.reshape(-1).view(_cupy.uint8)
+    comm.broadcast(raw.data.ptr, raw.data.ptr, raw.size, nccl().NCCL_UINT8, root, _stream_ptr())
+
+
+def nccl_all_gather(comm, output, input) -> None:  # noqa: A002
+    """``output`` holds world_size copies of ``input``'s size, rank by rank."""
+    send = input.reshape(-1).view(_cupy.uint8)
+    receive = output.reshape(-1).view(_cupy.uint8)
+    comm.allGather(send.data.ptr, receive.data.ptr, send.size, nccl().NCCL_UINT8, _stream_ptr())
+
+
+def nccl_reduce_scatter(comm, output, input, op: str) -> None:  # noqa: A002
+    module = nccl()
+    comm.reduceScatter(input.data.ptr, output.data.ptr, output.size,
+                       _nccl_type(module, input.dtype), _nccl_op(module, op), _stream_ptr())
+
+
+def nccl_check(comm) -> None:
+    """Raise RuntimeError when NCCL reported an asynchronous error on ``comm``."""
+    try:
+        comm.check_async_error()
+    except nccl().NcclError as error:
+        raise RuntimeError(f"NCCL failed: {error}") from None
+
+
+def nccl_abort(comm) -> None:
+    comm.abort()
+
+
+def nccl_destroy(comm) -> None:
+    comm.destroy()
+
+
+def record_event():
+    """An event recorded on the current stream: done once the work queued before it is."""
+    event = cupy().cuda.Event(block=False, disable_timing=True)
+    event.record()
+    return event
+
+
+def event_done(event) -> bool:
+    return event.done
+
+
+def pci_bus_id(index: int) -> str:
+    """The GPU's PCI bus id (which physical GPU a device index is, across processes)."""
+    return cupy().cuda.Device(index).pci_bus_id

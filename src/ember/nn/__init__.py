@@ -16,3 +16,6 @@ from .modules import Module  # noqa: F401
 from .modules import (activation, container, conv, dropout, linear, loss,  # noqa: F401
                       normalization, pooling, rnn, sparse, transformer)
 from . import utils  # noqa: F401
+# ember.nn.parallel is the package (DistributedDataParallel), not modules/parallel.py that the
+# star import above bound to the same name.
+from .parallel import DistributedDataParallel as _DistributedDataParallel  # noqa: F401,E402

@@ -10,6 +10,7 @@ ember.Size([1, 2]) [0]
 from ._collate import default_collate, default_convert
 from ._worker import WorkerInfo, get_worker_info
 from .dataloader import DataLoader
+from .distributed import DistributedSampler
 from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset,
                       Subset, TensorDataset, random_split)
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
@@ -18,4 +19,5 @@ from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
            "ChainDataset", "Subset", "random_split", "Sampler", "SequentialSampler",
            "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
-           "DataLoader", "default_collate", "default_convert", "get_worker_info", "WorkerInfo"]
+           "DataLoader", "default_collate", "default_convert", "get_worker_info", "WorkerInfo",
+           "DistributedSampler"]
