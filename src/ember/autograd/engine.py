@@ -16,7 +16,7 @@ import numpy as np
 from .. import grad_mode
 from .. import backend
 from .anomaly import is_anomaly_enabled
-from .backward_math import TENSOR_MATH, array_math
+from .backward_math import array_math
 from .function import AccumulateGrad, _fit_gradients, _materialize, accumulator_of
 
 _state = grad_mode._state
@@ -187,7 +187,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                         not any(e is not None and e[0] in needed for e in edges):
                     continue  # the gradient we wanted is captured; nothing below matters
                 if on_tensors:
-                    node.math = TENSOR_MATH
+                    node.__dict__.pop("math", None)  # the class default: Tensors
                     results = _call(node, grads, anomaly)
                     if arrays:
                         results = [r._data if r is not None else None for r in results]
@@ -195,7 +195,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     if node._num_outputs > 1 and node._materialize_grads:
                         grads = _materialize(node, grads, arrays)
                     if not arrays:
-                        node.math = TENSOR_MATH
+                        node.__dict__.pop("math", None)
                     elif node.xp is np:
                         node.math = numpy_math
                     else:
@@ -206,7 +206,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     if len(results) != len(edges):
                         results = _fit_gradients(node, results)
                 if retain_graph:
-                    node.math = TENSOR_MATH
+                    node.__dict__.pop("math", None)  # later calls see Tensors again
                 else:
                     node._release()
                 for edge, g in zip(edges, results):
