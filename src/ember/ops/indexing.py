@@ -222,11 +222,12 @@ class BasicIndex(Function):
 
 
 class AdvancedIndex(Function):
-    """The gather: ``x[index]`` with integer index arrays (a copy). Every op that picks
-    elements by index (gather, index_select, take, masked_select, max over a dim, sort,
-    max pooling, interpolation taps) is this op, or a subclass that only renames it.
-    ``unique`` promises that no position repeats in the index, so the backward may assign
-    instead of accumulate."""
+    """The gather: ``x[index]`` for an index tuple with integer arrays, or, for a bare
+    integer array, ``take``: positions in the flattened ``x`` (a copy either way). Every
+    op that picks elements by index (gather, index_select, take, masked_select, max over a
+    dim, sort, max pooling, interpolation taps) is this op, or a subclass that only renames
+    it. ``unique`` promises that no position repeats in the index, so the backward may
+    assign instead of accumulate."""
 
     array_backward = True
     node_name = "IndexBackward0"
@@ -234,7 +235,7 @@ class AdvancedIndex(Function):
     @staticmethod
     def forward(ctx, x, index, unique=False):
         ctx.input_shape, ctx.index, ctx.unique = x.shape, index, unique
-        return x[index]
+        return x[index] if type(index) is tuple else ctx.xp.take(x, index)
 
     @staticmethod
     def backward(ctx, grad):
@@ -252,25 +253,80 @@ class IndexScatter(Function):
 
     @staticmethod
     def forward(ctx, grad, shape, index, accumulate):
-        ctx.index, ctx.accumulate = index, accumulate
+        ctx.index = index
         out = ctx.xp.zeros(shape, grad.dtype)
         if accumulate:
-            backend.scatter_add(out, index, grad)
-        else:
+            scatter_add(out, index, grad)
+        elif type(index) is tuple:
             out[index] = grad
+        else:
+            out.reshape(-1)[index] = grad
         return out
 
     @staticmethod
     def backward(ctx, grad):
         m = ctx.math
-        if _is_basic(ctx.index):
-            return m.apply(BasicIndex, grad, ctx.index), None, None, None
-        return m.apply(AdvancedIndex, grad, ctx.index, not ctx.accumulate), None, None, None
+        index = ctx.index
+        if type(index) is tuple and _is_basic(index):
+            return m.apply(BasicIndex, grad, index), None, None, None
+        # the gather's adjoint adds: right even where an assigning scatter saw repeats
+        return m.apply(AdvancedIndex, grad, index), None, None, None
 
 
 def _is_basic(index: tuple) -> bool:
     """Only ints, slices, None and ...: the index makes a view."""
     return not any(_is_array(item) for item in index)
+
+
+def scatter_add(out, index, values) -> None:
+    """``out[index] += values`` (or, for a bare array, at positions of the flattened
+    ``out``) with repeated positions summing, by the fastest route for the index's form:
+    unbuffered adds (``backend.scatter_add``) are fast on one flat index and slow on
+    several arrays or on slices, so several arrays become one flat index and one array
+    along an axis is added in groups without repeats. ``out`` is C-contiguous."""
+    if type(index) is not tuple:
+        backend.scatter_add(out.reshape(-1), index, values)
+        return
+    arrays = [item for item in index if _is_array(item)]
+    if len(index) == len(arrays) == out.ndim > 1 and all(a.dtype.kind in "iu" for a in arrays):
+        flat = None
+        for a, size in zip(arrays, out.shape):
+            a = a.astype(np.int64, copy=False) % size  # negative positions count from the end
+            flat = a if flat is None else flat * size + a
+        backend.scatter_add(out.reshape(-1), flat, values)
+        return
+    last = index[-1] if index else None
+    if len(index) > 1 and len(arrays) == 1 and arrays[0] is last and type(last) is np.ndarray \
+            and last.ndim == 1 and all(i == slice(None) for i in index[:-1]):
+        groups = _repeat_groups(last)
+        if groups is not None:
+            lead = index[:-1]
+            for targets, sources in groups:
+                out[lead + (targets,)] += values[lead + (sources,)]
+            return
+    backend.scatter_add(out, index, values)
+
+
+def _repeat_groups(index: np.ndarray, limit: int = 16):
+    """Split positions j of a host index array into groups in which index[j] doesn't
+    repeat: the k-th group holds each value's k-th occurrence. Returns (targets, sources)
+    per group; a fancy-indexed ``+=`` is exact within a group. There are as many groups as
+    the largest repeat count (a handful for pooling and interpolation taps); None when
+    that exceeds ``limit``."""
+    order = np.argsort(index, kind="stable")
+    ordered = index[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if ordered.size \
+        else np.zeros(0, dtype=np.int64)
+    lengths = np.diff(np.r_[starts, ordered.size])
+    rank = np.arange(ordered.size) - np.repeat(starts, lengths)
+    repeats = int(lengths.max()) if lengths.size else 0
+    if repeats > limit:
+        return None
+    groups = []
+    for k in range(repeats):
+        sources = order[rank == k]
+        groups.append((index[sources], sources))
+    return groups
 
 
 def _getitem_samples(make):
