@@ -235,7 +235,10 @@ class AdvancedIndex(Function):
     @staticmethod
     def forward(ctx, x, index, unique=False):
         ctx.input_shape, ctx.index, ctx.unique = x.shape, index, unique
-        return x[index] if type(index) is tuple else ctx.xp.take(x, index)
+        if type(index) is not tuple:
+            return ctx.xp.take(x, index)
+        axis = _single_axis(index)
+        return x[index] if axis is None else ctx.xp.take(x, index[-1], axis=axis)
 
     @staticmethod
     def backward(ctx, grad):
@@ -273,6 +276,16 @@ class IndexScatter(Function):
         return m.apply(AdvancedIndex, grad, index), None, None, None
 
 
+def _single_axis(index: tuple):
+    """The axis of an index ``(:, ..., :, positions)`` with 1-D integer positions (one
+    axis read at given positions, which ``take`` does faster than indexing); else None."""
+    last = index[-1] if index else None
+    if _is_array(last) and last.ndim == 1 and last.dtype.kind in "iu" and all(
+            type(i) is slice and i == slice(None) for i in index[:-1]):
+        return len(index) - 1
+    return None
+
+
 def _is_basic(index: tuple) -> bool:
     """Only ints, slices, None and ...: the index makes a view."""
     return not any(_is_array(item) for item in index)
@@ -296,8 +309,7 @@ def scatter_add(out, index, values) -> None:
         backend.scatter_add(out.reshape(-1), flat, values)
         return
     last = index[-1] if index else None
-    if len(index) > 1 and len(arrays) == 1 and arrays[0] is last and type(last) is np.ndarray \
-            and last.ndim == 1 and all(i == slice(None) for i in index[:-1]):
+    if len(index) > 1 and type(last) is np.ndarray and _single_axis(index) is not None:
         groups = _repeat_groups(last)
         if groups is not None:
             lead = index[:-1]
