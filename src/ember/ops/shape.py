@@ -8,6 +8,7 @@ from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import ensure_tensor, parse_shape, wrap_dim
+from .indexing import AdvancedIndex
 from .registry import NAMESPACES, Sample, register_op
 
 
@@ -1171,48 +1172,6 @@ def _pad_index(n: int, before: int, after: int, mode: str, xp):
     return xp.where(position > n - 1, 2 * (n - 1) - position, position)
 
 
-class IndexPad(Function):
-    """Reflect / replicate / circular padding: each padded dim gathers input positions;
-    the backward scatter-adds them back (``IndexPadBackward``), and vice versa."""
-
-    array_backward = True
-    node_name = "ReflectionPadBackward0"
-
-    @staticmethod
-    def forward(ctx, x, indices, input_shape, name):
-        ctx.indices, ctx.input_shape, ctx.node_name = indices, input_shape, name
-        for d, index in indices:
-            x = ctx.xp.take(x, index, axis=d)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad):
-        return ctx.math.apply(IndexPadBackward, grad, ctx.indices, ctx.input_shape,
-                              ctx.node_name), None, None, None
-
-
-class IndexPadBackward(Function):
-    array_backward = True
-    node_name = "IndexPadBackward0"
-
-    @staticmethod
-    def forward(ctx, grad, indices, input_shape, name):
-        ctx.indices, ctx.input_shape, ctx.name = indices, input_shape, name
-        xp = ctx.xp
-        for d, index in reversed(indices):
-            shape = list(grad.shape)
-            shape[d] = input_shape[d]
-            out = xp.zeros(shape, grad.dtype)
-            backend.scatter_add(out, (slice(None),) * d + (index,), grad)
-            grad = out
-        return grad
-
-    @staticmethod
-    def backward(ctx, grad):
-        return ctx.math.apply(IndexPad, grad, ctx.indices, ctx.input_shape, ctx.name), \
-            None, None, None
-
-
 _PAD_NAMES = {"reflect": "Reflection", "replicate": "Replication", "circular": "Circular"}
 
 
@@ -1293,8 +1252,13 @@ def pad(input, pad, mode="constant", value=None):  # noqa: A002 - PyTorch's name
                            f"padding {list(pad)}: the padded dims would have sizes {sizes}")
     if not indices:
         return input.clone()
-    name = f"{_PAD_NAMES[mode]}Pad{k}DBackward0"
-    return IndexPad.apply(input, tuple(indices), shape, name)
+    # each padded dim gathers input positions (the gradient scatter-adds them back)
+    out = input
+    for d, index in indices:
+        out = AdvancedIndex.apply(out, (slice(None),) * d + (index,))
+    if out.grad_fn is not None:
+        out.grad_fn.node_name = f"{_PAD_NAMES[mode]}Pad{k}DBackward0"
+    return out
 
 
 # ----------------------------------------------------------------------------- windows
