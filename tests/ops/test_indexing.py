@@ -220,3 +220,31 @@ def test_value_that_needs_grad_makes_a_plain_tensor_part_of_the_graph():
     assert y.requires_grad and y.grad_fn is not None
     (y * 3).sum().backward()
     assert w.grad.item() == 3.0
+
+
+@pytest.mark.parametrize("case", ["flat", "arrays", "negative", "axis", "axis many repeats",
+                                  "one dim", "mixed"])
+def test_scatter_add_routes_match_unbuffered_add(case):
+    from ember.ops.indexing import scatter_add
+
+    rng = np.random.default_rng(0)
+    shape = (3, 4, 5)
+    index = {
+        "flat": rng.integers(0, 60, (7, 2)),
+        "arrays": (rng.integers(0, 3, (6, 1)), rng.integers(0, 4, (1, 2)),
+                   rng.integers(0, 5, (6, 2))),
+        "negative": (np.array([-1, 2, -3, -1]), np.array([0, -4, 3, 0]),
+                     np.array([-5, 4, 4, -5])),
+        "axis": (slice(None), slice(None), np.array([4, 0, 4, 4, 1, 0])),
+        "axis many repeats": (slice(None), np.zeros(40, dtype=np.int64)),
+        "one dim": (np.array([2, 0, 2]),),
+        "mixed": (np.array([2, 0, 2]), slice(None), np.array([1, 1, 3])),
+    }[case]
+    source = np.zeros(shape)
+    values = rng.standard_normal(source[index].shape if type(index) is tuple
+                                 else index.shape)
+    expected = source.copy()
+    np.add.at(expected.reshape(-1) if type(index) is not tuple else expected, index, values)
+    out = source.copy()
+    scatter_add(out, index, values)
+    np.testing.assert_allclose(out, expected)

@@ -201,6 +201,28 @@ class ArrayMath:
 
     # --------------------------------------------------------------- shape, indexing,
     # scatter, reductions, pooling (functions added for those families)
+    def apply(self, function, *args):
+        """A fused op (an ember Function) in the backward: its forward, on arrays. The
+        Tensor namespace calls ``function.apply`` instead, which records the op."""
+        ctx = object.__new__(function)
+        ctx.xp = self.xp
+        return function.forward(ctx, *args)
+
+    def astype(self, x, dtype):
+        """``x`` in the NumPy ``dtype``."""
+        return x.astype(dtype, copy=False) if x.dtype != dtype else x
+
+    def narrow(self, x, dim: int, start: int, length: int):
+        return x[(slice(None),) * (dim % x.ndim) + (slice(start, start + length),)]
+
+    def select(self, x, dim: int, index: int):
+        return x[(slice(None),) * (dim % x.ndim) + (index,)]
+
+    def roll(self, x, shifts, dims=None):
+        return self.xp.roll(x, shifts, axis=dims)
+
+    def rot90(self, x, k: int = 1, dims=(0, 1)):
+        return self.xp.ascontiguousarray(self.xp.rot90(x, k, axes=tuple(dims)))
 
     # --------------------------------------------------------------- sorting, norms,
     # products, matrices, decompositions, comparison
@@ -308,6 +330,16 @@ class TensorMath:
 
     # --------------------------------------------------------------- shape, indexing,
     # scatter, reductions, pooling
+    @staticmethod
+    def apply(function, *args):
+        return function.apply(*args)
+
+    @staticmethod
+    def astype(x, dtype):
+        from .. import dtypes
+
+        target = dtypes.from_numpy(dtype)
+        return x.to(target) if x.dtype is not target else x
 
     # --------------------------------------------------------------- sorting, norms,
     # products, matrices, decompositions, comparison

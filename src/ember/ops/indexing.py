@@ -9,7 +9,7 @@ from .. import backend, dtypes
 from ..autograd.function import Function
 from ..autograd import grad_mode
 from ..tensor import Tensor, _check_writable
-from ._util import ensure_tensor, sum_to_shape, wrap_dim
+from ._util import ensure_tensor, wrap_dim
 from .registry import Sample, register_op
 
 _INDEX_TYPES = "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables " \
@@ -204,6 +204,7 @@ def _plain(item):
 class BasicIndex(Function):
     """Ints, slices, None and ...: the result is a view."""
 
+    array_backward = True
     node_name = "SliceBackward0"
     is_view = True
     always_view = True
@@ -217,44 +218,127 @@ class BasicIndex(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return IndexScatter.apply(grad, ctx.input_shape, ctx.index, False), None
+        return ctx.math.apply(IndexScatter, grad, ctx.input_shape, ctx.index, False), None
 
 
 class AdvancedIndex(Function):
-    """Integer arrays and boolean masks: the result is a copy."""
+    """The gather: ``x[index]`` for an index tuple with integer arrays, or, for a bare
+    integer array, ``take``: positions in the flattened ``x`` (a copy either way). Every
+    op that picks elements by index (gather, index_select, take, masked_select, max over a
+    dim, sort, max pooling, interpolation taps) is this op, or a subclass that only renames
+    it. ``unique`` promises that no position repeats in the index, so the backward may
+    assign instead of accumulate."""
 
+    array_backward = True
     node_name = "IndexBackward0"
 
     @staticmethod
-    def forward(ctx, x, index):
-        ctx.input_shape, ctx.index = x.shape, index
-        return x[index]
+    def forward(ctx, x, index, unique=False):
+        ctx.input_shape, ctx.index, ctx.unique = x.shape, index, unique
+        if type(index) is not tuple:
+            return ctx.xp.take(x, index)
+        axis = _single_axis(index)
+        return x[index] if axis is None else ctx.xp.take(x, index[-1], axis=axis)
 
     @staticmethod
     def backward(ctx, grad):
-        return IndexScatter.apply(grad, ctx.input_shape, ctx.index, True), None
+        return ctx.math.apply(IndexScatter, grad, ctx.input_shape, ctx.index,
+                              not ctx.unique), None, None
 
 
 class IndexScatter(Function):
-    """The backward of indexing: a zero tensor of the input's shape with ``grad`` placed
-    at the index (summed where an advanced index repeats)."""
+    """The scatter-add, the gather's backward (and the gather is its backward): a zero
+    tensor of ``shape`` with ``grad`` added at the index (``accumulate``: repeated
+    positions sum) or assigned (a basic index, or an index without repeats)."""
 
+    array_backward = True
     node_name = "IndexPutBackward0"
 
     @staticmethod
     def forward(ctx, grad, shape, index, accumulate):
-        ctx.index, ctx.accumulate = index, accumulate
+        ctx.index = index
         out = ctx.xp.zeros(shape, grad.dtype)
         if accumulate:
-            backend.scatter_add(out, index, grad)
-        else:
+            scatter_add(out, index, grad)
+        elif type(index) is tuple:
             out[index] = grad
+        else:
+            out.reshape(-1)[index] = grad
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        op = AdvancedIndex if ctx.accumulate else BasicIndex
-        return op.apply(grad, ctx.index), None, None, None
+        m = ctx.math
+        index = ctx.index
+        if type(index) is tuple and _is_basic(index):
+            return m.apply(BasicIndex, grad, index), None, None, None
+        # the gather's adjoint adds: right even where an assigning scatter saw repeats
+        return m.apply(AdvancedIndex, grad, index), None, None, None
+
+
+def _single_axis(index: tuple):
+    """The axis of an index ``(:, ..., :, positions)`` with 1-D integer positions (one
+    axis read at given positions, which ``take`` does faster than indexing); else None."""
+    last = index[-1] if index else None
+    if _is_array(last) and last.ndim == 1 and last.dtype.kind in "iu" and all(
+            type(i) is slice and i == slice(None) for i in index[:-1]):
+        return len(index) - 1
+    return None
+
+
+def _is_basic(index: tuple) -> bool:
+    """Only ints, slices, None and ...: the index makes a view."""
+    return not any(_is_array(item) for item in index)
+
+
+def scatter_add(out, index, values) -> None:
+    """``out[index] += values`` (or, for a bare array, at positions of the flattened
+    ``out``) with repeated positions summing, by the fastest route for the index's form:
+    unbuffered adds (``backend.scatter_add``) are fast on one flat index and slow on
+    several arrays or on slices, so several arrays become one flat index and one array
+    along an axis is added in groups without repeats. ``out`` is C-contiguous."""
+    if type(index) is not tuple:
+        backend.scatter_add(out.reshape(-1), index, values)
+        return
+    arrays = [item for item in index if _is_array(item)]
+    if len(index) == len(arrays) == out.ndim > 1 and all(a.dtype.kind in "iu" for a in arrays):
+        flat = None
+        for a, size in zip(arrays, out.shape):
+            a = a.astype(np.int64, copy=False) % size  # negative positions count from the end
+            flat = a if flat is None else flat * size + a
+        backend.scatter_add(out.reshape(-1), flat, values)
+        return
+    last = index[-1] if index else None
+    if len(index) > 1 and type(last) is np.ndarray and _single_axis(index) is not None:
+        groups = _repeat_groups(last)
+        if groups is not None:
+            lead = index[:-1]
+            for targets, sources in groups:
+                out[lead + (targets,)] += values[lead + (sources,)]
+            return
+    backend.scatter_add(out, index, values)
+
+
+def _repeat_groups(index: np.ndarray, limit: int = 16):
+    """Split positions j of a host index array into groups in which index[j] doesn't
+    repeat: the k-th group holds each value's k-th occurrence. Returns (targets, sources)
+    per group; a fancy-indexed ``+=`` is exact within a group. There are as many groups as
+    the largest repeat count (a handful for pooling and interpolation taps); None when
+    that exceeds ``limit``."""
+    order = np.argsort(index, kind="stable")
+    ordered = index[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if ordered.size \
+        else np.zeros(0, dtype=np.int64)
+    lengths = np.diff(np.r_[starts, ordered.size])
+    rank = np.arange(ordered.size) - np.repeat(starts, lengths)
+    repeats = int(lengths.max()) if lengths.size else 0
+    if repeats > limit:
+        return None
+    groups = []
+    for k in range(repeats):
+        sources = order[rank == k]
+        groups.append((index[sources], sources))
+    return groups
 
 
 def _getitem_samples(make):
@@ -300,6 +384,7 @@ def getitem(input, index):
 class IndexPut(Function):
     """``out = x.clone(); out[index] = value`` (the out-of-place form of setitem)."""
 
+    array_backward = True
     node_name = "IndexPutBackward0"
 
     @staticmethod
@@ -314,28 +399,30 @@ class IndexPut(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         need_x, need_value = ctx.needs_input_grad[:2]
-        grad_x = IndexPut.apply(grad, 0, ctx.index, ctx.basic) if need_x else None
+        grad_x = m.apply(IndexPut, grad, 0, ctx.index, ctx.basic) if need_x else None
         grad_value = None
         if need_value:
-            picked = (BasicIndex if ctx.basic else AdvancedIndex).apply(grad, ctx.index)
-            grad_value = _to_value_shape(picked, ctx.value_shape)
+            picked = m.apply(BasicIndex if ctx.basic else AdvancedIndex, grad, ctx.index)
+            grad_value = _to_value_shape(m, picked, ctx.value_shape)
         return grad_x, grad_value, None, None
 
 
-def _to_value_shape(picked: Tensor, value_shape: tuple) -> Tensor:
+def _to_value_shape(m, picked, value_shape: tuple):
     """The gradient of a value broadcast into an indexed region: summed over the broadcast
     dims; a value with extra leading 1s (which assignment allows) gets them back."""
-    extra = len(value_shape) - picked._data.ndim
+    extra = len(value_shape) - picked.ndim
     if extra > 0:
-        return sum_to_shape(picked, value_shape[extra:]).reshape(value_shape)
-    return sum_to_shape(picked, value_shape)
+        return m.reshape(m.sum_to_shape(picked, value_shape[extra:]), value_shape)
+    return m.sum_to_shape(picked, value_shape)
 
 
 class IndexPutAccumulate(Function):
     """``out = x.clone(); out[index] += value`` with every repeated index adding (a
     scatter-add); its value gradient is the gather ``grad[index]``."""
 
+    array_backward = True
     node_name = "IndexPutBackward0"
 
     @staticmethod
@@ -351,7 +438,9 @@ class IndexPutAccumulate(Function):
         need_value = ctx.needs_input_grad[1]
         grad_value = None
         if need_value:
-            grad_value = _to_value_shape(AdvancedIndex.apply(grad, ctx.index), ctx.value_shape)
+            m = ctx.math
+            grad_value = _to_value_shape(m, m.apply(AdvancedIndex, grad, ctx.index),
+                                         ctx.value_shape)
         return grad, grad_value, None
 
 
@@ -482,6 +571,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
 
 # ----------------------------------------------------------------------------- copies
 class Clone(Function):
+    array_backward = True
     node_name = "CloneBackward0"
 
     @staticmethod
@@ -508,11 +598,12 @@ Tensor.contiguous = _contiguous
 
 
 class ToCopy(Function):
+    array_backward = True
     node_name = "ToCopyBackward0"
 
     @staticmethod
     def forward(ctx, x, dtype, device, source_device):
-        ctx.source = (x.dtype, source_device)
+        ctx.source, ctx.target = (x.dtype, source_device), device
         if device != source_device:
             ctx.out_device = device
             x = backend.move(x, source_device, device)
@@ -522,7 +613,9 @@ class ToCopy(Function):
     @staticmethod
     def backward(ctx, grad):
         source_dtype, source_device = ctx.source
-        return grad.to(dtypes.from_numpy(source_dtype), source_device), None, None, None
+        back = ctx.math.apply(ToCopy, grad, dtypes.from_numpy(source_dtype), source_device,
+                              ctx.target)
+        return back, None, None, None
 
 
 @register_op("_to_copy", internal=True)
@@ -531,6 +624,7 @@ def _to_copy(input, dtype, device):
 
 
 class Fill(Function):
+    array_backward = True
     node_name = "FillBackward0"
 
     @staticmethod
@@ -541,7 +635,7 @@ class Fill(Function):
     def backward(ctx, grad):
         # the old values are overwritten: their gradient is zero, not absent
         return grad * 0 if ctx.needs_input_grad[0] else None, \
-            grad.sum() if ctx.needs_input_grad[1] else None
+            ctx.math.sum(grad) if ctx.needs_input_grad[1] else None
 
 
 @register_op("_fill", internal=True)
@@ -555,6 +649,7 @@ def _fill(input, value):
 
 
 class CopyInto(Function):
+    array_backward = True
     node_name = "CopyBackwards"
 
     @staticmethod
@@ -565,7 +660,7 @@ class CopyInto(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad * 0 if ctx.needs_input_grad[0] else None, \
-            sum_to_shape(grad, ctx.src_shape) if ctx.needs_input_grad[1] else None
+            ctx.math.sum_to_shape(grad, ctx.src_shape) if ctx.needs_input_grad[1] else None
 
 
 @register_op("_copy_into", internal=True)
@@ -589,6 +684,7 @@ class CopySlices(Function):
     """The base's new node after an in-place change through one of its views: the
     gradient inside the view's region flows to the new values, the rest to the old base."""
 
+    array_backward = True
     node_name = "CopySlices"
 
     @staticmethod
@@ -599,14 +695,15 @@ class CopySlices(Function):
     @staticmethod
     def backward(ctx, grad):
         (mask,) = ctx.saved_tensors
-        grad_values = _replay(grad, ctx.chain) if ctx.needs_input_grad[1] else None
+        grad_values = _replay(grad, ctx.chain, ctx.math) if ctx.needs_input_grad[1] else None
         return grad * mask, grad_values, None
 
 
-def _replay(tensor: Tensor, chain) -> Tensor:
-    """Apply a view's recorded chain of view ops to ``tensor``."""
+def _replay(tensor, chain, m=None):
+    """Apply a view's recorded chain of view ops to ``tensor`` (in the backward namespace
+    ``m`` when given)."""
     for op, args, output_index in chain:
-        tensor = op.apply(tensor, *args)
+        tensor = m.apply(op, tensor, *args) if m is not None else op.apply(tensor, *args)
         if output_index is not None:
             tensor = tensor[output_index]
     return tensor

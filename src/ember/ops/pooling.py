@@ -5,12 +5,12 @@ Pooling works on the last n dims of any leading shape, with strided windows:
 - sums over windows (avg/lp pooling) are one strided add per kernel offset, and their
   adjoint (the backward) is col2im, the same loop the other way (``WindowSum`` and
   ``WindowSumTranspose`` are each other's backward, so double backward works);
-- max pooling finds per-plane flat indices (PyTorch's ``return_indices``) and gathers;
-  its backward scatters into the plane (``PlaneGather`` / ``PlaneScatter``, each other's
-  backward);
+- max pooling finds per-plane flat indices (PyTorch's ``return_indices``) and gathers
+  at them; its backward scatters into the plane, and max_unpool is that scatter;
 - adaptive pooling and interpolation are separable: along each dim, every output reads a
-  few input positions ("taps") with weights; ``AxisGather`` / ``AxisScatter`` move values
-  along one axis and are each other's backward.
+  few input positions ("taps") with weights, a gather along one axis.
+The gathers and scatters are ember's one pair, ``indexing.AdvancedIndex`` /
+``indexing.IndexScatter``, each the other's backward.
 """
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import ensure_tensor
 from .conv import _col2im, _Geometry, _non_overlapping, _pad, _sizes, _tuple, _windows
+from .indexing import AdvancedIndex, IndexScatter
 from .registry import Sample, register_op
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
@@ -57,6 +58,7 @@ class WindowSum(Function):
     """out[..., p] = scale[p] * sum over the window of p (zero padding); backward is the
     transpose (col2im)."""
 
+    array_backward = True
     node_name = "AvgPool2DBackward0"
 
     @staticmethod
@@ -71,12 +73,13 @@ class WindowSum(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return WindowSumTranspose.apply(grad, ctx.geo, ctx.scale), None, None, None
+        return ctx.math.apply(WindowSumTranspose, grad, ctx.geo, ctx.scale), None, None, None
 
 
 class WindowSumTranspose(Function):
     """Spread ``scale[p] * grad[..., p]`` over the window of p: the adjoint of WindowSum."""
 
+    array_backward = True
     node_name = "AvgPoolBackwardBackward0"
 
     @staticmethod
@@ -93,160 +96,38 @@ class WindowSumTranspose(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return WindowSum.apply(grad, ctx.geo, ctx.scale, None), None, None
+        return ctx.math.apply(WindowSum, grad, ctx.geo, ctx.scale, None), None, None
 
 
-def _plane_rows(xp, index_rows, plane: int):
-    """Global flat positions of per-plane indices (rows, P) in an array (rows, plane)."""
-    offsets = xp.arange(index_rows.shape[0], dtype=index_rows.dtype)[:, None] * plane
-    return (index_rows + offsets).ravel()
+def _positions(xp, index, n: int, plane: int):
+    """Positions in the flattened tensor of per-plane flat indices (shape lead + out) into
+    a tensor whose last n dims form planes of ``plane`` elements: the gather / scatter
+    index."""
+    lead = index.shape[:index.ndim - n]
+    if math.prod(lead) <= 1:
+        return index
+    offsets = xp.arange(math.prod(lead), dtype=index.dtype) * plane
+    return index + offsets.reshape(lead + (1,) * n)
 
 
-class PlaneGather(Function):
-    """out[..., p] = x[..., index[..., p]] with x's last n dims flattened into a plane."""
-
-    node_name = "MaxPool2DWithIndicesBackward0"
-
-    @staticmethod
-    def forward(ctx, x, index, n, node_name, unique=False, empty=None):
-        if node_name:
-            ctx.node_name = node_name
-        ctx.unique = unique
-        lead = x.shape[:x.ndim - n]
-        plane = math.prod(x.shape[x.ndim - n:])
-        ctx.save_for_backward(index)
-        ctx.shape, ctx.n = x.shape, n
-        flat = x.reshape(lead + (plane,))
-        rows = index.reshape(lead + (math.prod(index.shape[len(lead):]),))
-        picked = ctx.xp.take_along_axis(flat, rows, axis=-1).reshape(index.shape)
-        if empty is not None:  # max pooling windows without an element above -inf
-            ctx.xp.copyto(picked, -np.inf, where=empty)
-        return picked
-
-    @staticmethod
-    def backward(ctx, grad):
-        (index,) = ctx.saved_tensors
-        return (PlaneScatter.apply(grad, index, ctx.n, ctx.shape, ctx.unique),
-                None, None, None, None, None)
+def _plane_gather(x: Tensor, index, n: int, name: str, unique: bool = False, empty=None):
+    """out[..., p] = x[..., index[..., p]] with x's last n dims flattened into a plane
+    (the gather at global positions); ``empty`` marks outputs that read -inf instead."""
+    xp = backend.xp_for_device(x._device)
+    plane = math.prod(x._data.shape[x._data.ndim - n:])
+    out = AdvancedIndex.apply(x, _positions(xp, index, n, plane), unique)
+    if out.grad_fn is not None:
+        out.grad_fn.node_name = name
+    if empty is not None:  # max pooling windows without an element above -inf
+        xp.copyto(out._data, -np.inf, where=empty)
+    return out
 
 
-class PlaneScatter(Function):
-    """out = zeros(shape); out[..., index[..., p]] += values[..., p] (per plane of the last
-    n dims): the adjoint of PlaneGather. ``unique``: no index repeats in a plane (windows
-    that don't overlap), so a plain assignment does it."""
-
-    node_name = "MaxPoolBackwardBackward0"
-
-    @staticmethod
-    def forward(ctx, values, index, n, shape, unique=False):
-        xp = ctx.xp
-        ctx.save_for_backward(index)
-        ctx.n, ctx.unique = n, unique
-        plane = math.prod(shape[len(shape) - n:])
-        out = xp.zeros(math.prod(shape), dtype=values.dtype)
-        rows = math.prod(shape[:len(shape) - n])
-        index_rows = index.reshape(rows, index.size // rows if rows else 0)
-        if unique:
-            out[_plane_rows(xp, index_rows, plane)] = values.ravel()
-        else:
-            backend.scatter_add(out, _plane_rows(xp, index_rows, plane), values.ravel())
-        return out.reshape(shape)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (index,) = ctx.saved_tensors
-        return (PlaneGather.apply(grad, index, ctx.n, "PlaneScatterBackward0", ctx.unique),
-                None, None, None, None)
-
-
-class MaxUnpool(Function):
-    """out = zeros(shape); out[..., index[..., p]] = values[..., p] per plane (a repeated
-    index keeps one of its values, as in PyTorch); backward gathers at the indices."""
-
-    node_name = "MaxUnpool2DBackward0"
-
-    @staticmethod
-    def forward(ctx, values, index, n, shape):
-        xp = ctx.xp
-        ctx.save_for_backward(index)
-        ctx.n = n
-        ctx.node_name = f"MaxUnpool{n}DBackward0"
-        plane = math.prod(shape[len(shape) - n:])
-        out = xp.zeros(math.prod(shape), dtype=values.dtype)
-        rows = math.prod(shape[:len(shape) - n])
-        index_rows = index.reshape(rows, index.size // rows if rows else 0)
-        out[_plane_rows(xp, index_rows, plane)] = values.ravel()
-        return out.reshape(shape)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (index,) = ctx.saved_tensors
-        return PlaneGather.apply(grad, index, ctx.n, "GatherBackward0"), None, None, None
-
-
-class AxisGather(Function):
-    """out = take(x, index, axis): one axis read at given positions (repeats allowed)."""
-
-    node_name = "IndexSelectBackward0"
-
-    @staticmethod
-    def forward(ctx, x, index, axis):
-        ctx.index, ctx.axis, ctx.size = index, axis, x.shape[axis]
-        return ctx.xp.take(x, ctx.xp.asarray(index), axis=axis)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return AxisScatter.apply(grad, ctx.index, ctx.axis, ctx.size), None, None
-
-
-class AxisScatter(Function):
-    """The adjoint of AxisGather: out = zeros, out[index[j]] += values[j] along ``axis``."""
-
-    node_name = "IndexAddBackward0"
-
-    @staticmethod
-    def forward(ctx, values, index, axis, size):
-        xp = ctx.xp
-        ctx.index, ctx.axis = index, axis
-        shape = list(values.shape)
-        shape[axis] = size
-        out = xp.zeros(shape, dtype=values.dtype)
-        groups = _repeat_groups(index)
-        if groups is None:  # heavy repetition (large upsampling): one unbuffered add
-            backend.scatter_add(xp.moveaxis(out, axis, 0), xp.asarray(index),
-                                xp.moveaxis(values, axis, 0))
-            return out
-        lead = (slice(None),) * axis
-        for targets, sources in groups:
-            out[lead + (xp.asarray(targets),)] += values[lead + (xp.asarray(sources),)]
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        return AxisGather.apply(grad, ctx.index, ctx.axis), None, None, None
-
-
-def _repeat_groups(index: np.ndarray, limit: int = 16):
-    """Split positions j of a (host) index array into groups in which index[j] doesn't
-    repeat: the k-th group holds each value's k-th occurrence. Returns (targets, sources)
-    per group; a fancy-indexed ``+=`` is exact within a group. There are as many groups as
-    the largest repeat count (a handful for pooling and interpolation taps); None when
-    that exceeds ``limit``."""
-    index = np.asarray(index)
-    order = np.argsort(index, kind="stable")
-    ordered = index[order]
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if ordered.size \
-        else np.zeros(0, dtype=np.int64)
-    lengths = np.diff(np.r_[starts, ordered.size])
-    rank = np.arange(ordered.size) - np.repeat(starts, lengths)
-    repeats = int(lengths.max()) if lengths.size else 0
-    if repeats > limit:
-        return None
-    groups = []
-    for k in range(repeats):
-        sources = order[rank == k]
-        groups.append((index[sources], sources))
-    return groups
+def _axis_gather(x: Tensor, index, axis: int) -> Tensor:
+    """``take(x, index, axis)``: one axis read at the (host) positions ``index``, repeats
+    allowed."""
+    xp = backend.xp_for_device(x._device)
+    return AdvancedIndex.apply(x, (slice(None),) * axis + (xp.asarray(index),))
 
 
 def _apply_taps(x: Tensor, axis: int, index: np.ndarray, weight):
@@ -254,7 +135,7 @@ def _apply_taps(x: Tensor, axis: int, index: np.ndarray, weight):
     ``weight`` None means one tap of weight 1."""
     n, taps = index.shape
     if taps == 1 and weight is None:
-        return AxisGather.apply(x, index.ravel(), axis)
+        return _axis_gather(x, index.ravel(), axis)
     xp = backend.xp_for_device(x._device)
     if taps <= 4:
         # interpolation: one gather and one multiply-add per tap (no reduction over a
@@ -265,10 +146,10 @@ def _apply_taps(x: Tensor, axis: int, index: np.ndarray, weight):
         for j in range(taps):
             w = Tensor._make(xp.asarray(weight[:, j].reshape(wshape), dtype=x._data.dtype),
                              x._device)
-            term = AxisGather.apply(x, index[:, j].copy(), axis) * w
+            term = _axis_gather(x, index[:, j].copy(), axis) * w
             result = term if result is None else result + term
         return result
-    picked = AxisGather.apply(x, index.ravel(), axis)
+    picked = _axis_gather(x, index.ravel(), axis)
     shape = list(picked.shape)
     shape[axis:axis + 1] = [n, taps]
     picked = picked.reshape(tuple(shape))
@@ -385,9 +266,9 @@ def _max_pool(n, op, input, kernel_size, stride, padding, dilation, ceil_mode, r
     # goes to that position, clipped into the plane here)
     any_empty = bool(empty.any())
     inside = data.clip(0, math.prod(size) - 1) if any_empty else data
-    values = PlaneGather.apply(input, inside, n, f"MaxPool{n}DWithIndicesBackward0",
-                               _non_overlapping(geo) and not any_empty,
-                               empty if any_empty else None)
+    values = _plane_gather(input, inside, n, f"MaxPool{n}DWithIndicesBackward0",
+                           _non_overlapping(geo) and not any_empty,
+                           empty if any_empty else None)
     return (values, indices) if return_indices else values
 
 
@@ -706,7 +587,7 @@ def _adaptive_max(n, op, input, output_size, return_indices):
     out = _output_size(output_size, size, n, op)
     taps = tuple(_adaptive_taps(s, o, False)[0] for s, o in zip(size, out))
     indices = _AdaptiveMaxIndices.apply(input.detach(), taps, size)
-    values = PlaneGather.apply(input, indices._data, n, f"AdaptiveMaxPool{n}DBackward0")
+    values = _plane_gather(input, indices._data, n, f"AdaptiveMaxPool{n}DBackward0")
     return (values, indices) if return_indices else values
 
 
@@ -782,7 +663,12 @@ def _max_unpool(n, op, input, indices, kernel_size, stride, padding, output_size
         raise RuntimeError(f"{op}(): Found an invalid max index: {int(data.max())} (output "
                            f"volumes are of size {'x'.join(map(str, out))})")
     shape = tuple(input.shape[:ndim - n]) + out
-    return MaxUnpool.apply(input, data, n, shape)
+    # a repeated index keeps one of its values, as in PyTorch; the backward gathers
+    xp = backend.xp_for_device(input._device)
+    out = IndexScatter.apply(input, shape, _positions(xp, data, n, plane), False)
+    if out.grad_fn is not None:
+        out.grad_fn.node_name = f"MaxUnpool{n}DBackward0"
+    return out
 
 
 def _max_unpool_samples(n):

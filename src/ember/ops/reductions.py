@@ -4,9 +4,9 @@ helpers the order statistics in ``sorting`` and the norms in ``norms`` share.
 
 Ops that pick elements (max/min over a dim, cummax, and sort, topk, median in
 ``sorting``) return ``(values, indices)`` named tuples like PyTorch's
-``torch.return_types``; their gradients flow back along the indices through a small
-gather/scatter pair (``GatherAlong`` / ``ScatterAlong``), each the other's backward, so
-gradients of gradients work.
+``torch.return_types``; their gradients flow back along the indices through ember's one
+gather/scatter-add pair (``indexing.AdvancedIndex`` / ``indexing.IndexScatter``), each the
+other's backward, so gradients of gradients work.
 """
 from __future__ import annotations
 
@@ -20,13 +20,14 @@ from collections import namedtuple
 import numpy as np
 
 from .. import backend, dtypes
+from ..autograd.backward_math import TENSOR_MATH
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..tensor import Tensor
 from ._util import ensure_tensor, wrap_dim, wrap_dims
 from .comparison import maximum, minimum, where
+from .indexing import AdvancedIndex, IndexScatter
 from .registry import NAMESPACES, Sample, register_op
-
 
 # PyTorch returns (values, indices) named tuples from these ops (torch.return_types.*).
 MaxResult = namedtuple("max", ["values", "indices"])
@@ -57,15 +58,17 @@ def _keepdim_shape(shape: tuple, dims: tuple) -> tuple:
     return tuple(1 if i in dims else s for i, s in enumerate(shape))
 
 
-def _expand_back(grad: Tensor, shape: tuple, dims: tuple, keepdim: bool) -> Tensor:
-    """Broadcast a reduced gradient back over the reduced dims."""
-    return _keep(grad, shape, dims, keepdim).expand(shape)
+def _expand_back(grad, shape: tuple, dims: tuple, keepdim: bool, m):
+    """Broadcast a reduced gradient back over the reduced dims (in the backward
+    namespace ``m``)."""
+    return m.expand(_keep(grad, shape, dims, keepdim, m), shape)
 
 
-def _keep(t: Tensor, shape: tuple, dims: tuple, keepdim: bool) -> Tensor:
-    """A reduced tensor reshaped as if the reduction had used keepdim=True."""
+def _keep(t, shape: tuple, dims: tuple, keepdim: bool, m=TENSOR_MATH):
+    """A reduced array (``m`` the array namespace) or tensor reshaped as if the reduction
+    had used keepdim=True."""
     if not keepdim and dims:
-        return t.reshape(_keepdim_shape(shape, dims))
+        return m.reshape(t, _keepdim_shape(shape, dims))
     return t
 
 
@@ -73,9 +76,9 @@ def _count(shape: tuple, dims: tuple) -> int:
     return int(np.prod([shape[d] for d in dims])) if dims else 1
 
 
-def _cast_back(grad: Tensor, numpy_dtype) -> Tensor:
+def _cast_back(grad, numpy_dtype, m):
     """A gradient in the input's dtype when ``dtype=`` made the output wider or narrower."""
-    return grad if grad._data.dtype == numpy_dtype else grad.to(dtypes.from_numpy(numpy_dtype))
+    return m.astype(grad, numpy_dtype)
 
 
 def _check_nonempty(x, dims: tuple, op: str, all_dims: bool) -> None:
@@ -116,55 +119,32 @@ def _along_index(xp, index, dim: int) -> tuple:
     return tuple(parts)
 
 
-class GatherAlong(Function):
-    """``out[..., j, ...] = x[..., index[..., j, ...], ...]`` along ``dim``; its backward
-    is ``ScatterAlong``."""
-
-    node_name = "GatherBackward0"
+class GatherAlong:
+    """``x`` read along ``dim`` at ``index`` (an int64 Tensor shaped like ``x`` but along
+    ``dim``): the gather (``AdvancedIndex``) addressed like ``take_along_dim``."""
 
     @staticmethod
-    def forward(ctx, x, index, dim):
-        ctx.dim, ctx.shape = dim, x.shape
-        ctx.save_for_backward(index)
-        return ctx.xp.take_along_axis(x, index, axis=dim)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (index,) = ctx.saved_tensors
-        return ScatterAlong.apply(grad, index, ctx.dim, ctx.shape), None, None
-
-
-class ScatterAlong(Function):
-    """A zero tensor of ``shape`` with ``src`` added at ``index`` along ``dim`` (repeated
-    indices accumulate); its backward is ``GatherAlong``."""
-
-    node_name = "ScatterAddBackward0"
-
-    @staticmethod
-    def forward(ctx, src, index, dim, shape):
-        ctx.dim = dim
-        ctx.save_for_backward(index)
-        out = ctx.xp.zeros(shape, src.dtype)
-        backend.scatter_add(out, _along_index(ctx.xp, index, dim), src)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        (index,) = ctx.saved_tensors
-        return GatherAlong.apply(grad, index, ctx.dim), None, None, None
+    def apply(x: Tensor, index: Tensor, dim: int) -> Tensor:
+        xp = backend.xp_for_device(x._device)
+        return AdvancedIndex.apply(x, _along_index(xp, index._data, dim))
 
 
 class _Selection(Function):
     """Base of ops whose values are elements of the input picked along ``dim`` by an index
     (sort, topk, median, cummax/cummin): forward returns (values, indices); the gradient
-    of the values is scattered back to the picked positions."""
+    of the values is scattered back to the picked positions (``IndexScatter``, which
+    assigns when no position is picked twice: ``unique``)."""
+
+    array_backward = True
+    _materialize_grads = False  # the indices never get a gradient: no zeros for them
+    unique = True
 
     @staticmethod
     def _pick(ctx, x, index, dim, keepdim):
         values = ctx.xp.take_along_axis(x, index, axis=dim)
         ctx.dim, ctx.keepdim, ctx.shape = dim, keepdim, x.shape
         if x.dtype.kind == "f":
-            ctx.save_for_backward(index)
+            ctx.index = index
         indices = index if keepdim else index.squeeze(dim)
         if not keepdim:
             values = values.squeeze(dim)
@@ -174,10 +154,12 @@ class _Selection(Function):
 
     @staticmethod
     def backward(ctx, grad, grad_indices):
-        (index,) = ctx.saved_tensors
+        m = ctx.math
         if not ctx.keepdim:
-            grad = grad.unsqueeze(ctx.dim)
-        return (ScatterAlong.apply(grad, index, ctx.dim, ctx.shape),) + (None,) * 8
+            grad = m.unsqueeze(grad, ctx.dim)
+        index = ctx.index
+        along = _along_index(backend.xp_of(index), index, ctx.dim)
+        return (m.apply(IndexScatter, grad, ctx.shape, along, not ctx.unique),) + (None,) * 8
 
 
 def _as_1d(input: Tensor):
@@ -234,6 +216,7 @@ def _reduce_samples(make):
 
 # ----------------------------------------------------------------------------- sum, mean
 class Sum(Function):
+    array_backward = True
     node_name = "SumBackward0"
 
     @staticmethod
@@ -245,8 +228,9 @@ class Sum(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        grad = _cast_back(grad, ctx.in_dtype)
-        return _expand_back(grad, ctx.shape, ctx.dims, ctx.keepdim), None, None, None
+        m = ctx.math
+        grad = _cast_back(grad, ctx.in_dtype, m)
+        return _expand_back(grad, ctx.shape, ctx.dims, ctx.keepdim, m), None, None, None
 
 
 def _accumulate(xp, x, dims, keepdim, dtype):
@@ -281,6 +265,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
 
 
 class Mean(Function):
+    array_backward = True
     node_name = "MeanBackward0"
 
     @staticmethod
@@ -296,8 +281,9 @@ class Mean(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        grad = _cast_back(grad, ctx.in_dtype)
-        return (_expand_back(grad / ctx.count, ctx.shape, ctx.dims, ctx.keepdim),
+        m = ctx.math
+        grad = _cast_back(grad, ctx.in_dtype, m)
+        return (_expand_back(grad / ctx.count, ctx.shape, ctx.dims, ctx.keepdim, m),
                 None, None, None)
 
 
@@ -358,6 +344,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 
 # ----------------------------------------------------------------------------- prod
 class Prod(Function):
+    array_backward = True
     node_name = "ProdBackward0"
 
     @staticmethod
@@ -376,21 +363,23 @@ class Prod(Function):
         # and Z the product of the zero entries (1 if none), non-zero x_i get P / x_i * Z;
         # a zero x_i gets P times the product of the other zeros, whose value is 1 when it
         # is the only zero, 0 otherwise, and whose slope matters only with two zeros.
+        m = ctx.math
         (x,) = ctx.saved_tensors
-        dims = ctx.dims
-        g = _expand_back(_cast_back(grad, ctx.in_dtype), ctx.shape, dims, ctx.keepdim)
+        dims, dtype = ctx.dims, ctx.in_dtype
+        g = _expand_back(_cast_back(grad, dtype, m), ctx.shape, dims, ctx.keepdim, m)
         zero = x == 0
-        x_safe = where(zero, 1.0, x)
-        p_safe = prod_dims(x_safe, dims)
-        z_prod = prod_dims(where(zero, x, 1.0), dims)
-        n_zeros = zero.sum(dims, keepdim=True)
-        zero_sum = where(zero, x, 0.0).sum(dims, keepdim=True)
-        other_zeros = where(n_zeros == 1, 1.0, where(n_zeros == 2, zero_sum - x, 0.0))
-        return g * where(zero, p_safe * other_zeros, p_safe / x_safe * z_prod), None, None, None
+        x_safe = m.where(zero, 1.0, x)
+        p_safe = m.apply(Prod, x_safe, dims, True, dtype)
+        z_prod = m.apply(Prod, m.where(zero, x, 1.0), dims, True, dtype)
+        n_zeros = m.sum(zero, dims, True)
+        zero_sum = m.sum(m.where(zero, x, 0.0), dims, True)
+        other_zeros = m.where(n_zeros == 1, 1.0, m.where(n_zeros == 2, zero_sum - x, 0.0))
+        return g * m.where(zero, p_safe * other_zeros, p_safe / x_safe * z_prod), \
+            None, None, None
 
 
 def prod_dims(x: Tensor, dims: tuple) -> Tensor:
-    """The product over several dims, kept (used by prod's own backward)."""
+    """The product over several dims, kept."""
     return Prod.apply(x, dims, True, x._data.dtype)
 
 
@@ -430,6 +419,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 class MaxAll(Function):
     """max() / min() of all elements: the gradient is shared evenly among ties."""
 
+    array_backward = True
     node_name = "MaxBackward1"
 
     @staticmethod
@@ -510,6 +500,7 @@ def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
 class Amax(Function):
     """amax / amin over dims; ties share the gradient evenly, as in PyTorch."""
 
+    array_backward = True
     node_name = "AmaxBackward0"
 
     @staticmethod
@@ -526,11 +517,13 @@ class Amax(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         x, out = ctx.saved_tensors
         shape, dims, keepdim = ctx.shape, ctx.dims, ctx.keepdim
-        ties = x == _keep(out, shape, dims, keepdim)
-        count = ties.sum(dims, keepdim=True)
-        return where(ties, _keep(grad, shape, dims, keepdim), 0.0) / count, None, None, None
+        ties = x == _keep(out, shape, dims, keepdim, m)
+        count = m.cast(m.sum(ties, dims, True), grad)
+        return m.where(ties, _keep(grad, shape, dims, keepdim, m), 0.0) / count, \
+            None, None, None
 
 
 def _amax_samples(make):
@@ -629,6 +622,8 @@ class Variance(Function):
     """var / std / var_mean / std_mean: ``sum((x - mean)^2) / max(0, n - correction)``
     (and its square root), optionally with the mean as a second output."""
 
+    array_backward = True
+    _materialize_grads = False  # var_mean: either output may go unused
     node_name = "VarBackward0"
 
     @staticmethod
@@ -656,18 +651,22 @@ class Variance(Function):
 
     @staticmethod
     def backward(ctx, grad, grad_mean=None):
+        m = ctx.math
         x, out = ctx.saved_tensors
         shape, dims, keepdim = ctx.shape, ctx.dims, ctx.keepdim
-        g = _keep(grad, shape, dims, keepdim)
-        centred = x - x.mean(dims, keepdim=True)
-        if ctx.take_sqrt:
-            # d std = (x - mean) / (divisor * std); 0 where std is 0, as in PyTorch
-            std = _keep(out, shape, dims, keepdim)
-            std_safe = where(std == 0, 1.0, std)
-            g = where(std == 0, 0.0, g / std_safe) / 2
-        result = g * centred * (2.0 / ctx.divisor if ctx.divisor else math.inf)
+        result = None
+        if grad is not None:
+            g = _keep(grad, shape, dims, keepdim, m)
+            centred = x - m.mean(x, dims, True)
+            if ctx.take_sqrt:
+                # d std = (x - mean) / (divisor * std); 0 where std is 0, as in PyTorch
+                std = _keep(out, shape, dims, keepdim, m)
+                std_safe = m.where(std == 0, 1.0, std)
+                g = m.where(std == 0, 0.0, g / std_safe) / 2
+            result = g * centred * (2.0 / ctx.divisor if ctx.divisor else math.inf)
         if ctx.with_mean and grad_mean is not None:
-            result = result + _keep(grad_mean, shape, dims, keepdim) / ctx.count
+            spread = _expand_back(grad_mean / ctx.count, shape, dims, keepdim, m)
+            result = spread if result is None else result + spread
         return result, None, None, None, None, None
 
 
@@ -737,6 +736,7 @@ class LogSumExp(Function):
     """``m + log(sum(exp(x - m)))`` with ``m`` the max (0 where it is infinite), so large
     inputs don't overflow and rows of -inf give -inf."""
 
+    array_backward = True
     node_name = "LogsumexpBackward0"
 
     @staticmethod
@@ -757,10 +757,11 @@ class LogSumExp(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         x, out = ctx.saved_tensors
         shape, dims, keepdim = ctx.shape, ctx.dims, ctx.keepdim
-        return _keep(grad, shape, dims, keepdim) * (x - _keep(out, shape, dims, keepdim)).exp(), \
-            None, None
+        return _keep(grad, shape, dims, keepdim, m) * m.exp(
+            x - _keep(out, shape, dims, keepdim, m)), None, None
 
 
 @register_op(methods=("logsumexp",), exported_in=("special",),
@@ -785,6 +786,7 @@ class Cumsum(Function):
     """Running sum along ``dim`` (from the end when ``reverse``); its backward is the
     running sum in the other direction."""
 
+    array_backward = True
     node_name = "CumsumBackward0"
 
     @staticmethod
@@ -797,8 +799,9 @@ class Cumsum(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        grad = _cast_back(grad, ctx.in_dtype)
-        return Cumsum.apply(grad, ctx.dim, not ctx.reverse, grad._data.dtype), None, None, None
+        m = ctx.math
+        grad = _cast_back(grad, ctx.in_dtype, m)
+        return m.apply(Cumsum, grad, ctx.dim, not ctx.reverse, ctx.in_dtype), None, None, None
 
 
 def _scan_dim(input, dim, op):
@@ -829,6 +832,7 @@ def cumsum(input, dim=None, *, dtype=None):
 
 
 class Cumprod(Function):
+    array_backward = True
     node_name = "CumprodBackward0"
 
     @staticmethod
@@ -841,12 +845,14 @@ class Cumprod(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         x, out = ctx.saved_tensors
-        g = _cast_back(grad, ctx.in_dtype)
-        return _cumprod_grad(x, out, g, ctx.dim, is_grad_enabled()), None, None
+        g = _cast_back(grad, ctx.in_dtype, m)
+        twice = not m.arrays and is_grad_enabled()
+        return _cumprod_grad(m, x, out, g, ctx.dim, ctx.in_dtype, twice), None, None
 
 
-def _cumprod_grad(x: Tensor, out: Tensor, g: Tensor, dim: int, twice: bool) -> Tensor:
+def _cumprod_grad(m, x, out, g, dim: int, dtype, twice: bool):
     """The gradient of ``out = cumprod(x)``: ``grad_k = sum_{i >= k} g_i prod_{j <= i, j != k}
     x_j``, in O(n) per row and exact with zeros.
 
@@ -857,20 +863,19 @@ def _cumprod_grad(x: Tensor, out: Tensor, g: Tensor, dim: int, twice: bool) -> T
     derivatives are exact with zeros as well.
     """
     zero = x == 0
-    zeros_so_far = cumsum(zero, dim)
+    zeros_so_far = m.apply(Cumsum, zero, dim, False, np.int64)
     before = zeros_so_far == 0
     first = zero & (zeros_so_far == 1)
-    dtype = g._data.dtype
-    part_before = Cumsum.apply(g * out, dim, True, dtype) / where(before, x, 1.0)
-    x_first_as_one = where(first, 1.0, x)
-    out_first_as_one = Cumprod.apply(x_first_as_one, dim, x._data.dtype)
-    part_first = Cumsum.apply(g * out_first_as_one, dim, True, dtype)
+    part_before = m.apply(Cumsum, g * out, dim, True, dtype) / m.where(before, x, 1.0)
+    x_first_as_one = m.where(first, 1.0, x)
+    out_first_as_one = m.apply(Cumprod, x_first_as_one, dim, dtype)
+    part_first = m.apply(Cumsum, g * out_first_as_one, dim, True, dtype)
     after = 0.0
     if twice:
         with no_grad():  # only its value matters: it is multiplied by x_z, which is 0
-            rest = _cumprod_grad(x_first_as_one, out_first_as_one, g, dim, False)
-        after = where(first, x, 0.0).sum(dim, keepdim=True) * rest
-    return where(before, part_before, where(first, part_first, after))
+            rest = _cumprod_grad(m, x_first_as_one, out_first_as_one, g, dim, dtype, False)
+        after = m.sum(m.where(first, x, 0.0), dim, True) * rest
+    return m.where(before, part_before, m.where(first, part_first, after))
 
 
 @register_op(methods=("cumprod",),
@@ -891,6 +896,7 @@ def cumprod(input, dim=None, *, dtype=None):
 
 class Cummax(_Selection):
     node_name = "CummaxBackward0"
+    unique = False  # the running extreme picks one position many times
 
     @staticmethod
     def forward(ctx, x, dim, largest):

@@ -3,9 +3,10 @@ index_add, index_copy, index_fill, index_reduce, index_put, put, masked_select,
 masked_scatter, take, take_along_dim, and the integer-valued searches nonzero, argwhere, unique,
 unique_consecutive, bincount, histc, searchsorted, bucketize.
 
-Every gather-like op is a subclass of ``AdvancedIndex`` (``x[index tuple]``), whose backward
-is the scatter-add ``IndexScatter`` (``backend.scatter_add``, so repeated indices
-accumulate), whose backward is the gather again: double backward works for all of them.
+Every gather-like op is a subclass of ``AdvancedIndex`` (``x[index tuple]``), ember's one
+gather, whose backward is the scatter-add ``IndexScatter`` (``indexing.scatter_add``, so
+repeated indices accumulate), whose backward is the gather again: double backward works
+for all of them.
 Every scatter-like op is ``IndexPut`` (overwrite) or ``IndexPutAccumulate`` (add)."""
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor, _inplace
 from ._util import ensure_tensor, wrap_dim
-from .comparison import where
 from .indexing import AdvancedIndex, IndexPut, IndexPutAccumulate, convert_index
 from .registry import Sample, bind_method, register_op
 
@@ -298,6 +298,7 @@ class ScatterReduce(Function):
     """``scatter_reduce``: each position of the output combines its own value (with
     include_self) and every src value scattered onto it by sum, prod, mean, amax or amin."""
 
+    array_backward = True
     node_name = "ScatterReduceBackward0"
 
     @staticmethod
@@ -337,6 +338,7 @@ class ScatterReduce(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         need_x, need_src = ctx.needs_input_grad[:2]
         index, reduce = ctx.index, ctx.reduce
         grad_x = grad_src = None
@@ -347,29 +349,29 @@ class ScatterReduce(Function):
             else:
                 count, own = ctx.saved_tensors
                 shared = grad / count
-            grad_x = where(own, 0.0, shared) if need_x else None
-            grad_src = Gather.apply(shared, index) if need_src else None
+            grad_x = m.where(own, 0.0, shared) if need_x else None
+            grad_src = m.apply(Gather, shared, index) if need_src else None
         elif reduce == "prod":
             x, src, own, x_zero, src_zero, zeros = ctx.saved_tensors
             # Exclusive products (the product of the other factors of a group) without
             # dividing by zero: with zeros set to 1, the masked product divided by the
             # factor, where no *other* factor of the group is zero; else 0.
-            masked_x = where(x_zero, 1.0, x)
-            masked_src = where(src_zero, 1.0, src)
-            masked = ScatterReduce.apply(masked_x, masked_src, index, "prod",
-                                         ctx.include_self)
+            masked_x = m.where(x_zero, 1.0, x)
+            masked_src = m.where(src_zero, 1.0, src)
+            masked = m.apply(ScatterReduce, masked_x, masked_src, index, "prod",
+                             ctx.include_self)
             if need_x:
-                alone = (zeros - (x_zero & ~own).long()) == 0
-                grad_x = where(own, 0.0, where(alone, grad * masked / masked_x, 0.0))
+                alone = zeros == m.cast(x_zero & ~own, zeros)
+                grad_x = m.where(own, 0.0, m.where(alone, grad * masked / masked_x, 0.0))
             if need_src:
-                alone = (Gather.apply(zeros, index) - src_zero.long()) == 0
-                picked = Gather.apply(grad * masked, index)
-                grad_src = where(alone, picked / masked_src, 0.0)
+                alone = m.apply(Gather, zeros, index) == m.cast(src_zero, zeros)
+                picked = m.apply(Gather, grad * masked, index)
+                grad_src = m.where(alone, picked / masked_src, 0.0)
         else:
             x_is, src_is, share = ctx.saved_tensors
             shared = grad / share
-            grad_x = where(x_is, shared, 0.0) if need_x else None
-            grad_src = where(src_is, Gather.apply(shared, index), 0.0) if need_src else None
+            grad_x = m.where(x_is, shared, 0.0) if need_x else None
+            grad_src = m.where(src_is, m.apply(Gather, shared, index), 0.0) if need_src else None
         return grad_x, grad_src, None, None, None
 
 

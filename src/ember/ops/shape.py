@@ -7,7 +7,8 @@ import numpy as np
 from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import ensure_tensor, parse_shape, sum_to_shape, wrap_dim
+from ._util import ensure_tensor, parse_shape, wrap_dim
+from .indexing import AdvancedIndex
 from .registry import NAMESPACES, Sample, register_op
 
 
@@ -40,6 +41,7 @@ def _infer_shape(shape: tuple, numel: int, op: str) -> tuple:
 
 
 class Reshape(Function):
+    array_backward = True
     node_name = "ViewBackward0"
     is_view = True
 
@@ -54,10 +56,11 @@ class Reshape(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.reshape(ctx.input_shape), None
+        return ctx.math.reshape(grad, ctx.input_shape), None
 
 
 class View(Function):
+    array_backward = True
     node_name = "ViewBackward0"
     is_view = True
     always_view = True
@@ -75,7 +78,7 @@ class View(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.reshape(ctx.input_shape), None
+        return ctx.math.reshape(grad, ctx.input_shape), None
 
 
 def _reshape_samples(make):
@@ -121,6 +124,7 @@ def reshape_as(input, other):
 
 
 class Transpose(Function):
+    array_backward = True
     node_name = "TransposeBackward0"
     is_view = True
     always_view = True
@@ -132,7 +136,7 @@ class Transpose(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.transpose(*ctx.dims), None, None
+        return ctx.math.transpose(grad, *ctx.dims), None, None
 
 
 @register_op(methods=("transpose", "swapaxes", "swapdims"), also=("swapaxes", "swapdims"),
@@ -170,6 +174,7 @@ def detach(input):
 
 
 class Permute(Function):
+    array_backward = True
     node_name = "PermuteBackward0"
     is_view = True
     always_view = True
@@ -181,7 +186,7 @@ class Permute(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.permute(ctx.inverse), None
+        return ctx.math.permute(grad, ctx.inverse), None
 
 
 @register_op(methods=("permute",),
@@ -204,6 +209,7 @@ def permute(input, *order, dims=None):
 
 
 class Expand(Function):
+    array_backward = True
     node_name = "ExpandBackward0"
     is_view = True
     always_view = True
@@ -220,7 +226,7 @@ class Expand(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return sum_to_shape(grad, ctx.input_shape), None
+        return ctx.math.sum_to_shape(grad, ctx.input_shape), None
 
 
 @register_op(methods=("expand",),
@@ -273,6 +279,7 @@ def broadcast_to(input, size):
 
 
 class Squeeze(Function):
+    array_backward = True
     node_name = "SqueezeBackward0"
     is_view = True
     always_view = True
@@ -287,7 +294,7 @@ class Squeeze(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.reshape(ctx.input_shape), None
+        return ctx.math.reshape(grad, ctx.input_shape), None
 
 
 @register_op(methods=("squeeze",),
@@ -305,6 +312,7 @@ def squeeze(input, dim=None):
 
 
 class Unsqueeze(Function):
+    array_backward = True
     node_name = "UnsqueezeBackward0"
     is_view = True
     always_view = True
@@ -316,7 +324,7 @@ class Unsqueeze(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.squeeze(ctx.dim), None
+        return ctx.math.squeeze(grad, ctx.dim), None
 
 
 @register_op(methods=("unsqueeze",),
@@ -355,6 +363,7 @@ def _common_dtype(tensors, op):
 
 
 class Cat(Function):
+    array_backward = True
     node_name = "CatBackward0"
 
     @staticmethod
@@ -365,10 +374,11 @@ class Cat(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         grads = [None]
         start = 0
         for size, need in zip(ctx.sizes, ctx.needs_input_grad[1:]):
-            grads.append(grad.narrow(ctx.dim, start, size) if need else None)
+            grads.append(m.narrow(grad, ctx.dim, start, size) if need else None)
             start += size
         return tuple(grads)
 
@@ -411,6 +421,7 @@ def cat(tensors, dim=0):
 
 
 class Stack(Function):
+    array_backward = True
     node_name = "StackBackward0"
 
     @staticmethod
@@ -420,7 +431,8 @@ class Stack(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return (None,) + tuple(grad.select(ctx.dim, i) if need else None
+        m = ctx.math
+        return (None,) + tuple(m.select(grad, ctx.dim, i) if need else None
                                for i, need in enumerate(ctx.needs_input_grad[1:]))
 
 
@@ -533,6 +545,7 @@ NAMESPACES["ember"]["broadcast_shapes"] = broadcast_shapes
 
 # ----------------------------------------------------------------------------- repeats
 class Repeat(Function):
+    array_backward = True
     node_name = "RepeatBackward0"
 
     @staticmethod
@@ -547,8 +560,9 @@ class Repeat(Function):
         split = []
         for r, s in zip(repeats, padded):
             split += [r, s]
-        summed = grad.reshape(tuple(split)).sum(dim=tuple(range(0, len(split), 2)))
-        return summed.reshape(shape), None
+        m = ctx.math
+        summed = m.sum(m.reshape(grad, tuple(split)), tuple(range(0, len(split), 2)))
+        return m.reshape(summed, shape), None
 
 
 def _repeat_samples(make):
@@ -647,6 +661,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 # ----------------------------------------------------------------------------- reorderings
 class Flip(Function):
+    array_backward = True
     node_name = "FlipBackward0"
 
     @staticmethod
@@ -656,7 +671,7 @@ class Flip(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return Flip.apply(grad, ctx.dims), None
+        return ctx.math.apply(Flip, grad, ctx.dims), None
 
 
 @register_op(methods=("flip",), samples=lambda make: [Sample((make((3, 4)), (0,))),
@@ -690,6 +705,7 @@ def flipud(input):
 
 
 class Roll(Function):
+    array_backward = True
     node_name = "RollBackward0"
 
     @staticmethod
@@ -700,7 +716,7 @@ class Roll(Function):
     @staticmethod
     def backward(ctx, grad):
         back = tuple(-s for s in ctx.shifts) if ctx.dims is not None else -ctx.shifts
-        return Roll.apply(grad, back, ctx.dims), None, None
+        return ctx.math.apply(Roll, grad, back, ctx.dims), None, None
 
 
 @register_op(methods=("roll",), samples=lambda make: [Sample((make((3, 4)), 1)),
@@ -747,6 +763,7 @@ def rot90(input, k=1, dims=(0, 1)):
 
 
 class Rot90(Function):
+    array_backward = True
     node_name = "Rot90Backward0"
 
     @staticmethod
@@ -756,7 +773,7 @@ class Rot90(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return Rot90.apply(grad, (4 - ctx.k) % 4, ctx.dims), None, None
+        return ctx.math.apply(Rot90, grad, (4 - ctx.k) % 4, ctx.dims), None, None
 
 
 # ----------------------------------------------------------------------------- atleast, stacks
@@ -858,6 +875,8 @@ def column_stack(tensors):
 class Split(Function):
     """Pieces ``[start, stop)`` of one dim, all views of the input."""
 
+    array_backward = True
+    _materialize_grads = False  # backward fills in only the pieces it must
     node_name = "SplitWithSizesBackward0"
     is_view = True
     always_view = True
@@ -873,16 +892,21 @@ class Split(Function):
         bounds, dim = ctx.bounds, ctx.dim
         partition = bounds[0][0] == 0 and bounds[-1][1] == ctx.size and all(
             b == c for (_, b), (c, _) in zip(bounds, bounds[1:]))
+        m = ctx.math
         if partition:
-            return cat(list(grads), dim), None, None
+            return m.cat(_zeros_for_missing(ctx, grads), dim), None, None
         total = None
         for (a, b), g in zip(bounds, grads):
-            placed = _constant_pad_dim(g, dim, a, ctx.size - b)
+            if g is None:
+                continue
+            placed = m.apply(ConstantPad, g, _dim_pairs(g.ndim, dim, a, ctx.size - b), 0)
             total = placed if total is None else total + placed
         return total, None, None
 
 
 class Unbind(Function):
+    array_backward = True
+    _materialize_grads = False
     node_name = "UnbindBackward0"
     is_view = True
     always_view = True
@@ -895,7 +919,14 @@ class Unbind(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        return stack(list(grads), ctx.dim), None
+        return ctx.math.stack(_zeros_for_missing(ctx, grads), ctx.dim), None
+
+
+def _zeros_for_missing(ctx, grads) -> list:
+    """The outputs' gradients, zeros where an output got none."""
+    like = next(g for g in grads if g is not None)
+    return [g if g is not None else ctx.math.zeros(ctx._output_meta[i][0], like)
+            for i, g in enumerate(grads)]
 
 
 def _split(input: Tensor, bounds, d: int, name: str):
@@ -1099,6 +1130,7 @@ def meshgrid(*tensors, indexing=None):
 class ConstantPad(Function):
     """Pad with a constant (negative amounts crop). Its backward is the opposite pad."""
 
+    array_backward = True
     node_name = "ConstantPadNdBackward0"
 
     @staticmethod
@@ -1115,13 +1147,15 @@ class ConstantPad(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return ConstantPad.apply(grad, tuple((-a, -b) for a, b in ctx.pairs), 0), None, None
+        return ctx.math.apply(ConstantPad, grad, tuple((-a, -b) for a, b in ctx.pairs), 0), \
+            None, None
 
 
-def _constant_pad_dim(t: Tensor, dim: int, before: int, after: int) -> Tensor:
-    pairs = [(0, 0)] * t._data.ndim
+def _dim_pairs(ndim: int, dim: int, before: int, after: int) -> tuple:
+    """ConstantPad's pairs that pad one dim."""
+    pairs = [(0, 0)] * ndim
     pairs[dim] = (before, after)
-    return ConstantPad.apply(t, tuple(pairs), 0)
+    return tuple(pairs)
 
 
 def _pad_index(n: int, before: int, after: int, mode: str, xp):
@@ -1136,45 +1170,6 @@ def _pad_index(n: int, before: int, after: int, mode: str, xp):
         return xp.clip(position, 0, n - 1)
     position = xp.abs(position)  # reflect: mirror at both edges, edge not repeated
     return xp.where(position > n - 1, 2 * (n - 1) - position, position)
-
-
-class IndexPad(Function):
-    """Reflect / replicate / circular padding: each padded dim gathers input positions;
-    the backward scatter-adds them back (``IndexPadBackward``), and vice versa."""
-
-    node_name = "ReflectionPadBackward0"
-
-    @staticmethod
-    def forward(ctx, x, indices, input_shape, name):
-        ctx.indices, ctx.input_shape, ctx.node_name = indices, input_shape, name
-        for d, index in indices:
-            x = ctx.xp.take(x, index, axis=d)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad):
-        return IndexPadBackward.apply(grad, ctx.indices, ctx.input_shape, ctx.node_name), \
-            None, None, None
-
-
-class IndexPadBackward(Function):
-    node_name = "IndexPadBackward0"
-
-    @staticmethod
-    def forward(ctx, grad, indices, input_shape, name):
-        ctx.indices, ctx.input_shape, ctx.name = indices, input_shape, name
-        xp = ctx.xp
-        for d, index in reversed(indices):
-            shape = list(grad.shape)
-            shape[d] = input_shape[d]
-            out = xp.zeros(shape, grad.dtype)
-            backend.scatter_add(out, (slice(None),) * d + (index,), grad)
-            grad = out
-        return grad
-
-    @staticmethod
-    def backward(ctx, grad):
-        return IndexPad.apply(grad, ctx.indices, ctx.input_shape, ctx.name), None, None, None
 
 
 _PAD_NAMES = {"reflect": "Reflection", "replicate": "Replication", "circular": "Circular"}
@@ -1257,8 +1252,13 @@ def pad(input, pad, mode="constant", value=None):  # noqa: A002 - PyTorch's name
                            f"padding {list(pad)}: the padded dims would have sizes {sizes}")
     if not indices:
         return input.clone()
-    name = f"{_PAD_NAMES[mode]}Pad{k}DBackward0"
-    return IndexPad.apply(input, tuple(indices), shape, name)
+    # each padded dim gathers input positions (the gradient scatter-adds them back)
+    out = input
+    for d, index in indices:
+        out = AdvancedIndex.apply(out, (slice(None),) * d + (index,))
+    if out.grad_fn is not None:
+        out.grad_fn.node_name = f"{_PAD_NAMES[mode]}Pad{k}DBackward0"
+    return out
 
 
 # ----------------------------------------------------------------------------- windows
@@ -1275,6 +1275,7 @@ class Unfold(Function):
     """Sliding windows along one dim as a view: windows replace the dim, each window's
     elements form a new last dim."""
 
+    array_backward = True
     node_name = "UnfoldBackward0"
     is_view = True
     always_view = True
@@ -1293,12 +1294,13 @@ class Unfold(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return UnfoldAdjoint.apply(grad, ctx.input_shape, *ctx.args), None, None, None
+        return ctx.math.apply(UnfoldAdjoint, grad, ctx.input_shape, *ctx.args), None, None, None
 
 
 class UnfoldAdjoint(Function):
     """Add every window's gradient back onto the positions it covers (overlaps add)."""
 
+    array_backward = True
     node_name = "UnfoldBackwardBackward0"
 
     @staticmethod
@@ -1315,7 +1317,7 @@ class UnfoldAdjoint(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return Unfold.apply(grad, *ctx.args), None, None, None, None
+        return ctx.math.apply(Unfold, grad, *ctx.args), None, None, None, None
 
 
 def _unfold_samples(make):
