@@ -36,9 +36,11 @@ tensor (its memory order: see ``fill_order``). What each consumes, and how:
                             uniform per sample searched in the row's cumulative weights.
 ==========================  ===========================================================
 
-The match is bit for bit with PyTorch's x86-64 CPU builds (which fuse multiply-adds and
-use the AVX2 Box-Muller for float32) on glibc. Other builds (ARM, the non-AVX kernels)
-share the stream's consumption but may round the float32 normals differently.
+The match is bit for bit with PyTorch's x86-64 AVX2 and AVX-512 kernels (which fuse
+multiply-adds and use the Cephes Box-Muller for float32). Other builds (ARM) consume the
+stream in the same way but may round float32 normals differently. PyTorch's x86 DEFAULT
+kernels (``ATEN_CPU_CAPABILITY=default``, or CPUs without AVX2) round without fused
+multiply-adds, which is not modelled.
 
 >>> g = TorchCompatibleGenerator(0)
 >>> uniform(g, 3, "float32").tolist()  # torch.manual_seed(0); torch.rand(3)
