@@ -146,12 +146,20 @@ def test_non_contiguous_fills_in_memory_order(dtype):
     _same(mine, base, g)
 
 
-def test_normal_with_tensor_mean_and_std():
-    # torch.normal(mean, std): standard normals of the broadcast shape, then * std + mean
+def test_normal_with_tensor_mean_or_std():
+    """torch.normal(mean_t, std_t) and normal(number, std_t): standard normals of the
+    result's size, times std, plus mean; normal(mean_t, number): normal_(0, std) plus
+    mean. Each step rounds in the result's dtype."""
     g = _pair(4)
     mean, std = torch.linspace(-1, 1, 40), torch.linspace(0.1, 2, 40)
     z = mt.normal(g, 40, "float32")
     _same(z * std.numpy() + mean.numpy(), torch.normal(mean, std), g, VECTOR_ULPS)
+    z = mt.normal(g, 40, "float32")
+    _same(z * std.numpy() + np.float32(0.3), torch.normal(0.3, std), g, VECTOR_ULPS)
+    z = mt.normal(g, 40, "float32", 0.0, 0.7)
+    _same(z + mean.numpy(), torch.normal(mean, 0.7), g, VECTOR_ULPS)
+    _same(mt.normal(g, 5, "float64", 0.3, 0.7),
+          torch.normal(0.3, 0.7, (5,), dtype=torch.float64), g)
 
 
 # --------------------------------------------------------------------------- integers

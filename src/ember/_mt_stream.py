@@ -10,17 +10,20 @@ The draw functions below return flat NumPy arrays of values in the order PyTorch
 tensor (its memory order: see ``fill_order``). What each consumes, and how:
 
 ==========================  ===========================================================
-``uniform``                 float32: 24 bits of one 32-bit word; float64: 53 bits of a
-                            64-bit draw (two words, the first one high); float16: 11
-                            bits of one word. ``x * (to - from) + from`` with one
-                            rounding (a fused multiply-add), in the tensor's dtype.
+``uniform``                 float32 and float16: 24 bits of one 32-bit word; float64:
+                            53 bits of a 64-bit draw (two words, the first one high).
+                            ``u * (to - from) + from`` with one rounding (a fused
+                            multiply-add), in float32 or float64; a value that rounds to
+                            ``to`` in the tensor's dtype becomes ``from``.
 ``normal``                  contiguous tensors of 16 or more values: all uniforms first,
                             then Box-Muller on blocks of 16 (values ``i`` and ``i + 8``
                             of a block share a pair); when the size is not a multiple of
-                            16, 16 fresh uniforms redo the last 16 values. float32 uses
-                            the Cephes single-precision log/sin/cos. Otherwise: the
-                            scalar sampler, two 53-bit uniforms per pair, the pair's
-                            second value cached in the generator for the next draw.
+                            16, 16 fresh uniforms redo the last 16 values (float16 draws
+                            uniforms for the whole blocks only, and computes in float32).
+                            float32 uses the Cephes single-precision log/sin/cos.
+                            Otherwise: the scalar sampler, two 53-bit uniforms per pair,
+                            the pair's second value cached in the generator for the next
+                            draw.
 ``random_from_to``          ``word % range + from``: one word for ranges below 2^28, a
                             64-bit draw above.
 ``random_full``             ``random_()``'s default range [0, 2^digits] per dtype.
@@ -50,6 +53,7 @@ from __future__ import annotations
 
 import math
 import operator
+from array import array
 
 import numpy as np
 
@@ -321,7 +325,7 @@ def uniform(g: TorchCompatibleGenerator, n: int, dtype, low=0.0, high=1.0) -> np
         low32, high32 = np.float32(low), np.float32(high)
         values = u if (low32, high32) == (0, 1) else fma32(u, high32 - low32, low32)
         values = values.astype(kind)
-    top, bottom = kind(high), kind(low)
+    top, bottom = _narrow(np.float64(high), kind), _narrow(np.float64(low), kind)
     return np.where(values == top, bottom, values) if (values == top).any() else values
 
 
@@ -456,32 +460,43 @@ def random_full_64_bits(g: TorchCompatibleGenerator, n: int) -> np.ndarray:
 
 
 _RANDPERM_WIDE = (2 ** 32 - 1) // 20  # from this n on, PyTorch shuffles with 64-bit draws
+_CHUNK = 1 << 20  # targets are computed vectorized a chunk at a time; the swaps are serial
+
+
+def _int64_buffer(values: np.ndarray) -> array:
+    buffer = array("q")
+    buffer.frombytes(np.ascontiguousarray(values, dtype=np.int64).tobytes())
+    return buffer
 
 
 def randperm(g: TorchCompatibleGenerator, n: int) -> np.ndarray:
-    """A permutation of 0 .. n-1 as ``torch.randperm(n)`` draws it (int64).
+    """A permutation of 0 .. n-1 as ``torch.randperm(n)`` draws it (int64): Fisher-Yates
+    swapping i with ``i + word % (n - i)`` for i = 0 .. n-2; from n = (2^32 - 1) // 20 on,
+    the inside-out shuffle instead (value i goes to slot ``r64 % (i + 1)``, whose value
+    moves to slot i).
 
     >>> randperm(TorchCompatibleGenerator(0), 5).tolist()
     [4, 0, 1, 3, 2]
     """
     n = _count(n, "randperm")
     if n < _RANDPERM_WIDE:
-        # swap i with i + word % (n - i), for i = 0 .. n - 2
-        steps = np.arange(n - 1, dtype=np.int64) if n > 1 else np.empty(0, np.int64)
-        words = g.random_uint32(max(n - 1, 0)).astype(np.int64)
-        targets = (steps + words % (n - steps)).tolist()
-        perm = list(range(n))
-        for i, j in enumerate(targets):
-            perm[i], perm[j] = perm[j], perm[i]
-        return np.array(perm, dtype=np.int64)
-    # the "inside-out" shuffle: place i, then swap it with a uniform earlier slot
-    words = g.random_uint64(n)
-    perm = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        j = int(words[i] % np.uint64(i + 1))
-        perm[i] = perm[j]
-        perm[j] = i
-    return perm
+        perm = _int64_buffer(np.arange(n, dtype=np.int64))
+        words = g.random_uint32(max(n - 1, 0))
+        for start in range(0, n - 1, _CHUNK):
+            steps = np.arange(start, min(start + _CHUNK, n - 1), dtype=np.int64)
+            targets = steps + words[start:start + steps.size].astype(np.int64) % (n - steps)
+            for i, j in zip(steps.tolist(), targets.tolist()):
+                perm[i], perm[j] = perm[j], perm[i]
+    else:
+        perm = _int64_buffer(np.zeros(n, dtype=np.int64))
+        words = g.random_uint64(n)
+        for start in range(0, n, _CHUNK):
+            steps = np.arange(start, min(start + _CHUNK, n), dtype=np.uint64)
+            slots = words[start:start + steps.size] % (steps + np.uint64(1))
+            for i, j in zip(steps.tolist(), slots.tolist()):
+                perm[i] = perm[j]
+                perm[j] = i
+    return np.frombuffer(perm, dtype=np.int64).copy()
 
 
 # ---------------------------------------------------------------------------- bernoulli
