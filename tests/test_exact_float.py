@@ -208,3 +208,13 @@ def test_mcg31_seed_zero_and_modulus_start_at_one():
         u = mt._mcg31_uniforms(seed, 3)
         assert u[0] == 1.0 / (2 ** 31 - 1)
         assert u[1] == 1132489760 * (1.0 / (2 ** 31 - 1))
+
+
+def test_docstring_examples_hold():
+    import doctest
+
+    from ember import _exact_float
+
+    for module in (mt, _exact_float):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.attempted > 0 and result.failed == 0, module.__name__

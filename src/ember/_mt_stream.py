@@ -550,7 +550,7 @@ def bernoulli_scalar(g: TorchCompatibleGenerator, n: int, p: float,
       MKL MCG31 stream, whose uniforms below ``p`` are the ones.
 
     >>> bernoulli_scalar(TorchCompatibleGenerator(0), 6, 0.5, "default").tolist()
-    [False, True, False, True, False, False]
+    [False, False, True, False, False, False]
     """
     n = _count(n, "bernoulli_scalar")
     method = BERNOULLI_SCALAR_METHOD if method is None else method
