@@ -14,7 +14,6 @@ import time
 from _threads import limit_threads, torch_threads
 
 
-
 def build(lib, device):
     nn = lib.nn
     model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),

@@ -19,11 +19,10 @@ import string
 import time
 
 import numpy as np
+from _common import History, parser, progress
 
 import ember
 from ember import nn
-
-from _common import History, parser, progress
 
 ALPHABET = sorted(set(string.printable) - set("\x0b\x0c\r")) + ["?"]
 

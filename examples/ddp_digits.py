@@ -11,14 +11,14 @@ at least 97% test accuracy.
 """
 from __future__ import annotations
 
+from _common import evaluate, parser
+from train_digits import load_digits, mlp
+
 import ember
 import ember.distributed as dist
 from ember import nn
 from ember.nn.parallel import DistributedDataParallel
 from ember.utils.data import DataLoader, DistributedSampler, TensorDataset
-
-from _common import evaluate, parser
-from train_digits import load_digits, mlp
 
 
 def run(epochs: int = 20, batch_size: int = 32, seed: int = 0, device: str = "cpu"):

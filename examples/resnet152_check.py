@@ -29,11 +29,10 @@ import sys
 import time
 
 import numpy as np
+from _common import parser
 
 import ember
 from ember import nn
-
-from _common import parser
 
 LAYERS = (3, 8, 36, 3)
 
@@ -111,7 +110,8 @@ def check(device: str = "cpu", samples: int = 5, seed: int = 0, eps: float = 1e-
           layers=LAYERS, verbose: bool = True, train_mode: bool = True) -> dict:
     """Build, forward, backward, then compare ``samples`` gradient elements of the stem conv,
     a middle block's 3x3 conv and the fc against central differences
-    (f(w + h) - f(w - h)) / (2 h), h = eps / max(1, max |grad of that weight|). Returns the counts, the comparisons and
+    (f(w + h) - f(w - h)) / (2 h), h = eps / max(1, max |grad of that weight|). Returns the counts,
+the comparisons and
     ``ok``: every |analytic - numeric| <= atol + rtol * |numeric|."""
     if samples < 1:
         raise SystemExit(f"--samples must be at least 1, got {samples}")

@@ -8,12 +8,11 @@ Both models reach at least 97% test accuracy.
 from __future__ import annotations
 
 import numpy as np
+from _common import History, evaluate, parser, train_epoch
 
 import ember
 from ember import nn
 from ember.utils.data import DataLoader, TensorDataset
-
-from _common import History, evaluate, parser, train_epoch
 
 
 def load_digits(seed: int):

@@ -18,12 +18,11 @@ import gzip
 import os
 
 import numpy as np
+from _common import History, evaluate, parser, train_epoch
 
 import ember
 from ember import nn
 from ember.utils.data import DataLoader, TensorDataset
-
-from _common import History, evaluate, parser, train_epoch
 
 PACKAGE_DIR = "/usr/share/datasets/fashion-mnist"
 FILES = {

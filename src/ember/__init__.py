@@ -9,32 +9,67 @@ tensor([2.0000, 2.6667, 3.3333])
 """
 from __future__ import annotations
 
+from . import (
+    autograd,
+    cuda,
+    distributed,
+    distributions,
+    linalg,
+    nn,
+    ops,
+    optim,
+    random,
+    special,
+    utils,
+    viz,
+)
 from . import dtypes as _dtypes
-from .dtypes import (bool, double, dtype, float, float16, float32, float64,  # noqa: A004
-                     get_default_dtype, half, int, int8, int16, int32, int64, long,
-                     promote_types, set_default_dtype, short, uint8)
-from .backend.device import device
-from .tensor import Size, Tensor
+from ._tensor_str import get_printoptions, set_printoptions
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
+from .backend.device import device
+from .creation import *  # noqa: F403
+from .creation import asarray
+from .dtypes import (
+    bool,
+    double,
+    dtype,
+    finfo,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    iinfo,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    set_default_dtype,
+    short,
+    uint8,
+)
 from .grad_mode import is_grad_enabled, is_inference_mode_enabled
-from . import autograd, cuda, ops, random
-from . import linalg, special, nn, optim, utils  # noqa: E402
-from . import viz  # noqa: E402
-from . import distributions  # noqa: E402
-from . import distributed  # noqa: E402
-from .serialization import save, load
-from .random import Generator, initial_seed, manual_seed, seed, get_rng_state, set_rng_state
-from .random import default_generator
-from .dtypes import finfo, iinfo
-from .creation import *  # noqa: F401,F403
-from .creation import asarray  # noqa: F401
-from ._tensor_str import set_printoptions, get_printoptions
+from .random import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
+from .serialization import load, save
+from .tensor import Size, Tensor
 
 __version__ = "0.1.0"
 
 # PyTorch computes IEEE results (inf, nan) silently; NumPy warns on each. Silence those
 # floating-point warnings where ember's own code raised them, and only there.
-import warnings as _warnings  # noqa: E402
+import warnings as _warnings
 
 _warnings.filterwarnings(
     "ignore", message=r"(overflow|invalid value|divide by zero|underflow) encountered",
@@ -49,11 +84,11 @@ def result_type(tensor1, tensor2) -> dtype:
     return _dtypes.result_type(tensor1, tensor2)
 
 
-def can_cast(from_: dtype, to: dtype) -> bool:  # noqa: A002
+def can_cast(from_: dtype, to: dtype) -> bool:
     return _dtypes.can_cast(from_, to)
 
 
-def is_floating_point(input: Tensor) -> bool:  # noqa: A002
+def is_floating_point(input: Tensor) -> bool:
     return input.is_floating_point()
 
 

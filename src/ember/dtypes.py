@@ -188,7 +188,7 @@ class finfo:
     __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution",
                  "dtype")
 
-    def __init__(self, type=None):  # noqa: A002 - PyTorch's argument name
+    def __init__(self, type=None):
         d = _default_float if type is None else _info_dtype(type, "finfo")
         if not d.is_floating_point:
             raise TypeError("ember.finfo() requires a floating point input type. Use "
@@ -224,7 +224,7 @@ class iinfo:
 
     __slots__ = ("bits", "max", "min", "dtype")
 
-    def __init__(self, type):  # noqa: A002 - PyTorch's argument name
+    def __init__(self, type):
         d = _info_dtype(type, "iinfo")
         if d is bool:
             raise TypeError("ember.bool is not supported by ember.iinfo")

@@ -10,10 +10,9 @@ import warnings
 
 import numpy as np
 
-from . import backend, dtypes
-from . import grad_mode
-from .hooks import RemovableHandle
+from . import backend, dtypes, grad_mode
 from .backend import CPU
+from .hooks import RemovableHandle
 
 _state = grad_mode._state
 _new = object.__new__
@@ -74,7 +73,8 @@ class Tensor:
 
     def __init__(self, *args, device=None, dtype=None, requires_grad=False):
         # ember.Tensor(data) or ember.Tensor(2, 3), as in PyTorch (float32 by default).
-        from .creation import tensor as make, empty
+        from .creation import empty
+        from .creation import tensor as make
 
         if len(args) == 1 and not isinstance(args[0], int):
             source = make(args[0], dtype=dtype or dtypes.get_default_dtype(), device=device)
@@ -220,10 +220,12 @@ class Tensor:
     def grad(self, value) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
+                raise TypeError("assigned grad expected to be a Tensor or None but got "
+                                f"{type(value).__name__}")
             if value.shape != self.shape:
-                raise RuntimeError(f"assigned grad has data of a different size: {list(value.shape)} "
-                                   f"for a tensor of size {list(self.shape)}")
+                raise RuntimeError("assigned grad has data of a different size: "
+                                   f"{list(value.shape)} for a tensor of size "
+                                   f"{list(self.shape)}")
             if value.dtype is not self.dtype:
                 raise RuntimeError(f"assigned grad has data of type {value.dtype} for a tensor "
                                    f"of type {self.dtype}")
@@ -651,7 +653,7 @@ class Tensor:
     def neg_(self):
         return _inplace(self, _F["neg"])
 
-    def clamp_(self, min=None, max=None):  # noqa: A002 - PyTorch's names
+    def clamp_(self, min=None, max=None):
         return _inplace(self, _F["clamp"], min, max)
 
     clip_ = clamp_

@@ -14,7 +14,6 @@ from ember.distributed import ReduceOp
 from ember.distributed import run as launcher
 from ember.distributed._group import ProcessGroup, Work, timeout_seconds
 
-
 NOT_INITIALIZED = "Default process group has not been initialized"
 
 

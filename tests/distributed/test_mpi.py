@@ -18,9 +18,10 @@ def test_every_collective_and_op(ranks):
 
 
 def test_one_process_without_mpiexec_is_a_world_of_one():
-    from .launch import SCRIPTS, environment, mpiexec
     import os
     import subprocess
+
+    from .launch import SCRIPTS, environment, mpiexec
 
     mpiexec()
     result = subprocess.run([sys.executable, os.path.join(SCRIPTS, "collectives.py"), "1"],

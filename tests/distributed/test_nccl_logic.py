@@ -11,8 +11,7 @@ import pytest
 
 from ember import backend
 from ember.backend import cuda
-from ember.distributed import ReduceOp
-from ember.distributed import _nccl
+from ember.distributed import ReduceOp, _nccl
 
 from . import fake_nccl
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-import char_lm  # noqa: E402  (examples/ on sys.path: conftest.py)
+import char_lm
 
 
 def test_corpus_is_deterministic_and_encodable():

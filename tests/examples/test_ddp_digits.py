@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-from ..distributed.launch import ROOT, output, run_ranks  # noqa: E402
+from ..distributed.launch import ROOT, output, run_ranks
 
 
 @pytest.mark.slow

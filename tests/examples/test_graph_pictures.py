@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import shutil
 
-import graph_pictures  # noqa: E402  (examples/ on sys.path: conftest.py)
+import graph_pictures
+
 from ember.viz import render
 
 

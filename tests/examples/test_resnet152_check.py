@@ -2,7 +2,7 @@
 finite differences."""
 from __future__ import annotations
 
-import resnet152_check  # noqa: E402  (examples/ on sys.path: conftest.py)
+import resnet152_check
 
 
 def test_counts_152_weighted_layers():

@@ -5,7 +5,7 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-import train_digits  # noqa: E402  (examples/ is put on sys.path by conftest.py)
+import train_digits
 
 
 @pytest.mark.slow

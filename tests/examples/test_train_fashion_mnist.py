@@ -7,8 +7,7 @@ import os
 
 import numpy as np
 import pytest
-
-import train_fashion_mnist as fashion  # noqa: E402  (examples/ on sys.path: conftest.py)
+import train_fashion_mnist as fashion
 
 HAVE_DATA = all(os.path.isfile(os.path.join(fashion.PACKAGE_DIR, name + ".gz"))
                 for name in fashion.FILES.values())

@@ -363,7 +363,10 @@ def test_conv_transpose_output_size():
     t = torch.nn.ConvTranspose2d(2, 3, 3, stride=2).double()
     e = nn.ConvTranspose2d(2, 3, 3, stride=2).double()
     x = rand(1, 2, 3, 3)
-    call = (lambda m, inp: m(inp, output_size=[8, 8]))
+
+    def call(m, inp):
+        return m(inp, output_size=[8, 8])
+
     check_module(t, e, x, call=call)
     with pytest.raises(ValueError, match="valid sizes range from 7 to 8"):
         e(ember.tensor(x), output_size=[9, 9])

@@ -8,8 +8,12 @@ import pytest
 
 import ember
 import ember.nn as nn
-from ember.nn.utils import (clip_grad_norm_, clip_grad_value_, parameters_to_vector,
-                            vector_to_parameters)
+from ember.nn.utils import (
+    clip_grad_norm_,
+    clip_grad_value_,
+    parameters_to_vector,
+    vector_to_parameters,
+)
 from ember.nn.utils.rnn import pad_sequence
 
 

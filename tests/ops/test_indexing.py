@@ -156,7 +156,7 @@ def test_setitem_values_and_gradients_match_torch(case):
 
 @requires_torch
 def test_setitem_through_views_updates_the_base_gradient():
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     x, tx = _pair((4, 3), seed=4)
     w, tw = _pair((3,), seed=5)
     outs = []

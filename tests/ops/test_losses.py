@@ -115,7 +115,7 @@ def test_label_smoothing_matches_pytorch(kwargs):
 
 @requires_torch
 def test_label_smoothing_with_probability_targets_matches_pytorch():
-    torch = _torch()
+    _torch()
     rng = np.random.default_rng(4)
     x, tx = _pair(rng.standard_normal((3, 5)))
     probs = rng.dirichlet(np.ones(5), size=3)

@@ -125,7 +125,7 @@ def test_scatter_reduce_integers_and_mean_floor():
 @pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")
 @pytest.mark.parametrize("reduce", ["add", "multiply"])
 def test_scatter_with_reduce_matches_torch_values(reduce):
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     x, tx = _pair(RNG.standard_normal((3, 4)), requires_grad=False)
     s, ts = _pair(RNG.standard_normal((2, 4)), requires_grad=False)
     i, ti = _index([[0, 1, 2, 0], [0, 1, 1, 0]])
@@ -329,7 +329,7 @@ def test_masked_select_and_take_along_dim_broadcast():
 @pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta")
 @pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
 def test_index_reduce_matches_torch(reduce):
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     x, tx = _pair([[1.0, 0.0, 2.0], [3.0, -1.0, 0.5], [2.0, 2.0, 2.0]])
     s, ts = _pair([[2.0, 0.0, 2.0], [3.0, 1.0, -0.5]])
     i, ti = _index([2, 2])

@@ -12,8 +12,15 @@ import pytest
 
 import ember
 from ember.backend import cuda as backend_cuda
-from ember.utils.benchmark import Compare, Measurement, TaskSpec, Timer, matmul_sweep
-from ember.utils.benchmark import select_unit, trim_sigfig
+from ember.utils.benchmark import (
+    Compare,
+    Measurement,
+    TaskSpec,
+    Timer,
+    matmul_sweep,
+    select_unit,
+    trim_sigfig,
+)
 from ember.utils.benchmark.__main__ import main
 from ember.utils.benchmark.sweep import MatmulSweep
 

@@ -10,11 +10,25 @@ import numpy as np
 import pytest
 
 import ember
-from ember.utils.data import (BatchSampler, ChainDataset, ConcatDataset, DataLoader, Dataset,
-                              IterableDataset, RandomSampler, SequentialSampler, StackDataset,
-                              Subset, SubsetRandomSampler, TensorDataset,
-                              WeightedRandomSampler, default_collate, default_convert,
-                              get_worker_info, random_split)
+from ember.utils.data import (
+    BatchSampler,
+    ChainDataset,
+    ConcatDataset,
+    DataLoader,
+    Dataset,
+    IterableDataset,
+    RandomSampler,
+    SequentialSampler,
+    StackDataset,
+    Subset,
+    SubsetRandomSampler,
+    TensorDataset,
+    WeightedRandomSampler,
+    default_collate,
+    default_convert,
+    get_worker_info,
+    random_split,
+)
 from tests.conftest import requires_torch
 
 Point = collections.namedtuple("Point", ["x", "y"])

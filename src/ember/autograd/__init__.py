@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 from .. import grad_mode
+from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from . import anomaly, function
 from . import gradcheck as gradcheck_module
 from .anomaly import detect_anomaly, set_detect_anomaly
+from .explain import explain  # the step-through backward
 from .function import Function as _OpFunction
 from .function import FunctionCtx
-from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
-from .explain import explain  # the step-through backward
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "gradcheck", "gradgradcheck",
            "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "detect_anomaly",
@@ -124,7 +124,7 @@ def _defined(cls):
     return names
 
 
-_setup_classes = {}
+_setup_classes: dict = {}
 
 
 def _with_setup(cls):

@@ -54,7 +54,7 @@ def names_by_node(params) -> dict:
     if not hasattr(params, "items"):
         raise TypeError(f"params must be a dict of name -> Tensor (for example "
                         f"dict(model.named_parameters())), not {type(params).__name__}")
-    names = {}
+    names: dict = {}
     for name, tensor in params.items():
         if not isinstance(tensor, Tensor):
             raise TypeError(f"params[{name!r}] is a {type(tensor).__name__}, not a Tensor")

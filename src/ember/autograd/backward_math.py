@@ -112,7 +112,7 @@ class ArrayMath:
     def sign(self, x):
         return self.xp.sign(x)
 
-    def abs(self, x):  # noqa: A003 - the op's name
+    def abs(self, x):
         return self.xp.abs(x)
 
     def sin(self, x):
@@ -166,7 +166,7 @@ class ArrayMath:
     def minimum(self, a, b):
         return self.xp.minimum(a, b)
 
-    def clamp(self, x, min=None, max=None):  # noqa: A002 - PyTorch's names
+    def clamp(self, x, min=None, max=None):
         return self.xp.clip(x, min, max)
 
     def zeros_like(self, x):
@@ -353,15 +353,15 @@ class TensorMath:
     # neural, normalization, convolution
     @staticmethod
     def softplus(x, beta: float = 1.0, threshold: float = 20.0):
-        from ..nn.functional import softplus
+        from ..nn import functional  # registered there by the ops
 
-        return softplus(x, beta, threshold)
+        return functional.__dict__["softplus"](x, beta, threshold)
 
     @staticmethod
     def one_hot(indices, num_classes: int):
-        from ..nn.functional import one_hot
+        from ..nn import functional
 
-        return one_hot(indices, num_classes)
+        return functional.__dict__["one_hot"](indices, num_classes)
 
 
 TENSOR_MATH = TensorMath()

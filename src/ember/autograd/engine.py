@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import grad_mode
-from .. import backend
+from .. import backend, grad_mode
 from .anomaly import is_anomaly_enabled
 from .backward_math import array_math
 from .function import AccumulateGrad, _fit_gradients, _materialize, accumulator_of

@@ -16,15 +16,15 @@ Tensors to match. User Functions always get Tensors.
 from __future__ import annotations
 
 import weakref
+from typing import Any
 
 import numpy as _np
 
-from .. import backend
+from .. import backend, grad_mode
 from ..backend import CPU
-from . import anomaly as _anomaly
-from .. import grad_mode
 from ..hooks import RemovableHandle
 from ..tensor import Tensor
+from . import anomaly as _anomaly
 from .backward_math import TENSOR_MATH
 
 _state = grad_mode._state
@@ -136,11 +136,11 @@ def edge_of(tensor):
 class FunctionCtx(Node):
     """The ``ctx`` API: saving tensors, needs_input_grad, non-differentiable outputs."""
 
-    _saved = ()
+    _saved: Any = ()
     _to_save = ()
     _freed = False
     _materialize_grads = True
-    _non_differentiable = ()
+    _non_differentiable: tuple = ()
     _dirty = ()
     # The namespace backward computes with; the engine sets ArrayMath for array backward.
     math = TENSOR_MATH

@@ -9,8 +9,9 @@ import contextlib
 import ctypes.util
 import importlib.util
 import os
+from typing import Any
 
-_cupy = None
+_cupy: Any = None
 _available: bool | None = None
 _reason = ""
 
@@ -138,7 +139,7 @@ def to_host(array):
     return _cupy.asnumpy(array)
 
 
-def from_host(array, index: int):
+def from_host(array, index: int | None):
     cp = cupy()
     with cp.cuda.Device(index):
         return cp.asarray(array)
@@ -382,14 +383,14 @@ def nccl_broadcast(comm, array, root: int) -> None:
     comm.broadcast(raw.data.ptr, raw.data.ptr, raw.size, nccl().NCCL_UINT8, root, _stream_ptr())
 
 
-def nccl_all_gather(comm, output, input) -> None:  # noqa: A002
+def nccl_all_gather(comm, output, input) -> None:
     """``output`` holds world_size copies of ``input``'s size, rank by rank."""
     send = input.reshape(-1).view(_cupy.uint8)
     receive = output.reshape(-1).view(_cupy.uint8)
     comm.allGather(send.data.ptr, receive.data.ptr, send.size, nccl().NCCL_UINT8, _stream_ptr())
 
 
-def nccl_reduce_scatter(comm, output, input, op: str) -> None:  # noqa: A002
+def nccl_reduce_scatter(comm, output, input, op: str) -> None:
     module = nccl()
     comm.reduceScatter(input.data.ptr, output.data.ptr, output.size,
                        _nccl_type(module, input.dtype), _nccl_op(module, op), _stream_ptr())

@@ -15,11 +15,12 @@ class device:
 
     __slots__ = ("type", "index")
 
-    def __init__(self, type, index: int | None = None):  # noqa: A002 - PyTorch's name
+    def __init__(self, type, index: int | None = None):
         if isinstance(type, device):
             if index is not None:
                 raise ValueError("device(device, index): give the index in one place only")
-            self.type, self.index = type.type, type.index
+            self.type: str = type.type
+            self.index: int | None = type.index
             return
         if isinstance(type, int) and not isinstance(type, bool):
             type, index = "cuda", type

@@ -21,9 +21,16 @@ import numpy as np
 
 from .. import backend
 from ..tensor import Tensor
-from ._group import (DistBackendError, ProcessGroup, ReduceOp, Work, as_reduce_op,
-                     default_pg_timeout, timeout_seconds)
-from ._group import NOT_INITIALIZED
+from ._group import (
+    NOT_INITIALIZED,
+    DistBackendError,
+    ProcessGroup,
+    ReduceOp,
+    Work,
+    as_reduce_op,
+    default_pg_timeout,
+    timeout_seconds,
+)
 
 __all__ = ["init_process_group", "destroy_process_group", "is_available", "is_initialized",
            "is_mpi_available", "is_nccl_available", "get_rank", "get_world_size",

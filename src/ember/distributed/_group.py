@@ -139,10 +139,10 @@ class ProcessGroup:
     def broadcast(self, array, src: int) -> Work:
         raise NotImplementedError
 
-    def all_gather(self, output, input) -> Work:  # noqa: A002
+    def all_gather(self, output, input) -> Work:
         raise NotImplementedError
 
-    def reduce_scatter(self, output, input, op: ReduceOp) -> Work:  # noqa: A002
+    def reduce_scatter(self, output, input, op: ReduceOp) -> Work:
         raise NotImplementedError
 
     def barrier(self) -> Work:

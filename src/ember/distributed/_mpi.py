@@ -103,12 +103,12 @@ class MpiGroup(ProcessGroup):
         request = self._comm.Ibcast(self._raw(array), root=src)
         return Work(self, "broadcast", seq, request.Test)
 
-    def all_gather(self, output, input) -> Work:  # noqa: A002
+    def all_gather(self, output, input) -> Work:
         seq = self.next_seq()
         request = self._comm.Iallgather(self._raw(input), self._raw(output))
         return Work(self, "all_gather", seq, request.Test)
 
-    def reduce_scatter(self, output, input, op: ReduceOp) -> Work:  # noqa: A002
+    def reduce_scatter(self, output, input, op: ReduceOp) -> Work:
         seq = self.next_seq()
         send, _, _ = self._typed(input)
         receive, copy_back, target = self._typed(output)

@@ -120,11 +120,11 @@ class NcclGroup(ProcessGroup):
     def broadcast(self, array, src: int) -> Work:
         return self._launch("broadcast", lambda: cuda.nccl_broadcast(self._comm, array, src))
 
-    def all_gather(self, output, input) -> Work:  # noqa: A002
+    def all_gather(self, output, input) -> Work:
         return self._launch("all_gather",
                             lambda: cuda.nccl_all_gather(self._comm, output, input))
 
-    def reduce_scatter(self, output, input, op: ReduceOp) -> Work:  # noqa: A002
+    def reduce_scatter(self, output, input, op: ReduceOp) -> Work:
         name = _nccl_op(op, input.dtype)
         return self._launch("reduce_scatter",
                             lambda: cuda.nccl_reduce_scatter(self._comm, output, input, name),
@@ -171,7 +171,7 @@ class NcclGroup(ProcessGroup):
     def abort(self, message: str, code: int = 1) -> None:
         try:
             cuda.nccl_abort(self._comm)  # frees the GPU from kernels that would never end
-        except Exception:  # noqa: BLE001  (the job ends either way)
+        except Exception:
             pass
         if self._mpi is not None:
             self._mpi.abort(message, code)

@@ -208,7 +208,7 @@ class _Real(Constraint):
     """The extended real line: everything but NaN."""
 
     def check(self, value):
-        return value == value  # noqa: PLR0124 - False exactly for NaN
+        return value == value
 
 
 class _GreaterThan(Constraint):

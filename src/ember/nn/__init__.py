@@ -7,15 +7,28 @@ Sequential(
   (1): ReLU()
 )
 """
-from . import functional  # noqa: F401
-from . import init  # noqa: F401
-from .parameter import (Buffer, Parameter, UninitializedBuffer,  # noqa: F401
-                        UninitializedParameter)
-from .modules import *  # noqa: F401,F403
-from .modules import Module  # noqa: F401
-from .modules import (activation, container, conv, dropout, linear, loss,  # noqa: F401
-                      normalization, pooling, rnn, sparse, transformer)
-from . import utils  # noqa: F401
+from . import (
+                        functional,
+                        init,
+                        utils,
+)
+from .modules import *  # noqa: F403
+from .modules import (
+                        Module,
+                        activation,
+                        container,
+                        conv,
+                        dropout,
+                        linear,
+                        loss,
+                        normalization,
+                        pooling,
+                        rnn,
+                        sparse,
+                        transformer,
+)
+
 # ember.nn.parallel is the package (DistributedDataParallel), not modules/parallel.py that the
 # star import above bound to the same name.
-from .parallel import DistributedDataParallel as _DistributedDataParallel  # noqa: F401,E402
+from .parallel import DistributedDataParallel as _DistributedDataParallel
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter

@@ -2,7 +2,8 @@
 where PyTorch has a ``torch.<name>`` too).
 
 Each op is one Function class (forward on arrays via ``ctx.xp``, backward written once
-against ``ctx.math``, so it runs on arrays and, under ``create_graph``, on Tensors) and one registered public function. In-place forms
+against ``ctx.math``, so it runs on arrays and, under ``create_graph``, on Tensors) and one
+registered public function. In-place forms
 (``inplace=True``, ``relu_``, ``elu_``...) go through ``ember.tensor._inplace``: the same
 out-of-place op, written back into the input's memory.
 """
@@ -16,9 +17,9 @@ from ..autograd.function import Function
 from ..tensor import Tensor, _inplace
 from ._util import float_operand, wrap_dim
 from .comparison import where
+from .registry import NAMESPACES, Sample, bind_method, register_op
 from .unary import _in_float64, erf_array, sigmoid, tanh
 from .unary import relu as _relu
-from .registry import NAMESPACES, Sample, bind_method, register_op
 
 _F = "nn.functional"
 _SELU_ALPHA = 1.6732632423543772848170429916717

@@ -13,12 +13,12 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Function
-from ..tensor import Tensor, _F, _inplace
+from ..tensor import _F, Tensor, _inplace
 from . import _samples
-from ._util import binary_operands, broadcast_error, shape_of, sum_to_shape
-from .comparison import _binary, _tensor_operands, _two_tensors, where
+from ._util import binary_operands, broadcast_error, shape_of
+from .comparison import _binary, _tensor_operands, _two_tensors
 from .registry import Sample, bind_method, register_op
-from .unary import _LN2, log, sigmoid
+from .unary import _LN2
 
 
 # ----------------------------------------------------------------------------- arithmetic
@@ -318,7 +318,7 @@ def _pow_samples(make):
 
 
 @register_op(methods=("pow",), samples=_pow_samples)
-def pow(input, exponent):  # noqa: A001 - PyTorch's name
+def pow(input, exponent):
     """``input ** exponent``; either may be a Python number."""
     a, b = binary_operands(input, exponent, "pow")
     if isinstance(a, Tensor) and isinstance(b, int) and a._data.dtype.kind in "iu" and b < 0:

@@ -323,7 +323,7 @@ def _clamp_samples(make):
 
 
 @register_op(methods=("clamp", "clip"), also=("clip",), samples=_clamp_samples)
-def clamp(input, min=None, max=None):  # noqa: A002 - PyTorch's names
+def clamp(input, min=None, max=None):
     """``minimum(maximum(input, min), max)``, elementwise; min/max are numbers or tensors
     (broadcast). Where min > max the result is max. The gradient reaches input where
     ``min <= input <= max`` (bounds included), and min / max where they were chosen."""
@@ -355,7 +355,7 @@ def clamp(input, min=None, max=None):  # noqa: A002 - PyTorch's names
 @register_op(methods=("clamp_min",),
              samples=lambda make: [Sample((make((3, 4)), -0.3), name="number"),
                                    Sample((make((2, 3)), make((3,))), name="tensor")])
-def clamp_min(input, min):  # noqa: A002
+def clamp_min(input, min):
     """``maximum(input, min)`` (clamp with only a lower bound)."""
     return clamp(input, min=min)
 
@@ -363,7 +363,7 @@ def clamp_min(input, min):  # noqa: A002
 @register_op(methods=("clamp_max",),
              samples=lambda make: [Sample((make((3, 4)), 0.3), name="number"),
                                    Sample((make((2, 3)), make((3,))), name="tensor")])
-def clamp_max(input, max):  # noqa: A002
+def clamp_max(input, max):
     """``minimum(input, max)`` (clamp with only an upper bound)."""
     return clamp(input, max=max)
 

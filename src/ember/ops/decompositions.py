@@ -4,7 +4,8 @@ matrix_power, matrix_rank, pinv (and inverse, pinverse), and ``ember.linalg.LinA
 
 Every decomposition's backward is written once against ``ctx.math`` with the
 decompositions themselves as its steps (``_run``: the op on Tensors, so gradients of
-gradients work, or its forward on arrays). Decompositions run on ``xp.linalg`` (LAPACK through NumPy on
+gradients work, or its forward on arrays). Decompositions run on ``xp.linalg`` (LAPACK through
+NumPy on
 the CPU, cuSOLVER through CuPy on the GPU); a singular or non-positive-definite input raises
 ``ember.linalg.LinAlgError`` (a RuntimeError, as PyTorch's).
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend, dtypes
-from ..autograd.function import Function
 from ..autograd import grad_mode
+from ..autograd.function import Function
 from ..tensor import Tensor, _check_writable
 from ._util import ensure_tensor, wrap_dim
 from .registry import Sample, register_op

@@ -18,11 +18,12 @@ import numpy as np
 from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
+from ._util import ensure_tensor
 from .comparison import minimum, where
 from .neural import _constant, log_softmax
-from .unary import abs as _abs, relu
-from ._util import ensure_tensor
 from .registry import Sample, register_op
+from .unary import abs as _abs
+from .unary import relu
 
 _NN = "nn.functional"
 
@@ -595,7 +596,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 def _kl_samples(make):
-    from .neural import log_softmax as _log_softmax, softmax
+    from .neural import log_softmax as _log_softmax
+    from .neural import softmax
 
     return [Sample((_log_softmax(make((3, 4)), 1), softmax(make((3, 4), requires_grad=False), 1)),
                    {"reduction": "batchmean"}, name="batchmean"),

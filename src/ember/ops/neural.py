@@ -3,7 +3,8 @@ bilinear, attention, distances.
 
 Softmax and log-softmax are single nodes with stable forwards (the maximum along ``dim`` is
 subtracted before ``exp``) and backwards written once against ``ctx.math`` (arrays, or ember
-ops when gradients of gradients are wanted). The rest are compositions of registered ops (matmul, where, indexing), which gives
+ops when gradients of gradients are wanted). The rest are compositions of registered ops (matmul,
+where, indexing), which gives
 them their gradients, or small nodes of their own where the composition would be unstable
 (the p-norm at zero distance) or wasteful (the embedding lookup).
 """
@@ -18,13 +19,13 @@ from .. import backend, dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor, _inplace
+from ._util import ensure_tensor, wrap_dim
 from .arithmetic import mul
 from .comparison import where
 from .indexing import IndexScatter
 from .products import matmul
-from .shape import cat
-from ._util import ensure_tensor, wrap_dim
 from .registry import Sample, register_op
+from .shape import cat
 
 _NN = "nn.functional"
 

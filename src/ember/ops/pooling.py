@@ -415,7 +415,9 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 def _lp_pool(n, op, input, norm_type, kernel_size, stride, ceil_mode):
     _check_input(input, n, op)
     kernel = _tuple(kernel_size, n, op, "kernel_size")
-    from .unary import abs as _abs, relu as _relu, sign as _sign
+    from .unary import abs as _abs
+    from .unary import relu as _relu
+    from .unary import sign as _sign
     powered = input ** norm_type
     pooled = _avg_pool(n, op, powered, kernel, stride, 0, ceil_mode, True, None)
     # PyTorch's form: sign(s) * relu(|s|) keeps its gradient at s = 0 equal to PyTorch's

@@ -255,7 +255,7 @@ def _sum_samples(make):
 
 @register_op(methods=("sum",), samples=_sum_samples)
 @_numpy_aliases
-def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
+def sum(input, dim=None, keepdim=False, *, dtype=None):
     """``sum_i input_i`` over all elements, or over ``dim`` (int or tuple). Integers and
     bools sum to int64, as in PyTorch; ``dtype`` casts before summing."""
     ensure_tensor(input, "sum")
@@ -483,7 +483,7 @@ def _max_or_min(input, dim, keepdim, other, largest: bool):
 
 @register_op(methods=("max",), samples=_max_samples)
 @_numpy_aliases
-def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
+def max(input, dim=None, keepdim=False, *, other=None):
     """The largest element (ties share the gradient); with ``dim``, ``(values, indices)``
     along it; with a second tensor, the elementwise maximum."""
     return _max_or_min(input, dim, keepdim, other, True)
@@ -491,7 +491,7 @@ def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
 
 @register_op(methods=("min",), samples=_max_samples)
 @_numpy_aliases
-def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
+def min(input, dim=None, keepdim=False, *, other=None):
     """The smallest element; with ``dim``, ``(values, indices)``; with a second tensor,
     the elementwise minimum."""
     return _max_or_min(input, dim, keepdim, other, False)
@@ -965,7 +965,7 @@ def _logic_samples(make):
 
 @register_op(methods=("all",), samples=_logic_samples, differentiable=False)
 @_numpy_aliases
-def all(input, dim=None, keepdim=False):  # noqa: A001
+def all(input, dim=None, keepdim=False):
     """True where every element (over ``dim``) is non-zero; bool result (uint8 for a
     uint8 input, as in PyTorch)."""
     ensure_tensor(input, "all")
@@ -974,7 +974,7 @@ def all(input, dim=None, keepdim=False):  # noqa: A001
 
 @register_op(methods=("any",), samples=_logic_samples, differentiable=False)
 @_numpy_aliases
-def any(input, dim=None, keepdim=False):  # noqa: A001
+def any(input, dim=None, keepdim=False):
     """True where some element (over ``dim``) is non-zero; bool result."""
     ensure_tensor(input, "any")
     return AllAny.apply(input, _reduced_dims(input, dim, "any"), bool(keepdim), False)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..tensor import Tensor, _F
+from ..tensor import _F, Tensor
 
 __all__ = ["register_op", "OPS", "OpInfo", "Sample", "NAMESPACES"]
 

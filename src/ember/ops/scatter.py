@@ -845,7 +845,7 @@ def _unique_samples(make):
 
 
 @register_op(methods=("unique",), samples=_unique_samples, differentiable=False)
-def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct elements (or, with ``dim``, distinct slices along dim), in ascending
     order; ``return_inverse`` adds where each input element went, ``return_counts`` how
     often each occurs. Results are always sorted (sorted=False allows any order).
@@ -968,7 +968,7 @@ def _histc_samples(make):
 
 
 @register_op(methods=("histc",), samples=_histc_samples, differentiable=False)
-def histc(input, bins=100, min=0, max=0):  # noqa: A002 - PyTorch's names
+def histc(input, bins=100, min=0, max=0):
     """A histogram of ``bins`` equal-width bins over [min, max] (the data's range when both
     are 0); elements outside are ignored. Same dtype as the (floating) input."""
     ensure_tensor(input, "histc")

@@ -1185,7 +1185,7 @@ def _pad_samples(make):
 
 
 @register_op(namespace="nn.functional", samples=_pad_samples)
-def pad(input, pad, mode="constant", value=None):  # noqa: A002 - PyTorch's names
+def pad(input, pad, mode="constant", value=None):
     """Pad ``input``: ``pad`` = (left, right) for the last dim, then (top, bottom) for the
     one before, and so on; negative amounts crop. Modes: 'constant' (``value``, default 0),
     'reflect' (mirror without repeating the edge; pad < size), 'replicate' (repeat the

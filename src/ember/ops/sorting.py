@@ -14,11 +14,19 @@ from .. import backend
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import ensure_tensor, wrap_dim
-from .reductions import (GatherAlong, _as_1d, _check_nonempty, _float_required,
-                         _keepdim_shape, _no_bool, _numpy_aliases, _running, _Selection,
-                         _squeeze_result)
+from .reductions import (
+    GatherAlong,
+    _as_1d,
+    _check_nonempty,
+    _float_required,
+    _keepdim_shape,
+    _no_bool,
+    _numpy_aliases,
+    _running,
+    _Selection,
+    _squeeze_result,
+)
 from .registry import NAMESPACES, Sample, register_op
-
 
 # PyTorch returns (values, indices) named tuples from these ops (torch.return_types.*).
 SortResult = namedtuple("sort", ["values", "indices"])
@@ -228,7 +236,7 @@ class Topk(_Selection):
                                    Sample((make((4,)), 4), {"sorted": True}, name="k=n"),
                                    Sample((make((3, 4)), 0, 1), name="k=0")])
 @_numpy_aliases
-def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
+def topk(input, k, dim=-1, largest=True, sorted=True):
     """``(values, indices)`` of the ``k`` largest (or smallest) elements along ``dim``,
     in sorted order (NaN counts as the largest). Cost: one sort along ``dim``."""
     ensure_tensor(input, "topk")

@@ -13,12 +13,11 @@ import math
 
 import numpy as np
 
-from .. import backend, dtypes
+from .. import dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
 from . import _samples
 from ._util import float_operand
-from .comparison import isfinite, where
 from .registry import Sample, register_op
 
 
@@ -37,7 +36,6 @@ class Neg(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        m = ctx.math
         return -grad
 
 
@@ -64,7 +62,7 @@ class Abs(Function):
 
 
 @register_op(methods=("abs", "absolute"), also=("absolute",), samples=_samples.unary())
-def abs(input):  # noqa: A001
+def abs(input):
     """``|input|``; the gradient at 0 is 0."""
     return Abs.apply(input)
 
@@ -79,7 +77,6 @@ class Sign(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        m = ctx.math
         return grad * 0
 
 
@@ -101,7 +98,6 @@ class Exp(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        m = ctx.math
         (out,) = ctx.saved_tensors
         return grad * out
 
@@ -123,7 +119,6 @@ class Log(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        m = ctx.math
         (x,) = ctx.saved_tensors
         return grad / x
 
@@ -146,7 +141,6 @@ class Sqrt(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        m = ctx.math
         (out,) = ctx.saved_tensors
         return grad / (2 * out)
 
@@ -336,7 +330,6 @@ class ReluGrad(Function):
 
     @staticmethod
     def backward(ctx, gg):
-        m = ctx.math
         (mask,) = ctx.saved_tensors
         return (gg * mask if ctx.needs_input_grad[0] else None), None
 
@@ -520,7 +513,6 @@ class Reciprocal(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        m = ctx.math
         (out,) = ctx.saved_tensors
         return -grad * out * out
 
@@ -543,7 +535,6 @@ class Rsqrt(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        m = ctx.math
         (out,) = ctx.saved_tensors
         return grad * out * out * out * -0.5
 
@@ -566,7 +557,6 @@ class Exp2(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        m = ctx.math
         (out,) = ctx.saved_tensors
         return grad * out * _LN2
 
@@ -589,7 +579,6 @@ class Expm1(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        m = ctx.math
         (out,) = ctx.saved_tensors
         return grad * (out + 1)
 
@@ -658,7 +647,6 @@ class Tan(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        m = ctx.math
         (out,) = ctx.saved_tensors
         return grad * (out * out + 1)
 
@@ -885,7 +873,7 @@ def _round_samples(make):
 
 
 @register_op(methods=("round",), exported_in=("special",), samples=_round_samples)
-def round(input, *, decimals=0):  # noqa: A001 - PyTorch's name
+def round(input, *, decimals=0):
     """Rounds half to even (as PyTorch), to ``decimals`` decimal places (negative: tens,
     hundreds...); the gradient is zero. Integers pass through when decimals is 0."""
     if not isinstance(input, Tensor):
@@ -910,7 +898,6 @@ class Frac(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        m = ctx.math
         return grad
 
 

@@ -14,8 +14,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from .. import backend
-from .. import grad_mode
+from .. import backend, grad_mode
 from ..hooks import RemovableHandle
 from ..tensor import Tensor
 

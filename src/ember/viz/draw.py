@@ -12,8 +12,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from ..autograd._describe import (format_shape, is_leaf_node, names_by_node, node_of,
-                                  summarize, walk)
+from ..autograd._describe import format_shape, is_leaf_node, names_by_node, node_of, summarize, walk
 from . import recording as _record
 from . import render as _render
 from .dot import Dot
@@ -81,7 +80,7 @@ class Graph:
                 return n
         raise KeyError(f"no node of this graph is labelled {label_start!r}")
 
-    def pipe(self, format: str = "svg") -> bytes:  # noqa: A002
+    def pipe(self, format: str = "svg") -> bytes:
         """The picture as bytes ('svg', 'png' or 'pdf'); raises
         ``ember.viz.GraphvizUnavailable`` when Graphviz is not installed."""
         return _render.pipe(self.source, format)
@@ -92,7 +91,7 @@ class Graph:
         path.write_text(self.source, encoding="utf-8")
         return path
 
-    def render(self, path, format: str | None = None) -> Path:  # noqa: A002
+    def render(self, path, format: str | None = None) -> Path:
         """Draw the graph into ``path`` (its suffix, or ``format``, picks svg/png/pdf/dot)
         and return the path written. Without Graphviz it writes the DOT text next to it
         (``.dot``), warns once, and returns that path."""

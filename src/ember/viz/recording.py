@@ -19,7 +19,7 @@ META = weakref.WeakKeyDictionary()
 LEAF_NAMES = weakref.WeakKeyDictionary()
 
 
-class record:  # noqa: N801  (used like a function: ``with ember.viz.record(model):``)
+class record:
     """Record which module of ``module`` made each autograd node during the forward passes
     run inside the ``with`` block.
 

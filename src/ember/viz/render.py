@@ -22,7 +22,7 @@ def _import_graphviz():
     return graphviz
 
 
-def pipe(source: str, format: str = "svg") -> bytes:  # noqa: A002
+def pipe(source: str, format: str = "svg") -> bytes:
     """The picture Graphviz's ``dot`` draws from ``source``, as bytes in ``format``.
 
     Raises GraphvizUnavailable when the package or the program is missing.

@@ -6,11 +6,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import ember.distributed as dist  # noqa: E402
-from ember import backend  # noqa: E402
-from ember.backend import cuda  # noqa: E402
+import fake_nccl
 
-import fake_nccl  # noqa: E402
+import ember.distributed as dist
+from ember import backend
+from ember.backend import cuda
 
 devices = 1 if sys.argv[1] == "one-gpu" else 2
 fake_nccl.install(setattr, cuda, backend, devices=devices)

@@ -4,8 +4,8 @@ from __future__ import annotations
 import operator
 from collections import OrderedDict
 
-from ..parameter import Parameter
 from ...tensor import Tensor, _legacy_type_name
+from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]

@@ -7,8 +7,8 @@ from ... import creation
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from .module import Module
 from ._utils import _ntuple, _reverse_repeat_tuple
+from .module import Module
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
            "ConvTranspose3d"]

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from .. import functional as F
-from .module import Module
 from ._utils import _ntuple
+from .module import Module
 
 __all__ = ["Fold", "Unfold", "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d",
            "MaxUnpool3d", "ChannelShuffle"]

@@ -552,7 +552,7 @@ class Module:
             try:
                 with grad_mode.no_grad():
                     param.copy_(value)
-            except Exception as error:  # noqa: BLE001 - reported like PyTorch does
+            except Exception as error:
                 error_msgs.append(
                     f'While copying the parameter named "{key}", whose dimensions in the model '
                     f"are {param.shape} and whose dimensions in the checkpoint are "
@@ -736,7 +736,7 @@ class Module:
                             hook(self, args, kwargs, None)
                         else:
                             hook(self, args, None)
-                    except Exception:  # noqa: BLE001 - the forward's error is the one to see
+                    except Exception:
                         pass
             raise
         post_hooks = list(_global_forward_hooks.items()) + list(self._forward_hooks.items())

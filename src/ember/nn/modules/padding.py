@@ -3,8 +3,8 @@ last 1, 2 or 3 dimensions, through ``F.pad``."""
 from __future__ import annotations
 
 from .. import functional as F
-from .module import Module
 from ._utils import _ntuple
+from .module import Module
 
 __all__ = ["ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad1d", "ZeroPad2d",
            "ZeroPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from .. import functional as F
-from .module import Module
 from ._utils import _single
+from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",

@@ -9,10 +9,10 @@ from ...tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from .module import Module
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
+from .module import Module
 from .normalization import LayerNorm
 
 __all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer",

@@ -4,8 +4,7 @@ from __future__ import annotations
 import math
 import warnings
 
-from ... import backend
-from ... import grad_mode
+from ... import backend, grad_mode
 from ...tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm",

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import copy
 
-from ... import grad_mode
-from ... import creation
+from ... import creation, grad_mode
 from ..parameter import Parameter
 
 __all__ = ["fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",

@@ -1,8 +1,7 @@
 """Ready-made parametrizations: weight_norm and spectral_norm."""
 from __future__ import annotations
 
-from ... import creation
-from ... import grad_mode
+from ... import creation, grad_mode
 from .. import functional as F
 from .. import init
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d

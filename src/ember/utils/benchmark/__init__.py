@@ -14,8 +14,14 @@ where the GPU starts to win. See docs/benchmarking.md.
 True
 """
 from .compare import Colorize, Compare
-from .measurement import (Measurement, TaskSpec, ordered_unique, select_unit, trim_sigfig,
-                          unit_to_english)
+from .measurement import (
+                          Measurement,
+                          TaskSpec,
+                          ordered_unique,
+                          select_unit,
+                          trim_sigfig,
+                          unit_to_english,
+)
 from .sweep import MatmulSweep, matmul_sweep
 from .timer import Timer, timer
 

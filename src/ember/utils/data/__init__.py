@@ -10,11 +10,25 @@ ember.Size([1, 2]) [0]
 from ._collate import default_collate, default_convert
 from ._worker import WorkerInfo, get_worker_info
 from .dataloader import DataLoader
+from .dataset import (
+                      ChainDataset,
+                      ConcatDataset,
+                      Dataset,
+                      IterableDataset,
+                      StackDataset,
+                      Subset,
+                      TensorDataset,
+                      random_split,
+)
 from .distributed import DistributedSampler
-from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset,
-                      Subset, TensorDataset, random_split)
-from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
-                      SubsetRandomSampler, WeightedRandomSampler)
+from .sampler import (
+                      BatchSampler,
+                      RandomSampler,
+                      Sampler,
+                      SequentialSampler,
+                      SubsetRandomSampler,
+                      WeightedRandomSampler,
+)
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
            "ChainDataset", "Subset", "random_split", "Sampler", "SequentialSampler",

@@ -69,8 +69,8 @@ def default_collate(batch):
     [tensor([[1.],
             [2.]]), tensor([0, 1])]
     """
-    from ...creation import as_tensor, tensor
     from ... import stack
+    from ...creation import as_tensor, tensor
 
     elem = batch[0]
     if isinstance(elem, Tensor):

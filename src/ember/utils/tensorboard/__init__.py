@@ -10,7 +10,7 @@ needed.
 >>> with SummaryWriter(tempfile.mkdtemp()) as writer:
 ...     writer.add_scalar("loss", 0.25, global_step=1)
 """
-from ._proto import EventFileWriter as _EventFileWriter  # noqa: F401  (fails first, clearly)
+from ._proto import EventFileWriter as _EventFileWriter
 from .writer import FileWriter, SummaryWriter
 
 __all__ = ["FileWriter", "SummaryWriter"]
