@@ -14,7 +14,6 @@ from ..autograd.function import Function
 from ..creation import _device, _dtype_or_default, _finish, _shape
 from ..random import Generator, generator_for
 from ..tensor import Tensor, _inplace
-from ._util import sum_to_shape
 from .registry import Sample, register_op
 
 # ----------------------------------------------------------------------------- sampling
@@ -30,6 +29,7 @@ class _Sampled(Function):
     The gradient to each tensor argument is zero: a random draw depends neither on the
     values it overwrites nor (without reparameterization) on its parameters."""
 
+    array_backward = True
     node_name = "SampledBackward0"
 
     @staticmethod
@@ -39,9 +39,10 @@ class _Sampled(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        m = ctx.math
         needs = ctx.needs_input_grad
         zero = grad * 0
-        return tuple(sum_to_shape(zero, shape) if needs[i] else None
+        return tuple(m.sum_to_shape(zero, shape) if needs[i] else None
                      for i, shape in enumerate(ctx.shapes)) + (None,)
 
 
