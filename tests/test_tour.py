@@ -37,6 +37,7 @@ def test_tour_prints_the_tutorial_and_writes_its_folder(tmp_path, capsys):
         picture = out / "tutorial_graph.dot"
     assert "MeanBackward0" in picture.read_text()
     assert "PowBackward0" in (out / "tutorial_backward.txt").read_text()
+    assert list(out.glob("chain_rule_graph.*"))
     assert "<table" in (out / "tutorial_backward.html").read_text()
     events = list((out / "runs").glob("events.out.tfevents.*"))
     assert events and events[0].stat().st_size > 0

@@ -61,19 +61,21 @@ def accumulation() -> None:
     print("after requires_grad_(False):", x.requires_grad, 3 * x ** 2 + 4 * x + 2)
 
 
-def chain_rule() -> None:
+def chain_rule(out: Path) -> None:
     import ember as torch
 
     heading("4. The chain rule: y = 2x + 3, z = y ** 2, out = z.mean()")
     x = torch.tensor([1., 2., 3.], requires_grad=True)
     y = 2 * x + 3
     z = y ** 2
-    out = z.mean()
+    mean = z.mean()
     print(y)
     print(z)
-    print(out)
-    out.backward()
+    print(mean)
+    mean.backward()
     print(x.grad, "= d(out)/dx = 2 * 2y / 3")
+    picture = torch.viz.graph(mean, params=dict(x=x, y=y, z=z, out=mean))
+    print(f"graph picture: {picture.render(out / 'chain_rule_graph.svg')}")
 
 
 def device_idiom(device: str) -> None:
@@ -215,7 +217,7 @@ def main(argv: list[str] | None = None) -> Path:
     with SummaryWriter(logdir) as writer:
         tutorial_graph(out, writer)
         accumulation()
-        chain_rule()
+        chain_rule(out)
         device_idiom(device)
         timing(device)
         digits(device, args.epochs, out, writer)
