@@ -1,7 +1,7 @@
 """ember.autograd: the engine's public face: backward, grad, Function, gradcheck, grad modes."""
 from __future__ import annotations
 
-from . import anomaly, function, grad_mode
+from . import anomaly, function, grad_mode, graph_watch
 from . import gradcheck as gradcheck_module
 from .anomaly import detect_anomaly, set_detect_anomaly
 from .function import Function as _OpFunction
@@ -36,6 +36,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=True)
+    graph_watch.note_backward(tensors)  # spots graphs kept alive across steps
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
