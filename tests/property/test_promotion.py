@@ -150,7 +150,7 @@ def test_binary_ops_promote_like_pytorch_for_every_pair(op):
 
 
 @requires_torch
-@examples(100)
+@examples(300)
 @hypothesis.given(dtype_a=st.sampled_from(DTYPES), dtype_b=st.sampled_from(DTYPES),
                   op=st.sampled_from(("add", "sub", "mul", "div", "maximum", "where")),
                   seed=st.integers(0, 2 ** 32 - 1), zero_d=st.booleans())

@@ -78,11 +78,19 @@ def _host(value):
     return None if value is None else value.detach().cpu().numpy()
 
 
+def _ordinary(array) -> bool:
+    # squares neither underflow nor overflow
+    magnitude = np.abs(array[array != 0])
+    return bool(np.isfinite(array).all() and ((magnitude >= 1e-150) & (magnitude <= 1e150)).all())
+
+
 def _compare_with_torch(name, ember_function, torch_function, arrays, gradients=True):
-    """Forward values always; gradients where every input is finite (at nan and inf inputs
-    the gradient formulas of both libraries meet 0 * inf and nan in an order of operations
-    that is theirs to choose)."""
-    gradients = gradients and all(np.isfinite(a).all() for a in arrays) and \
+    """Forward values always; gradients where every input is 0 or of ordinary magnitude.
+    At nan and inf inputs the gradient formulas of both libraries meet 0 * inf and nan in
+    an order of operations that is theirs to choose, and at subnormal and near-overflow
+    inputs they underflow or overflow in their own ways; where ember gives nan for a finite
+    true gradient there, an xfail test below shows it."""
+    gradients = gradients and all(_ordinary(a) for a in arrays) and \
         (name not in OPS or OPS[name].differentiable)
     out, grads = _forward_and_grad(EMBER, ember_function, arrays, gradients)
     t_out, t_grads = _forward_and_grad(TORCH, torch_function, arrays, gradients)
@@ -100,7 +108,7 @@ def _compare_with_torch(name, ember_function, torch_function, arrays, gradients=
 
 # ----------------------------------------------------------------------------- nan and inf
 @requires_torch
-@examples(120)
+@examples(400)
 @given(name=st.sampled_from(UNARY_OPS), data=st.data())
 def test_unary_ops_propagate_nan_and_inf_like_pytorch(name, data):
     values = data.draw(salted())
@@ -110,7 +118,7 @@ def test_unary_ops_propagate_nan_and_inf_like_pytorch(name, data):
 
 
 @requires_torch
-@examples(120)
+@examples(400)
 @given(name=st.sampled_from(BINARY_OPS), data=st.data())
 def test_binary_ops_propagate_nan_and_inf_like_pytorch(name, data):
     first = data.draw(salted())
@@ -119,20 +127,25 @@ def test_binary_ops_propagate_nan_and_inf_like_pytorch(name, data):
         with np.errstate(all="ignore"):
             hypothesis.assume(not (first * first + second * second == 0).any())
     if name in ("fmod", "remainder"):
-        # PyTorch's CPU kernel divides first and gets nan for a subnormal divisor; ember
-        # gives the exact remainder
-        hypothesis.assume(not ((second != 0) & (np.abs(second) < 1e-300)).any())
+        # PyTorch's CPU kernel divides first: the quotient overflows (a subnormal divisor,
+        # a dividend near 1e308) and it gives nan; ember gives the exact remainder
+        with np.errstate(all="ignore"):
+            quotient = np.abs(first / second)
+        hypothesis.assume(not (np.isfinite(first) & np.isfinite(second) & (second != 0) &
+                               (quotient > 1e300)).any())
     _compare_with_torch(name, EMBER.op(name), TORCH.op(name), [first, second])
 
 
 @requires_torch
-@examples(120)
+@examples(400)
 @given(name=st.sampled_from(REDUCTIONS + ("nansum", "nanmean")), data=st.data(),
        keepdim=st.booleans())
 def test_reductions_propagate_nan_and_inf_like_pytorch(name, data, keepdim):
     values = data.draw(salted(tuple(data.draw(st.lists(st.integers(1, 3), min_size=1,
                                                        max_size=3)))))
     dim = data.draw(st.integers(-values.ndim, values.ndim - 1))
+    if name in ("var", "std"):  # see test_variance_of_huge_equal_values_is_zero
+        hypothesis.assume(not (np.abs(values) > 1e300).any())
     if name in ("amax", "amin") and np.isnan(values).any():
         # gradients: see test_amax_backward_of_a_nan_gradient_reaches_every_element
         hypothesis.assume(False)
@@ -231,10 +244,48 @@ def test_hardshrink_and_softshrink_keep_nan():
     assert np.isnan(ember.nn.functional.softshrink(x)[0].item())
 
 
-@pytest.mark.xfail(strict=True, reason="prod's backward computes P / x * Z for the non-zero "
-                   "entries, where P (the product of the non-zero entries) can overflow to "
-                   "inf and Z is 0: inf * 0 = nan; their gradient is exactly 0 (PyTorch's)")
+@pytest.mark.xfail(strict=True, reason="prod's backward computes P / x_i * Z for the "
+                   "non-zero entries (P: the product of the non-zero entries, Z: of the zero "
+                   "ones): P overflows to inf (inf * 0 = nan where Z is 0) or underflows to "
+                   "0 where the product of the others does not; PyTorch's gradients are exact")
 def test_prod_gradient_with_a_zero_and_a_huge_rest():
     x = ember.tensor([0.0, 1e308, 1e308], dtype=ember.float64, requires_grad=True)
     x.prod().backward()
     assert x.grad.tolist() == [float("inf"), 0.0, 0.0]
+    y = ember.tensor([0.5, 5e-324], dtype=ember.float64, requires_grad=True)
+    y.prod().backward()
+    assert y.grad.tolist() == [5e-324, 0.5]
+
+
+@pytest.mark.xfail(strict=True, reason="sinc's and hypot's backward divide by a square that "
+                   "underflows to 0 at subnormal inputs, giving nan; the true gradients "
+                   "(PyTorch's) are 0")
+def test_sinc_and_hypot_gradients_at_subnormal_inputs():
+    x = ember.tensor(1e-310, dtype=ember.float64, requires_grad=True)
+    ember.sinc(x).backward()
+    assert x.grad.item() == 0.0, x.grad
+    a = ember.tensor(0.0, dtype=ember.float64, requires_grad=True)
+    b = ember.tensor(1e-310, dtype=ember.float64, requires_grad=True)
+    ember.hypot(a, b).backward()
+    assert a.grad.item() == 0.0, a.grad
+
+
+@pytest.mark.xfail(strict=True, reason="var and std sum the values before dividing, which "
+                   "overflows to inf for values near float64's limit; PyTorch's (Welford) "
+                   "variance of equal values is 0 at any magnitude")
+def test_variance_of_huge_equal_values_is_zero():
+    x = ember.tensor([1e308, 1e308], dtype=ember.float64)
+    assert ember.var(x).item() == 0.0 and ember.std(x).item() == 0.0
+
+
+@pytest.mark.xfail(strict=True, reason="relu's and sign's backward multiply the gradient by "
+                   "their slope, so a NaN or inf gradient where the slope is 0 stays NaN; "
+                   "PyTorch's select (relu: where(x > 0, grad, 0); sign: zeros)")
+def test_zero_slope_of_relu_and_sign_stops_a_nan_gradient():
+    nan = float("nan")
+    x = ember.tensor([-1.5, 0.4], dtype=ember.float64, requires_grad=True)
+    ember.relu(x).backward(ember.tensor([nan, 1.0], dtype=ember.float64))
+    assert x.grad.tolist() == [0.0, 1.0]
+    y = ember.tensor([-1.5, 0.4], dtype=ember.float64, requires_grad=True)
+    ember.sign(y).backward(ember.tensor([nan, float("inf")], dtype=ember.float64))
+    assert y.grad.tolist() == [0.0, 0.0]
