@@ -7,6 +7,8 @@ import pytest
 
 import ember
 
+from .skip_summary import pytest_terminal_summary  # noqa: F401  (the closing summary)
+
 DEVICES = ["cpu"] + (["cuda"] if ember.cuda.is_available() else [])
 
 try:
@@ -29,3 +31,4 @@ def _seed():
     ember.manual_seed(0)
     np.random.seed(0)
     yield
+

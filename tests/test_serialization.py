@@ -1,5 +1,6 @@
 """ember.save / ember.load: round trips, the safetensors container, files that must not
-run code, atomic writes under SIGKILL, corrupt files, map_location."""
+run code, atomic replace, corrupt files, map_location (hostile files and kill -9:
+test_serialization_hostile.py)."""
 from __future__ import annotations
 
 import io
@@ -7,12 +8,6 @@ import json
 import math
 import os
 import pickle
-import random
-import signal
-import subprocess
-import sys
-import textwrap
-import time
 from collections import OrderedDict
 
 import numpy as np
@@ -202,7 +197,7 @@ def test_corrupt_truncated_and_foreign_files(tmp_path):
     bad.write_bytes(len(raw).to_bytes(8, "little") + raw + data[8 + header_length:])
     with pytest.raises(ValueError, match="needs 396 bytes"):
         ember.load(bad)
-    with pytest.raises(ValueError, match="is a directory"):
+    with pytest.raises(IsADirectoryError, match="is a directory"):
         ember.load(tmp_path)
     with pytest.raises(FileNotFoundError):
         ember.load(tmp_path / "missing.pt")
@@ -225,47 +220,6 @@ def test_atomic_replace_leaves_no_temporary_files(tmp_path):
         ember.save({"bad": object()}, path)
     assert ember.load(path) == {"v": 2}
     assert os.listdir(tmp_path) == ["ckpt.pt"]
-
-
-_SAVER = textwrap.dedent("""
-    import sys
-    import numpy as np
-    import ember
-    path = sys.argv[1]
-    i = 0
-    while True:
-        i += 1
-        state = {"step": i, "weights": [ember.full((256, 1024), float(i)) for _ in range(8)]}
-        ember.save(state, path)
-        print(i, flush=True)
-""")
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_killed_mid_save_keeps_previous_file(tmp_path, seed):
-    path = tmp_path / "ckpt.pt"
-    script = tmp_path / "saver.py"
-    script.write_text(_SAVER)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    process = subprocess.Popen([sys.executable, str(script), str(path)], env=env,
-                               stdout=subprocess.PIPE, text=True)
-    try:
-        first = process.stdout.readline()  # one complete save has finished
-        assert first.strip() == "1"
-        time.sleep(random.Random(seed).uniform(0.0, 0.4))
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    state = ember.load(path)
-    step = state["step"]
-    assert step >= 1
-    for weight in state["weights"]:
-        assert weight.shape == (256, 1024)
-        values = weight.numpy()
-        assert values.min() == values.max() == float(step)
 
 
 def test_map_location(tmp_path):

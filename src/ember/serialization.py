@@ -15,7 +15,7 @@ dict of name -> tensor.
 
 Writes are atomic: the bytes go to a temporary file in the target's directory, are
 fsync'ed, and replace the target with ``os.replace``; a crash mid-save leaves the previous
-file intact.
+file intact (and its temporary file, which the next save of that path removes).
 """
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ import io
 import json
 import math
 import os
+import re
+import socket
 import struct
 import tempfile
 from collections import OrderedDict
@@ -32,7 +34,14 @@ import numpy as np
 from . import backend, dtypes
 from .tensor import Tensor
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "LoadError"]
+
+
+class LoadError(RuntimeError, ValueError):
+    """A file ``ember.load`` refuses: truncated, corrupt, foreign (a pickle, a zip) or
+    crafted. It is a RuntimeError, as PyTorch raises for an unreadable checkpoint, and a
+    ValueError, so either ``except`` catches it. The message names the file and the
+    problem."""
 
 _FORMAT_KEY = "ember"
 _FORMAT_VERSION = 1
@@ -178,8 +187,8 @@ def save(obj, f, pickle_module=None, pickle_protocol=None,
         return
     path = os.fspath(f)
     directory = os.path.dirname(os.path.abspath(path))
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.",
-                                             suffix=".tmp", dir=directory)
+    descriptor, temporary = tempfile.mkstemp(prefix=_temporary_prefix(path), suffix=".tmp",
+                                             dir=directory)
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
@@ -193,6 +202,50 @@ def save(obj, f, pickle_module=None, pickle_protocol=None,
             pass
         raise
     _fsync_directory(directory)
+    _remove_stale_temporaries(path)
+
+
+# A save killed mid-write (kill -9, power loss) leaves its temporary file behind:
+# ".<name>.<host>-<pid>.<random>.tmp" next to the target. The next save of that target
+# removes those whose process, on this host, no longer runs.
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", socket.gethostname()) or "host"
+
+
+def _temporary_prefix(path: str) -> str:
+    return f".{os.path.basename(path)}.{_host()}-{os.getpid()}."
+
+
+def _remove_stale_temporaries(path: str) -> None:
+    if os.name != "posix":  # os.kill(pid, 0) only probes a process on POSIX
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    pattern = re.compile(re.escape(f".{os.path.basename(path)}.{_host()}-") +
+                         r"(\d+)\.[A-Za-z0-9_]+\.tmp")
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        match = pattern.fullmatch(name)
+        if match is None or _process_exists(int(match.group(1))):
+            continue
+        try:
+            os.unlink(os.path.join(directory, name))
+        except OSError:
+            pass
+
+
+def _process_exists(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. PermissionError: it exists under another user
+        return True
+    return True
 
 
 def _fsync_directory(directory: str) -> None:
@@ -214,15 +267,6 @@ def _describe(f) -> str:
     return repr(os.fspath(f)) if not hasattr(f, "read") else f"the {type(f).__name__} object"
 
 
-def _read_exact(handle, n: int, what: str, source: str) -> bytes:
-    data = handle.read(n)
-    if data is None or len(data) != n:
-        got = 0 if data is None else len(data)
-        raise ValueError(f"ember.load: {source} is truncated: expected {n} bytes of {what}, "
-                         f"found {got}")
-    return data
-
-
 def _foreign_format_hint(first: bytes) -> str:
     if first[:2] == b"PK":
         return (" It looks like a zip archive, such as a checkpoint written by torch.save; "
@@ -237,30 +281,43 @@ def _foreign_format_hint(first: bytes) -> str:
 def _parse_header(handle, source: str) -> tuple[dict, int]:
     first = handle.read(8)
     if first is None or len(first) < 8:
-        raise ValueError(f"ember.load: {source} is not an ember/safetensors file: it is "
-                         f"{0 if not first else len(first)} bytes long, shorter than the "
-                         "8-byte header length" + _foreign_format_hint(first or b""))
+        raise LoadError(f"ember.load: {source} is not an ember/safetensors file: it is "
+                        f"{0 if not first else len(first)} bytes long, shorter than the "
+                        "8-byte header length" + _foreign_format_hint(first or b""))
     (length,) = struct.unpack("<Q", first)
     if length == 0 or length > _HEADER_LIMIT:
-        raise ValueError(f"ember.load: {source} is not an ember/safetensors file (its first 8 "
-                         f"bytes give a header length of {length})"
-                         + _foreign_format_hint(first))
+        raise LoadError(f"ember.load: {source} is not an ember/safetensors file (its first 8 "
+                        f"bytes give a header length of {length})"
+                        + _foreign_format_hint(first))
+    available = _remaining_bytes(handle)
+    if available is not None and available < length:  # before reading (and allocating)
+        hint = _foreign_format_hint(first)
+        if hint:
+            raise LoadError(f"ember.load: {source} is not an ember/safetensors file." + hint)
+        raise LoadError(f"ember.load: {source} is truncated: its header should be {length} "
+                        f"bytes but only {available} follow")
     raw = handle.read(length)
     if raw is None or len(raw) != length:
         hint = _foreign_format_hint(first)
         if hint:
-            raise ValueError(f"ember.load: {source} is not an ember/safetensors file." + hint)
-        raise ValueError(f"ember.load: {source} is truncated: its header should be {length} "
-                         f"bytes but only {0 if raw is None else len(raw)} follow")
+            raise LoadError(f"ember.load: {source} is not an ember/safetensors file." + hint)
+        raise LoadError(f"ember.load: {source} is truncated: its header should be {length} "
+                        f"bytes but only {0 if raw is None else len(raw)} follow")
     try:
         header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
-        raise ValueError(f"ember.load: {source} has a corrupt header (not valid JSON: {error})"
-                         + _foreign_format_hint(first)) from None
+        raise LoadError(f"ember.load: {source} has a corrupt header (not valid JSON: {error})"
+                        + _foreign_format_hint(first)) from None
     if not isinstance(header, dict):
-        raise ValueError(f"ember.load: {source} has a corrupt header (a JSON object was "
-                         f"expected, found {type(header).__name__})")
+        raise LoadError(f"ember.load: {source} has a corrupt header (a JSON object was "
+                        f"expected, found {type(header).__name__})")
     return header, 8 + length
+
+
+def _is_count(value) -> bool:
+    """A size or offset from a header: a non-negative int (JSON floats and booleans are
+    refused rather than rounded)."""
+    return type(value) is int and value >= 0
 
 
 def _check_entries(header: dict, source: str) -> list[tuple[str, str, list[int], int, int]]:
@@ -270,34 +327,35 @@ def _check_entries(header: dict, source: str) -> list[tuple[str, str, list[int],
             continue
         try:
             dtype = info["dtype"]
-            shape = [int(s) for s in info["shape"]]
-            begin, end = (int(o) for o in info["data_offsets"])
+            shape = list(info["shape"])
+            begin, end = info["data_offsets"]
         except (TypeError, KeyError, ValueError):
-            raise ValueError(f"ember.load: {source} has a corrupt header entry for tensor "
-                             f"{name!r}: {info!r}") from None
-        if any(s < 0 for s in shape) or not 0 <= begin <= end:
-            raise ValueError(f"ember.load: {source} has a corrupt header entry for tensor "
-                             f"{name!r}: {info!r}")
+            raise LoadError(f"ember.load: {source} has a corrupt header entry for tensor "
+                            f"{name!r}: {info!r:.200}") from None
+        if not isinstance(dtype, str) or not all(_is_count(v) for v in shape + [begin, end]) \
+                or not begin <= end:
+            raise LoadError(f"ember.load: {source} has a corrupt header entry for tensor "
+                            f"{name!r}: {info!r:.200}")
         entries.append((name, dtype, shape, begin, end))
     entries.sort(key=lambda e: e[3])
     position = 0
     for name, dtype, shape, begin, end in entries:
         if begin != position:
-            raise ValueError(f"ember.load: {source} has a corrupt header: tensor {name!r} starts "
-                             f"at byte {begin}, expected {position} (gaps or overlaps)")
+            raise LoadError(f"ember.load: {source} has a corrupt header: tensor {name!r} starts "
+                            f"at byte {begin}, expected {position} (gaps or overlaps)")
         position = end
         if dtype == "BF16":
             itemsize = 2
         elif dtype in _FROM_SAFETENSORS:
             itemsize = _FROM_SAFETENSORS[dtype].itemsize
         else:
-            raise ValueError(f"ember.load: tensor {name!r} in {source} has dtype {dtype}, which "
-                             "ember does not have (it has BOOL, U8, I8, I16, I32, I64, F16, "
-                             "BF16 (widened to float32), F32, F64)")
+            raise LoadError(f"ember.load: tensor {name!r} in {source} has dtype {dtype}, which "
+                            "ember does not have (it has BOOL, U8, I8, I16, I32, I64, F16, "
+                            "BF16 (widened to float32), F32, F64)")
         if math.prod(shape) * itemsize != end - begin:
-            raise ValueError(f"ember.load: {source} has a corrupt header: tensor {name!r} of "
-                             f"dtype {dtype} and shape {shape} needs {math.prod(shape) * itemsize}"
-                             f" bytes but its data range holds {end - begin}")
+            raise LoadError(f"ember.load: {source} has a corrupt header: tensor {name!r} of "
+                            f"dtype {dtype} and shape {shape} needs {math.prod(shape) * itemsize}"
+                            f" bytes but its data range holds {end - begin}")
     return entries
 
 
@@ -311,8 +369,8 @@ def _read_arrays(handle, entries, source: str) -> dict[str, np.ndarray]:
         while got < end - begin:
             chunk = handle.readinto(view[got:])
             if not chunk:
-                raise ValueError(f"ember.load: {source} is truncated: tensor {name!r} needs "
-                                 f"{end - begin} bytes but the file ends after {got}")
+                raise LoadError(f"ember.load: {source} is truncated: tensor {name!r} needs "
+                                f"{end - begin} bytes but the file ends after {got}")
             got += chunk
         if dtype == "BF16":  # bfloat16 is the top half of a float32
             array = (array.astype(np.uint32) << 16).view(np.float32)
@@ -384,7 +442,7 @@ class _Decoder:
         self.made: dict[str, object] = {}
 
     def fail(self, what: str):
-        raise ValueError(f"ember.load: {self.source} has a corrupt ember structure: {what}")
+        raise LoadError(f"ember.load: {self.source} has a corrupt ember structure: {what}")
 
     def decode(self, node):
         if node is None or isinstance(node, (bool, int, float, str)):
@@ -426,10 +484,14 @@ class _Decoder:
             return result
         if kind == "float" and value in ("inf", "-inf", "nan"):
             return float(value)
-        if kind == "dtype" and isinstance(value, str) and hasattr(dtypes, value):
+        if kind == "dtype" and isinstance(value, str) and \
+                isinstance(getattr(dtypes, value, None), dtypes.dtype):
             return getattr(dtypes, value)
         if kind == "device" and isinstance(value, str):
-            return backend.device(value)
+            try:
+                return backend.device(value)
+            except (RuntimeError, ValueError, TypeError):
+                self.fail(f"{value!r:.40} is not a device")
         self.fail(f"unknown node kind {kind!r:.40}")
 
 
@@ -446,8 +508,16 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool = True,
 
     The format holds only data, so loading never runs code whatever ``weights_only`` says
     (the argument exists for PyTorch's signature, as does ``mmap``: the tensors are always
-    read into memory). A corrupt, truncated or foreign file
-    raises ValueError naming the file and the problem.
+    read into memory). A corrupt, truncated, crafted or foreign file raises ``LoadError``
+    (a RuntimeError and a ValueError) naming the file and the problem; every size its header
+    claims is checked against the bytes that follow before anything is allocated.
+
+    >>> import io
+    >>> try:
+    ...     ember.load(io.BytesIO(b"eight bytes and then nothing"))
+    ... except ember.serialization.LoadError as error:
+    ...     print(str(error)[:60])
+    ember.load: the BytesIO object is not an ember/safetensors f
     """
     if pickle_module is not None or pickle_load_args:
         raise ValueError("ember.load never unpickles (that can run code); leave pickle_module "
@@ -459,15 +529,25 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool = True,
                         f"{type(map_location).__name__}")
     source = _describe(f)
     if hasattr(f, "read"):
-        handle = f if hasattr(f, "readinto") else io.BytesIO(f.read())
-        return _load_from(handle, map_location, source)
+        if not (hasattr(f, "readinto") and _seekable(f)):
+            # a pipe or socket can't say how long it is: take what it holds, so that sizes
+            # claimed by its header are checked against bytes that exist
+            f = io.BytesIO(f.read())
+        return _load_from(f, map_location, source)
     path = os.fspath(f)
     try:
         handle = open(path, "rb")
     except IsADirectoryError:
-        raise ValueError(f"ember.load: {source} is a directory, not a file") from None
+        raise IsADirectoryError(f"ember.load: {source} is a directory, not a file") from None
     with handle:
         return _load_from(handle, map_location, source)
+
+
+def _seekable(handle) -> bool:
+    try:
+        return bool(handle.seekable())
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def _remaining_bytes(handle) -> int | None:
@@ -489,16 +569,16 @@ def _load_from(handle, map_location, source: str):
     needed = entries[-1][4] if entries else 0
     available = _remaining_bytes(handle)
     if available is not None and available < needed:  # before allocating anything
-        raise ValueError(f"ember.load: {source} is truncated: its header describes {needed} "
-                         f"bytes of tensor data but only {available} follow")
+        raise LoadError(f"ember.load: {source} is truncated: its header describes {needed} "
+                        f"bytes of tensor data but only {available} follow")
     arrays = _read_arrays(handle, entries, source)
     if handle.read(1):
-        raise ValueError(f"ember.load: {source} has bytes after its last tensor (corrupt or not "
-                         "a safetensors file)")
+        raise LoadError(f"ember.load: {source} has bytes after its last tensor (corrupt or not "
+                        "a safetensors file)")
     metadata = header.get("__metadata__") or {}
     if not isinstance(metadata, dict):
-        raise ValueError(f"ember.load: {source} has a corrupt header (__metadata__ is not an "
-                         "object)")
+        raise LoadError(f"ember.load: {source} has a corrupt header (__metadata__ is not an "
+                        "object)")
     text = metadata.get(_FORMAT_KEY)
     if text is None:  # a plain safetensors file: name -> tensor, in file order
         return {name: _make_tensor(arrays[name], {}, map_location) for name in header
@@ -508,13 +588,13 @@ def _load_from(handle, map_location, source: str):
         version = document["version"]
         structure = document["object"]
     except (TypeError, ValueError, KeyError, RecursionError):
-        raise ValueError(f"ember.load: {source} has a corrupt ember structure (its metadata "
-                         "is not the JSON ember writes)") from None
+        raise LoadError(f"ember.load: {source} has a corrupt ember structure (its metadata "
+                        "is not the JSON ember writes)") from None
     if version != _FORMAT_VERSION:
-        raise ValueError(f"ember.load: {source} was written in ember format version {version}; "
-                         f"this ember reads version {_FORMAT_VERSION}")
+        raise LoadError(f"ember.load: {source} was written in ember format version {version}; "
+                        f"this ember reads version {_FORMAT_VERSION}")
     try:
         return _Decoder(arrays, map_location, source).decode(structure)
     except RecursionError:
-        raise ValueError(f"ember.load: {source} has a corrupt ember structure (nested too "
-                         "deeply)") from None
+        raise LoadError(f"ember.load: {source} has a corrupt ember structure (nested too "
+                        "deeply)") from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 from .. import grad_mode
 from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from . import anomaly, function
+from . import graph_watch
 from . import gradcheck as gradcheck_module
 from .anomaly import detect_anomaly, set_detect_anomaly
 from .explain import explain  # the step-through backward
@@ -38,6 +39,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=True)
+    graph_watch.note_backward(tensors)  # spots graphs kept alive across steps
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

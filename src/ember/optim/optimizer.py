@@ -15,6 +15,7 @@ from collections import defaultdict
 import numpy as np
 
 from .. import backend, grad_mode
+from ..autograd import graph_watch
 from ..hooks import RemovableHandle
 from ..tensor import Tensor
 
@@ -58,6 +59,7 @@ def _count_steps(step_function):
     def step(self, *args, **kwargs):
         self._opt_called = True
         self._step_count += 1
+        graph_watch.check_step(self, stacklevel=2)
         hooks = self.__dict__.get("_step_hooks")
         if not hooks:
             return step_function(self, *args, **kwargs)
