@@ -11,7 +11,15 @@ import ember
 
 from ..conftest import HAVE_TORCH
 from .budget import examples, hypothesis
-from .programs import KNOWN_NAN_GRADIENT_OPS, NEEDS_ELEMENTS, Library, describe, differentiable, programs, run
+from .programs import (
+    KNOWN_NAN_GRADIENT_OPS,
+    NEEDS_ELEMENTS,
+    Library,
+    describe,
+    differentiable,
+    programs,
+    run,
+)
 
 given, note, event = hypothesis.given, hypothesis.note, hypothesis.event
 

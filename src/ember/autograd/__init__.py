@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from .. import grad_mode
 from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
-from . import anomaly, function
-from . import graph_watch
+from . import anomaly, function, graph_watch
 from . import gradcheck as gradcheck_module
 from .anomaly import detect_anomaly, set_detect_anomaly
 from .explain import explain  # the step-through backward
