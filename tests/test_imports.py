@@ -10,7 +10,7 @@ SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "ember"
 CORE = ("tensor", "autograd", "creation", "random")
 # The deliberate lazy imports: Tensor.backward calls the engine, and ember.Tensor(data)
 # builds through ember.tensor(); both run long after import time.
-DELIBERATE = {("tensor", "autograd", "backward"), ("tensor", "creation", "__init__")}
+DELIBERATE = {("tensor", "autograd", "_autograd_backward"), ("tensor", "creation", "__init__")}
 
 
 def _module_name(path: pathlib.Path) -> str:

@@ -312,9 +312,7 @@ class Tensor:
         ``gradient`` is required unless the tensor has one element. The graph's saved
         values are freed afterwards unless ``retain_graph=True``.
         """
-        from .autograd import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _autograd_backward()(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # ----------------------------------------------------------------- conversions
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -685,6 +683,20 @@ class Tensor:
         return False
 
 
+
+
+def _autograd_backward():
+    """ember.autograd.backward, imported once on first use: the one deliberate upward
+    import of this module (autograd is built on Tensor)."""
+    global _BACKWARD
+    if _BACKWARD is None:
+        from .autograd import backward
+
+        _BACKWARD = backward
+    return _BACKWARD
+
+
+_BACKWARD = None
 
 
 def _init(t: Tensor, data, device, requires_grad: bool) -> None:

@@ -6,6 +6,7 @@ from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from . import anomaly, function, graph_watch
 from . import gradcheck as gradcheck_module
 from .anomaly import detect_anomaly, set_detect_anomaly
+from .engine import run_backward
 from .explain import explain  # the step-through backward
 from .function import Function as _OpFunction
 from .function import FunctionCtx
@@ -28,8 +29,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              inputs=None) -> None:
     """Accumulate the gradients of ``tensors`` into the ``.grad`` of the graph's leaves
     (or only of ``inputs``)."""
-    from .engine import run_backward
-
     tensors = _as_tuple(tensors)
     grads = _as_tuple(grad_tensors) or (None,) * len(tensors)
     if len(grads) != len(tensors):
@@ -51,8 +50,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     >>> ember.autograd.grad(dy, x)                                  # 6x = 18
     (tensor(18.),)
     """
-    from .engine import run_backward
-
     if is_grads_batched:
         raise NotImplementedError("is_grads_batched=True needs vmap, which ember does not have")
     outputs = _as_tuple(outputs)

@@ -16,16 +16,17 @@ import numpy as np
 from .. import backend, grad_mode
 from .anomaly import is_anomaly_enabled
 from .backward_math import array_math
+from ..tensor import Tensor
 from .function import AccumulateGrad, _fit_gradients, _materialize, accumulator_of
 
 _state = grad_mode._state
 _ndarray = np.ndarray
 
 
-def _roots(tensors, grad_tensors, who: str):
-    from ..tensor import Tensor
-
-    roots, grads = [], []
+def _roots(tensors, grad_tensors, who: str, arrays: bool):
+    """The root nodes, their gradients (arrays when ``arrays``, else Tensors) and the
+    gradients the caller handed in (their memory must not become a ``.grad``)."""
+    roots, grads, given = [], [], []
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
         if not isinstance(t, Tensor):
             raise TypeError(f"{who}: expected Tensors as outputs, got {type(t).__name__}")
@@ -38,11 +39,14 @@ def _roots(tensors, grad_tensors, who: str):
                     "grad can be implicitly created only for scalar outputs (this output has "
                     f"shape {list(t.shape)}; pass a gradient of that shape, e.g. "
                     "y.backward(ember.ones_like(y)))")
-            g = Tensor._make(_ones_like(t), t._device, False)
+            g = _ones_like(t)
+            if not arrays:
+                g = Tensor._make(g, t._device, False)
         elif not isinstance(g, Tensor):
             from ..creation import tensor as make
 
             g = make(g, dtype=t.dtype, device=t._device)
+            g = g._data if arrays else g
         else:
             if g.shape != t.shape:
                 raise RuntimeError(
@@ -54,10 +58,13 @@ def _roots(tensors, grad_tensors, who: str):
                     f"{g._device}")
             if g.dtype is not t.dtype:
                 g = g.to(t.dtype)
+            given.append(g)
+            if arrays:
+                g = g._data
         node = t.grad_fn if t.grad_fn is not None else accumulator_of(t)
         roots.append((node, t._output_nr))
         grads.append(g)
-    return roots, grads
+    return roots, grads, given
 
 
 def _ones_like(t):
@@ -111,19 +118,11 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                  accumulate=True, allow_unused=False, who="backward"):
     """The engine. With ``accumulate`` it fills leaves' ``.grad`` (``backward``); without,
     it returns the gradients of ``inputs`` (``autograd.grad``)."""
-    from ..tensor import Tensor
-
-    roots, root_grads = _roots(tensors, grad_tensors, who)
     if retain_graph is None:
         retain_graph = create_graph
     arrays = not create_graph
-    if arrays:
-        root_grads = [g._data for g in root_grads]
-    if len(roots) == 1 and inputs is None:
-        # one output: no dict of dependencies to count unless the graph branches
-        root_nodes = [roots[0][0]]
-    else:
-        root_nodes = [n for n, _ in roots]
+    roots, root_grads, given = _roots(tensors, grad_tensors, who, arrays)
+    root_nodes = [n for n, _ in roots]
     deps = _dependencies(root_nodes)
 
     # What to capture: (node, output_nr) -> position in inputs.
@@ -152,7 +151,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
         buf[nr] = g if buf[nr] is None else buf[nr] + g
     ready = [n for n in dict.fromkeys(root_nodes) if deps.get(n, 0) == 0]
     # memory already handed out (the caller's gradients): copy before storing into .grad
-    stored = {id(_owner(g, arrays)) for g in root_grads}
+    stored = {id(_owner(g._data, True) if arrays else _owner(g, False)) for g in given}
     anomaly = is_anomaly_enabled()
 
     previous = _state.enabled
@@ -261,8 +260,6 @@ def _owner(g, arrays: bool):
 
 def _as_tensor(g):
     """A gradient array as a Tensor on the array's device (no copy)."""
-    from ..tensor import Tensor
-
     if type(g) is not _ndarray:
         g = backend.xp_of(g).asarray(g)  # NumPy scalars, CuPy arrays
     return Tensor._make(g, backend.device_of_array(g), False)
@@ -313,8 +310,6 @@ def _call(node, grads, anomaly):
 
 def _validate(node, results):
     """User Functions: check each returned gradient against its input's shape and dtype."""
-    from ..tensor import Tensor
-
     checked = list(results)
     for i, (g, edge) in enumerate(zip(results, node._edges)):
         if g is None or edge is None:
@@ -335,8 +330,6 @@ def _validate(node, results):
 def _accumulate(variable, grad, create_graph, stored):
     """Add a gradient (an array, or a Tensor under create_graph or after hooks) into
     ``variable.grad``."""
-    from ..tensor import Tensor
-
     hooks = variable._hooks
     if hooks:
         if not isinstance(grad, Tensor):

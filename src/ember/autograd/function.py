@@ -296,10 +296,13 @@ class Function(FunctionCtx):
     def apply(cls, *args, **kwargs):
         n = len(args)
         first = args[0] if n else None
-        if type(first) is Tensor and first._device is CPU and (
-                n == 1 or n == 2 and type(args[1]) in _PLAIN) and cls._array_forward:
-            # The common case, one CPU tensor (and maybe a Python number): no argument loop.
-            return _apply_one(cls, first, args, kwargs)
+        if isinstance(first, Tensor) and first._device is CPU and cls._array_forward:
+            # The common cases, without the argument loop: one CPU tensor (and maybe a
+            # Python number), or two CPU tensors.
+            if n == 1 or n == 2 and type(args[1]) in _PLAIN:
+                return _apply_one(cls, first, args, kwargs)
+            if n == 2 and isinstance(args[1], Tensor) and args[1]._device is CPU:
+                return _apply_two(cls, first, args[1], kwargs)
         # One pass over the arguments: arrays for forward, the device, and (when recording)
         # the graph edges and needs_input_grad.
         ctx = object.__new__(cls)
@@ -431,6 +434,45 @@ def _apply_one(cls, tensor, args, kwargs):
 
 # needs_input_grad of a recorded op whose only tensor is its first argument
 _NEEDS_FIRST = ((True,), (True, None))
+# ... of a recorded op on two tensors, by which of them require grad
+_NEEDS_TWO = {(True, True): (True, True), (True, False): (True, False),
+              (False, True): (False, True)}
+
+
+def _edge(tensor):
+    grad_fn = tensor.grad_fn
+    return (grad_fn, tensor._output_nr) if grad_fn is not None else (accumulator_of(tensor), 0)
+
+
+def _apply_two(cls, a, b, kwargs):
+    ctx = _new(cls)
+    need_a, need_b = a._requires_grad, b._requires_grad
+    recording = (need_a or need_b) and cls.differentiable and _state.enabled
+    if recording:
+        ctx._edges = (_edge(a) if need_a else None, _edge(b) if need_b else None)
+        ctx._needs = ctx.needs_input_grad = _NEEDS_TWO[(need_a, need_b)]
+        ctx._device = CPU
+        ctx._recording = True
+    else:
+        ctx.needs_input_grad = _NO_GRAD[2]
+    if _anomaly._flag.enabled:
+        return _run_forward(cls, ctx, (a, b), [a._data, b._data], kwargs, CPU, recording)
+    x, y = a._data, b._data
+    result = cls.forward(ctx, x, y, **kwargs) if kwargs else cls.forward(ctx, x, y)
+    if type(result) is tuple or cls.is_view or ctx.out_device is not None:
+        ctx._device = CPU
+        return _wrap_outputs(cls, ctx, (a, b), [x, y], result, recording)
+    original = result
+    if type(result) is not _ndarray:
+        result = _np.asarray(result)
+    out = Tensor._make(result, CPU, False)
+    if recording and result.dtype.kind == "f" and id(result) not in ctx._non_differentiable:
+        out._requires_grad = True
+        out.grad_fn = ctx
+        if ctx._to_save:
+            ctx._saved = _resolve_saved(ctx._to_save, (x, y), (a, b), (original,), (out,))
+            ctx._to_save = ()
+    return out
 
 
 def _fit_gradients(node, result):
