@@ -18,10 +18,16 @@ __all__ = [
 ]
 
 
+_SCALAR_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
+                 "int32": "Int", "int64": "Long", "float16": "Half", "float32": "Float",
+                 "float64": "Double", "bfloat16": "BFloat16"}
+
+
 class dtype:
     """A tensor element type, e.g. ``ember.float32``."""
 
-    __slots__ = ("name", "numpy", "is_floating_point", "is_signed", "itemsize", "_category")
+    __slots__ = ("name", "numpy", "is_floating_point", "is_signed", "itemsize", "_category",
+                 "scalar_name")
 
     def __init__(self, name: str, numpy_dtype, category: int):
         self.name = name
@@ -30,6 +36,8 @@ class dtype:
         self.is_signed = self.numpy.kind in "if"
         self.itemsize = self.numpy.itemsize
         self._category = category  # 0 bool, 1 integer, 2 floating point
+        # PyTorch's scalar-type name, as its messages say it ("Float", "Long"): the one table
+        self.scalar_name = _SCALAR_NAMES.get(name, name)
 
     @property
     def is_complex(self) -> bool:

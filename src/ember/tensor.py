@@ -740,14 +740,11 @@ def _parse_to(args, kwargs):
     return device, dtype, copy
 
 
-_LEGACY = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-           "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
-           "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
 
 
 def _legacy_type_name(t: Tensor) -> str:
     prefix = "ember.cuda." if t._device.type == "cuda" else "ember."
-    return prefix + _LEGACY[t.dtype.name]
+    return prefix + t.dtype.scalar_name + "Tensor"
 
 
 def _check_writable(self: Tensor) -> None:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend, grad_mode
+from ..tensor import Tensor
 from .anomaly import is_anomaly_enabled
 from .backward_math import array_math
-from ..tensor import Tensor
 from .function import AccumulateGrad, _fit_gradients, _materialize, accumulator_of
 
 _state = grad_mode._state

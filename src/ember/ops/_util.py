@@ -6,11 +6,16 @@ import numbers
 
 import numpy as np
 
-from .. import dtypes
+from .. import backend, dtypes
 from ..tensor import Tensor
 
 _SCALARS = (numbers.Number, np.generic)
 _WEAK = (float, int)
+
+
+def xp_of(t: Tensor):
+    """The array module of a tensor's device (NumPy, or CuPy for CUDA tensors)."""
+    return backend.xp_for_device(t._device)
 
 
 def type_name(x) -> str:

@@ -556,9 +556,6 @@ def masked_fill(input, mask, value):
 
 
 # ----------------------------------------------------------------------------- closeness
-_DTYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
-                "int32": "Int", "int64": "Long", "float16": "Half", "float32": "Float",
-                "float64": "Double"}
 
 
 def _two_tensors(input, other, op: str) -> None:
@@ -627,9 +624,9 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     only with ``equal_nan``). Broadcasts; both tensors must have the same dtype."""
     _two_tensors(input, other, "isclose")
     if input.dtype is not other.dtype:
-        raise RuntimeError(f"isclose(): {_DTYPE_NAMES.get(input.dtype.name, input.dtype.name)}"
+        raise RuntimeError(f"isclose(): {input.dtype.scalar_name}"
                            f" did not match "
-                           f"{_DTYPE_NAMES.get(other.dtype.name, other.dtype.name)} (input "
+                           f"{other.dtype.scalar_name} (input "
                            "and other must have the same dtype)")
     _check_tolerances("isclose", rtol, atol)
     try:

@@ -27,10 +27,6 @@ from .unary import relu
 
 _NN = "nn.functional"
 
-# PyTorch's short names for dtypes in its loss errors ("but got Int").
-_TORCH_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
-                     "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                     "uint8": "Byte", "bool": "Bool"}
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -229,7 +225,7 @@ def _class_layout(input: Tensor, target: Tensor, name: str):
                          "got a 0-d tensor")
     if target._data.dtype not in (np.int64, np.uint8):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
-                           f"{_TORCH_TYPE_NAMES.get(target.dtype.name, target.dtype.name)} "
+                           f"{target.dtype.scalar_name} "
                            f"({name}() takes class indices as int64; class probabilities "
                            "need a float target of the input's shape)")
     if input.ndim == 1:
@@ -395,7 +391,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         if target._data.dtype.kind != "f":
             raise RuntimeError(f"Expected floating point type for target with class "
                                f"probabilities, got "
-                               f"{_TORCH_TYPE_NAMES.get(target.dtype.name, target.dtype.name)}")
+                               f"{target.dtype.scalar_name}")
         return _cross_entropy_probabilities(log_probs, target.to(input.dtype), weight,
                                             reduction, label_smoothing, class_dim, classes)
     loss = _nll(log_probs, target, weight, ignore_index, reduction, "cross_entropy")

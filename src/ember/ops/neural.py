@@ -19,7 +19,7 @@ from .. import backend, dtypes
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor, _inplace
-from ._util import ensure_tensor, wrap_dim
+from ._util import ensure_tensor, wrap_dim, xp_of
 from .arithmetic import mul
 from .comparison import where
 from .indexing import IndexScatter
@@ -33,10 +33,6 @@ _NN = "nn.functional"
 def _constant(array, like: Tensor) -> Tensor:
     """A tensor without history on ``like``'s device, around an array made here."""
     return Tensor._make(array, like._device, False)
-
-
-def _xp(t: Tensor):
-    return backend.xp_for_device(t._device)
 
 
 # ----------------------------------------------------------------------------- softmax family
@@ -174,7 +170,7 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     from ..random import generator_for
 
     ensure_tensor(logits, "gumbel_softmax")
-    xp = _xp(logits)
+    xp = xp_of(logits)
     rng = generator_for(logits._device)
     noise = rng.standard_exponential(size=logits._data.shape)
     gumbels = _constant((-xp.log(noise)).astype(logits._data.dtype), logits)
@@ -322,7 +318,7 @@ def _dropout(input, p, training, inplace, mask_shape, name: str):
         return input
     if input._data.dtype.kind != "f":
         raise RuntimeError(f"{name}(): expected a floating-point input, got {input.dtype.name}")
-    xp = _xp(input)
+    xp = xp_of(input)
     if p == 1.0:
         factor = xp.zeros(mask_shape)
     else:
@@ -420,7 +416,7 @@ def _alpha_dropout(input, p, training, inplace, mask_shape, name: str):
     ensure_tensor(input, name)
     if not training or p == 0.0:
         return input
-    xp = _xp(input)
+    xp = xp_of(input)
     if p == 1.0:
         return _apply_mask(input, xp.zeros(mask_shape), inplace)
     keep = _keep_mask(input, mask_shape, p)
@@ -461,7 +457,7 @@ def _check_indices(indices: Tensor, rows: int, name: str, arg: str = "input"):
         raise RuntimeError(f"{name}(): expected argument '{arg}' to hold integer indices "
                            f"(int64 or int32), got {indices.dtype.name}")
     if indices._data.size:
-        xp = _xp(indices)
+        xp = xp_of(indices)
         low, high = int(xp.min(indices._data)), int(xp.max(indices._data))
         bad = low if low < 0 else (high if high >= rows else None)
         if bad is not None:
@@ -510,7 +506,7 @@ def _scatter_rows(xp, grad, rows, index):
 def _renorm_rows(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:
     """Rescale, in place, the rows of ``weight`` used by ``indices`` whose ``norm_type``
     norm exceeds ``max_norm`` to norm ``max_norm`` (as PyTorch's embedding_renorm_)."""
-    xp = _xp(weight)
+    xp = xp_of(weight)
     rows = xp.unique(indices._data.ravel())
     values = weight._data[rows]
     norms = _p_norm_array(xp, values, norm_type, axis=-1)
@@ -573,7 +569,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 
 def _bag_layout(input: Tensor, offsets, include_last_offset: bool, name: str):
     """(flat indices, bag of each index, number of bags) for 2-D input or 1-D + offsets."""
-    xp = _xp(input)
+    xp = xp_of(input)
     if input.ndim == 2:
         if offsets is not None:
             raise ValueError(f"{name}(): if input is 2D, then offsets has to be None, as input "
@@ -647,7 +643,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if max_norm is not None:
         with grad_mode.no_grad():
             _renorm_rows(weight, input, float(max_norm), float(norm_type))
-    xp = _xp(input)
+    xp = xp_of(input)
     flat, bag_of, bags = _bag_layout(input, offsets, include_last_offset, "embedding_bag")
     used = bag_of >= 0
     if padding_idx is not None:
@@ -699,7 +695,7 @@ def one_hot(tensor, num_classes=-1):
     if tensor._data.dtype != np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor "
                            f"(got {tensor.dtype.name})")
-    xp = _xp(tensor)
+    xp = xp_of(tensor)
     data = tensor._data
     if num_classes == -1:
         if data.size == 0:
@@ -766,7 +762,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     length, source = query.shape[-2], key.shape[-2]
     factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
     scores = matmul(query, key.transpose(-2, -1)) * factor
-    xp = _xp(query)
+    xp = xp_of(query)
     keep = None
     if is_causal:
         keep = _constant(xp.tril(xp.ones((length, source), dtype=bool)), query)

@@ -36,16 +36,6 @@ CummaxResult = namedtuple("cummax", ["values", "indices"])
 CumminResult = namedtuple("cummin", ["values", "indices"])
 
 
-# PyTorch's scalar-type names, used in its error messages ("Got: Long").
-_SCALAR_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
-                 "int32": "Int", "int64": "Long", "float16": "Half", "float32": "Float",
-                 "float64": "Double"}
-
-
-def _scalar_name(t: Tensor) -> str:
-    return _SCALAR_NAMES.get(t.dtype.name, t.dtype.name)
-
-
 # ----------------------------------------------------------------------------- helpers
 def _reduced_dims(input: Tensor, dim, op: str) -> tuple:
     """Sorted non-negative dims to reduce; a 0-d tensor accepts dim 0 / -1 and reduces
@@ -185,7 +175,7 @@ def _no_bool(input: Tensor, op: str) -> None:
 def _float_required(input: Tensor, op: str) -> None:
     if input._data.dtype.kind != "f":
         raise RuntimeError(f"{op}(): expected input to have floating point or complex dtype "
-                           f"but got {_scalar_name(input)}")
+                           f"but got {input.dtype.scalar_name}")
 
 
 def _numpy_aliases(function):
@@ -303,7 +293,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError(
             "mean(): could not infer output dtype. "
             + ("Input" if dtype is None else "Optional") + " dtype must be either a floating "
-            f"point or complex dtype. Got: {_SCALAR_NAMES.get(out_dtype.name, out_dtype.name)}")
+            f"point or complex dtype. Got: {out_dtype.scalar_name}")
     dims = _reduced_dims(input, dim, "mean")
     return Mean.apply(input, dims, bool(keepdim), out_dtype.numpy)
 
@@ -683,7 +673,7 @@ def _variance(input, dim, unbiased, keepdim, correction, op, take_sqrt, with_mea
                         f"{type(correction).__name__}")
     if input._data.dtype.kind != "f":
         raise RuntimeError(f"{op}(): std and var only support floating point and complex "
-                           f"dtypes, got {_scalar_name(input)} (convert with .float())")
+                           f"dtypes, got {input.dtype.scalar_name} (convert with .float())")
     dims = _reduced_dims(input, dim, op)
     n = _count(tuple(input.shape), dims)
     if n - correction <= 0:

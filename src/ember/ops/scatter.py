@@ -15,7 +15,7 @@ import numpy as np
 from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor, _inplace
-from ._util import ensure_tensor, wrap_dim
+from ._util import ensure_tensor, wrap_dim, xp_of
 from .indexing import AdvancedIndex, IndexPut, IndexPutAccumulate, convert_index
 from .registry import Sample, bind_method, register_op
 
@@ -174,12 +174,8 @@ def gather(input, dim, index, *, sparse_grad=False):
     array = _index_array(index, input)
     _check_range(array, input._data.shape[d] if input._data.ndim else 1, d, "gather")
     source, flat = _flat_args(input, array)
-    out = Gather.apply(source, _along(flat, d, _xp(input)))
+    out = Gather.apply(source, _along(flat, d, xp_of(input)))
     return out.reshape(index.shape) if input._data.ndim == 0 else out
-
-
-def _xp(t: Tensor):
-    return backend.xp_for_device(t._device)
 
 
 # ----------------------------------------------------------------------------- scatter
@@ -248,7 +244,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         if target is not input:
             source = source.reshape(flat.shape)
     op = ScatterValue if is_value else Scatter
-    out = op.apply(target, source, _along(flat, d, _xp(input)), False)
+    out = op.apply(target, source, _along(flat, d, xp_of(input)), False)
     return out.reshape(()) if input._data.ndim == 0 else out
 
 
@@ -275,7 +271,7 @@ def scatter_add(input, dim, index, src):
     source = _src_part(src, index)
     if target is not input:
         source = source.reshape(flat.shape)
-    out = ScatterAdd.apply(target, source, _along(flat, d, _xp(input)))
+    out = ScatterAdd.apply(target, source, _along(flat, d, xp_of(input)))
     return out.reshape(()) if input._data.ndim == 0 else out
 
 
@@ -408,7 +404,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     source = _src_part(src, index)
     if target is not input:
         source = source.reshape(flat.shape)
-    out = ScatterReduce.apply(target, source, _along(flat, d, _xp(input)), reduce,
+    out = ScatterReduce.apply(target, source, _along(flat, d, xp_of(input)), reduce,
                               bool(include_self))
     return out.reshape(()) if input._data.ndim == 0 else out
 
@@ -653,7 +649,7 @@ def _broadcast_mask(input: Tensor, mask, op: str):
         raise RuntimeError(f"{op}(): the mask of shape {list(mask.shape)} can't be broadcast "
                            f"with the input of shape {list(input.shape)}") from None
     array = _index_array(mask, input)
-    return shape, _xp(input).broadcast_to(array, shape)
+    return shape, xp_of(input).broadcast_to(array, shape)
 
 
 def _masked_select_samples(make):
@@ -1055,7 +1051,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         if not isinstance(sorter, Tensor) or sorter.shape != sequence.shape:
             raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same "
                                "size")
-        sequence = Tensor._make(_xp(sequence).take_along_axis(
+        sequence = Tensor._make(xp_of(sequence).take_along_axis(
             sequence._data, _index_array(sorter, sequence), axis=-1), sequence._device)
     if sequence._data.ndim == 0:
         raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive "
