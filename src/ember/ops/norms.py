@@ -17,7 +17,6 @@ from .reductions import (
     _check_nonempty,
     _keepdim_shape,
     _reduced_dims,
-    _scalar_name,
     amax,
     amin,
 )
@@ -84,7 +83,7 @@ def _check_norm_input(input, op):
     ensure_tensor(input, op)
     if input._data.dtype.kind != "f":
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. "
-                           f"Got {_scalar_name(input)}")
+                           f"Got {input.dtype.scalar_name}")
 
 
 @register_op("vector_norm", namespace="linalg",
