@@ -2,7 +2,14 @@
 from __future__ import annotations
 
 from .. import backend
-from .optimizer import Optimizer, _as_float, _check_hyper, _flags, _step_tensor, _zeros_like_array
+from .optimizer import (
+    Optimizer,
+    algorithm_flags,
+    as_float,
+    check_hyperparameter,
+    step_tensor,
+    zeros_like_state,
+)
 
 __all__ = ["Adadelta"]
 
@@ -21,13 +28,13 @@ class Adadelta(Optimizer):
     def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0, foreach=None, *, capturable: bool = False,
                  maximize: bool = False, differentiable: bool = False) -> None:
-        lr = _as_float(lr, "lr")
-        _check_hyper(lr=lr, eps=eps, weight_decay=weight_decay)
+        lr = as_float(lr, "lr")
+        check_hyperparameter(lr=lr, eps=eps, weight_decay=weight_decay)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
         defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay,
                     "maximize": maximize,
-                    **_flags("Adadelta", foreach, None, capturable, differentiable)}
+                    **algorithm_flags("Adadelta", foreach, None, capturable, differentiable)}
         super().__init__(params, defaults)
 
     def step(self, closure=None):
@@ -40,9 +47,9 @@ class Adadelta(Optimizer):
                 xp = backend.xp_of(param)
                 state = self.state[p]
                 if not state:
-                    state["step"] = _step_tensor()
-                    state["square_avg"] = _zeros_like_array(p)
-                    state["acc_delta"] = _zeros_like_array(p)
+                    state["step"] = step_tensor()
+                    state["square_avg"] = zeros_like_state(p)
+                    state["acc_delta"] = zeros_like_state(p)
                 state["step"]._data += 1
                 if weight_decay != 0:
                     grad = grad + weight_decay * param

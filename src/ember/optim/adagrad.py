@@ -2,7 +2,14 @@
 from __future__ import annotations
 
 from .. import backend
-from .optimizer import Optimizer, _as_float, _check_hyper, _flags, _step_tensor, _zeros_like_array
+from .optimizer import (
+    Optimizer,
+    algorithm_flags,
+    as_float,
+    check_hyperparameter,
+    step_tensor,
+    zeros_like_state,
+)
 
 __all__ = ["Adagrad"]
 
@@ -23,8 +30,8 @@ class Adagrad(Optimizer):
     def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, foreach=None, *,
                  maximize: bool = False, differentiable: bool = False, fused=None) -> None:
-        lr = _as_float(lr, "lr")
-        _check_hyper(lr=lr, eps=eps, weight_decay=weight_decay)
+        lr = as_float(lr, "lr")
+        check_hyperparameter(lr=lr, eps=eps, weight_decay=weight_decay)
         if not lr_decay >= 0.0:
             raise ValueError(f"Invalid lr_decay value: {lr_decay}")
         if not initial_accumulator_value >= 0.0:
@@ -33,13 +40,13 @@ class Adagrad(Optimizer):
         defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
                     "initial_accumulator_value": initial_accumulator_value,
                     "maximize": maximize,
-                    **_flags("Adagrad", foreach, fused, differentiable=differentiable)}
+                    **algorithm_flags("Adagrad", foreach, fused, differentiable=differentiable)}
         super().__init__(params, defaults)
         for group in self.param_groups:
             for p in group["params"]:
                 state = self.state[p]
-                state["step"] = _step_tensor()
-                state["sum"] = _zeros_like_array(p, group["initial_accumulator_value"])
+                state["step"] = step_tensor()
+                state["sum"] = zeros_like_state(p, group["initial_accumulator_value"])
 
     def step(self, closure=None):
         """One Adagrad step; returns the closure's loss (None without a closure)."""
@@ -51,8 +58,8 @@ class Adagrad(Optimizer):
                 xp = backend.xp_of(param)
                 state = self.state[p]
                 if not state:
-                    state["step"] = _step_tensor()
-                    state["sum"] = _zeros_like_array(p, group["initial_accumulator_value"])
+                    state["step"] = step_tensor()
+                    state["sum"] = zeros_like_state(p, group["initial_accumulator_value"])
                 state["step"]._data += 1
                 step = float(state["step"]._data)
                 if weight_decay != 0:

@@ -3,7 +3,14 @@ the gradient (first moment) and of its square or maximum (second moment)."""
 from __future__ import annotations
 
 from .. import backend
-from .optimizer import Optimizer, _as_float, _check_hyper, _flags, _step_tensor, _zeros_like_array
+from .optimizer import (
+    Optimizer,
+    algorithm_flags,
+    as_float,
+    check_hyperparameter,
+    step_tensor,
+    zeros_like_state,
+)
 
 __all__ = ["Adam", "AdamW", "Adamax", "NAdam", "RAdam"]
 
@@ -38,11 +45,11 @@ def _begin(state: dict, p, names, scalars=()) -> float:
     """Create the state on the first step (``scalars``: extra float32 CPU scalars as
     (name, value)), advance ``step``, return the new step count."""
     if not state:
-        state["step"] = _step_tensor()
+        state["step"] = step_tensor()
         for name, value in scalars:
-            state[name] = _step_tensor(value)
+            state[name] = step_tensor(value)
         for name in names:
-            state[name] = _zeros_like_array(p)
+            state[name] = zeros_like_state(p)
     state["step"]._data += 1
     return float(state["step"]._data)
 
@@ -72,12 +79,13 @@ class Adam(Optimizer):
                  maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False, fused=None,
                  decoupled_weight_decay: bool = False) -> None:
-        lr = _as_float(lr, "lr")
-        betas = tuple(_as_float(b, f"betas[{i}]") for i, b in enumerate(betas))
-        _check_hyper(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
+        lr = as_float(lr, "lr")
+        betas = tuple(as_float(b, f"betas[{i}]") for i, b in enumerate(betas))
+        check_hyperparameter(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "amsgrad": amsgrad, "maximize": maximize,
-                    **_flags(self._optimizer_name, foreach, fused, capturable, differentiable),
+                    **algorithm_flags(self._optimizer_name, foreach, fused, capturable,
+                                      differentiable),
                     "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
 
@@ -144,11 +152,11 @@ class Adamax(Adam):
     def __init__(self, params, lr: float = 2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, foreach=None, *, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:
-        lr = _as_float(lr, "lr")
-        _check_hyper(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
+        lr = as_float(lr, "lr")
+        check_hyperparameter(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
                     "maximize": maximize,
-                    **_flags("Adamax", foreach, None, capturable, differentiable)}
+                    **algorithm_flags("Adamax", foreach, None, capturable, differentiable)}
         Optimizer.__init__(self, params, defaults)
 
     def step(self, closure=None):
@@ -195,14 +203,14 @@ class NAdam(Adam):
                  weight_decay: float = 0, momentum_decay: float = 4e-3,
                  decoupled_weight_decay: bool = False, *, foreach=None, maximize: bool = False,
                  capturable: bool = False, differentiable: bool = False) -> None:
-        lr = _as_float(lr, "lr")
-        _check_hyper(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
+        lr = as_float(lr, "lr")
+        check_hyperparameter(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         if not momentum_decay >= 0.0:
             raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
         defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
                     "momentum_decay": momentum_decay,
                     "decoupled_weight_decay": decoupled_weight_decay, "maximize": maximize,
-                    **_flags("NAdam", foreach, None, capturable, differentiable)}
+                    **algorithm_flags("NAdam", foreach, None, capturable, differentiable)}
         Optimizer.__init__(self, params, defaults)
 
     def step(self, closure=None):
@@ -255,11 +263,11 @@ class RAdam(Adam):
                  weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
                  foreach=None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:
-        lr = _as_float(lr, "lr")
-        _check_hyper(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
+        lr = as_float(lr, "lr")
+        check_hyperparameter(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
                     "maximize": maximize, "decoupled_weight_decay": decoupled_weight_decay,
-                    **_flags("RAdam", foreach, None, capturable, differentiable)}
+                    **algorithm_flags("RAdam", foreach, None, capturable, differentiable)}
         Optimizer.__init__(self, params, defaults)
 
     def step(self, closure=None):

@@ -19,7 +19,9 @@ from ..autograd import graph_watch
 from ..hooks import RemovableHandle
 from ..tensor import Tensor
 
-__all__ = ["Optimizer", "required"]
+# The helpers every algorithm uses: state tensors, PyTorch's argument checks and options.
+__all__ = ["Optimizer", "required", "step_tensor", "zeros_like_state", "check_hyperparameter",
+           "algorithm_flags", "as_float"]
 
 
 class _RequiredParameter:
@@ -37,12 +39,12 @@ required = _RequiredParameter()
 _SCALAR_STATE_KEYS = ("step", "mu_product")
 
 
-def _step_tensor(value: float = 0.0) -> Tensor:
+def step_tensor(value: float = 0.0) -> Tensor:
     """A 0-d float32 CPU tensor, as PyTorch keeps ``state['step']``."""
     return Tensor._make(np.array(value, dtype=np.float32), backend.CPU, False)
 
 
-def _zeros_like_array(param: Tensor, fill: float = 0.0) -> Tensor:
+def zeros_like_state(param: Tensor, fill: float = 0.0) -> Tensor:
     """A tensor of ``fill`` with the parameter's shape, dtype and device."""
     data = param._data
     if param._device.type == "cpu":
@@ -337,7 +339,8 @@ def _copy_state_value(param, name, value):
 
 
 # --------------------------------------------------------------------- shared helpers
-def _check_hyper(lr=None, eps=None, betas=None, weight_decay=None, momentum=None) -> None:
+def check_hyperparameter(lr=None, eps=None, betas=None, weight_decay=None,
+                         momentum=None) -> None:
     """PyTorch's argument checks, with its messages."""
     if lr is not None and not lr >= 0.0:
         raise ValueError(f"Invalid learning rate: {lr}")
@@ -355,8 +358,8 @@ def _check_hyper(lr=None, eps=None, betas=None, weight_decay=None, momentum=None
         raise ValueError(f"Invalid momentum value: {momentum}")
 
 
-def _flags(name: str, foreach, fused, capturable: bool = False,
-           differentiable: bool = False) -> dict:
+def algorithm_flags(name: str, foreach, fused, capturable: bool = False,
+                    differentiable: bool = False) -> dict:
     """PyTorch's implementation-choice options. ``foreach`` and ``fused`` pick kernels in
     PyTorch with the same math; ember has one implementation, so they change nothing.
     ``capturable`` (CUDA graphs) and ``differentiable`` (a graph through the update) have
@@ -370,7 +373,7 @@ def _flags(name: str, foreach, fused, capturable: bool = False,
     return {"foreach": foreach, "fused": fused, "capturable": False, "differentiable": False}
 
 
-def _as_float(value, what: str) -> float:
+def as_float(value, what: str) -> float:
     if isinstance(value, Tensor):
         if value.numel() != 1:
             raise ValueError(f"Tensor {what} must be 1-element")

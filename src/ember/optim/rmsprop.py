@@ -2,7 +2,14 @@
 from __future__ import annotations
 
 from .. import backend
-from .optimizer import Optimizer, _as_float, _check_hyper, _flags, _step_tensor, _zeros_like_array
+from .optimizer import (
+    Optimizer,
+    algorithm_flags,
+    as_float,
+    check_hyperparameter,
+    step_tensor,
+    zeros_like_state,
+)
 
 __all__ = ["RMSprop"]
 
@@ -22,13 +29,13 @@ class RMSprop(Optimizer):
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False,
                  capturable: bool = False, foreach=None, maximize: bool = False,
                  differentiable: bool = False) -> None:
-        lr = _as_float(lr, "lr")
-        _check_hyper(lr=lr, eps=eps, weight_decay=weight_decay, momentum=momentum)
+        lr = as_float(lr, "lr")
+        check_hyperparameter(lr=lr, eps=eps, weight_decay=weight_decay, momentum=momentum)
         if not alpha >= 0.0:
             raise ValueError(f"Invalid alpha value: {alpha}")
         defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps,
                     "centered": centered, "weight_decay": weight_decay, "maximize": maximize,
-                    **_flags("RMSprop", foreach, None, capturable, differentiable)}
+                    **algorithm_flags("RMSprop", foreach, None, capturable, differentiable)}
         super().__init__(params, defaults)
 
     def step(self, closure=None):
@@ -42,12 +49,12 @@ class RMSprop(Optimizer):
                 xp = backend.xp_of(param)
                 state = self.state[p]
                 if not state:
-                    state["step"] = _step_tensor()
-                    state["square_avg"] = _zeros_like_array(p)
+                    state["step"] = step_tensor()
+                    state["square_avg"] = zeros_like_state(p)
                     if momentum > 0:
-                        state["momentum_buffer"] = _zeros_like_array(p)
+                        state["momentum_buffer"] = zeros_like_state(p)
                     if centered:
-                        state["grad_avg"] = _zeros_like_array(p)
+                        state["grad_avg"] = zeros_like_state(p)
                 state["step"]._data += 1
                 if weight_decay != 0:
                     grad = grad + weight_decay * param

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, _as_float, _check_hyper, _flags
+from .optimizer import Optimizer, algorithm_flags, as_float, check_hyperparameter
 
 __all__ = ["SGD"]
 
@@ -30,13 +30,13 @@ class SGD(Optimizer):
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
                  foreach=None, differentiable: bool = False, fused=None) -> None:
-        lr = _as_float(lr, "lr")
-        _check_hyper(lr=lr, momentum=momentum, weight_decay=weight_decay)
+        lr = as_float(lr, "lr")
+        check_hyperparameter(lr=lr, momentum=momentum, weight_decay=weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         defaults = {"lr": lr, "momentum": momentum, "dampening": dampening,
                     "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize,
-                    **_flags("SGD", foreach, fused, differentiable=differentiable)}
+                    **algorithm_flags("SGD", foreach, fused, differentiable=differentiable)}
         super().__init__(params, defaults)
 
     def step(self, closure=None):
