@@ -60,9 +60,10 @@ def _check_error(program, leaves, arrays, error):
             return
         raise AssertionError(f"ember raised {type(error).__name__}: {error}, PyTorch did not")
     # without PyTorch: only its documented refusal, a reduction of nothing to a max or min
+    # (IndexError over an empty dim, RuntimeError over all of an empty tensor)
     last = program[-1]
-    assert last[0] == "reduce" and last[1] in NEEDS_ELEMENTS and isinstance(error, IndexError), \
-        f"ember raised {type(error).__name__}: {error}"
+    assert last[0] == "reduce" and last[1] in NEEDS_ELEMENTS and \
+        isinstance(error, (IndexError, RuntimeError)), f"ember raised {type(error).__name__}: {error}"
 
 
 def _known_nan_gradient(program, ours, theirs) -> bool:
@@ -70,14 +71,15 @@ def _known_nan_gradient(program, ours, theirs) -> bool:
     xfail test for each): PyTorch's amax/amin backward multiplies by the selection mask, so
     NaN reaches every element, where ember's gives 0 off the selection; PyTorch's relu and
     sign backward select (0 where the slope is 0, and sign/abs at a NaN input), where
-    ember's multiply, so NaN * 0 stays NaN. True when every difference is such a 0 vs NaN."""
+    ember's multiply, so NaN * 0 stays NaN. True when every difference has a NaN on one side
+    only (other paths may add finite gradients to the same element)."""
     if not any(i[0] != "view" and i[1] in KNOWN_NAN_GRADIENT_OPS for i in program):
         return False
     with np.errstate(invalid="ignore"):
         differs = ~(np.isclose(ours, theirs, rtol=1e-6, atol=1e-8) |
                     (np.isnan(ours) & np.isnan(theirs)))
-    swapped = ((ours == 0) & np.isnan(theirs)) | (np.isnan(ours) & (theirs == 0))
-    return bool(differs.any()) and bool(swapped[differs].all())
+    one_nan = np.isnan(ours) != np.isnan(theirs)  # a NaN on one side only
+    return bool(differs.any()) and bool(one_nan[differs].all())
 
 
 def _small_enough(leaves, out) -> bool:

@@ -16,6 +16,7 @@ import ember
 from ..conftest import requires_torch
 from .budget import examples, hypothesis
 
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy on nan, inf, 0 / 0
 st = hypothesis.strategies
 
 DTYPES = [d.name for d in ember.dtypes.ALL]

@@ -15,6 +15,7 @@ from ..conftest import HAVE_TORCH, requires_torch
 from .budget import examples, hypothesis
 from .programs import BINARY, KNOWN_NAN_BUGS, REDUCTIONS, UNARY, Library
 
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy on nan, inf, 0 / 0
 st = hypothesis.strategies
 given = hypothesis.given
 
@@ -289,3 +290,14 @@ def test_zero_slope_of_relu_and_sign_stops_a_nan_gradient():
     y = ember.tensor([-1.5, 0.4], dtype=ember.float64, requires_grad=True)
     ember.sign(y).backward(ember.tensor([nan, float("inf")], dtype=ember.float64))
     assert y.grad.tolist() == [0.0, 0.0]
+
+
+@pytest.mark.xfail(strict=True, reason="maximum's and minimum's backward give a NaN "
+                   "operand's place to the second operand only; PyTorch gives the gradient "
+                   "to both operands wherever either is NaN (the result is NaN through both)")
+def test_maximum_and_minimum_send_the_gradient_to_both_operands_at_nan():
+    for function in (ember.maximum, ember.minimum):
+        a = ember.tensor([0.5, float("nan")], dtype=ember.float64, requires_grad=True)
+        b = ember.tensor([float("nan"), 0.5], dtype=ember.float64, requires_grad=True)
+        function(a, b).sum().backward()
+        assert a.grad.tolist() == [1.0, 1.0] and b.grad.tolist() == [1.0, 1.0]
