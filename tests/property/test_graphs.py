@@ -63,7 +63,8 @@ def _check_error(program, leaves, arrays, error):
     # (IndexError over an empty dim, RuntimeError over all of an empty tensor)
     last = program[-1]
     assert last[0] == "reduce" and last[1] in NEEDS_ELEMENTS and \
-        isinstance(error, (IndexError, RuntimeError)), f"ember raised {type(error).__name__}: {error}"
+        isinstance(error, (IndexError, RuntimeError)), \
+        f"ember raised {type(error).__name__}: {error}"
 
 
 def _known_nan_gradient(program, ours, theirs) -> bool:
