@@ -6,7 +6,6 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-import pytest
 
 import ember
 
@@ -123,11 +122,6 @@ def test_threads_training_separate_graphs_get_the_serial_results():
 
 
 # ----------------------------------------------------------------------------- shared leaf
-@pytest.mark.xfail(strict=True, reason=(
-    "engine._accumulate adds into an existing .grad with `current._data += grad._data`, "
-    "which NumPy runs with the GIL released, so two threads backpropagating into one leaf "
-    "lose updates; the fix is a lock around _accumulate's read-modify-write of "
-    "variable._grad"))
 def test_threads_backpropagating_into_one_leaf_lose_no_gradient():
     # Each trial: four threads finish their forward, meet at a barrier, and backpropagate
     # at once into the same 2**20-element leaf, each adding into its existing .grad.

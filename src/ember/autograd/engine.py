@@ -11,6 +11,8 @@ a user sees a gradient (hooks, ``.grad``, the results of ``autograd.grad``). Wit
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .. import backend, grad_mode
@@ -21,6 +23,8 @@ from .function import AccumulateGrad, _fit_gradients, _materialize, accumulator_
 
 _state = grad_mode._state
 _ndarray = np.ndarray
+# .grad is read, then stored or added into: one thread at a time
+_grad_lock = threading.Lock()
 
 
 def _roots(tensors, grad_tensors, who: str, arrays: bool):
@@ -353,21 +357,22 @@ def _accumulate(variable, grad, create_graph, stored):
         raise RuntimeError(
             f"the gradient for a tensor of shape {list(variable.shape)} came out with shape "
             f"{list(grad.shape)}")
-    current = variable._grad
-    if current is None:
-        # Never let two .grad tensors (or a .grad and the gradient the caller passed in)
-        # share memory: a later in-place change to one would show in the other. PyTorch's
-        # layout contract: a .grad is laid out like its tensor, so optimizer updates walk
-        # both in the same order.
-        owner = id(_owner(grad, True))
-        if owner in stored or (not grad.flags.c_contiguous and data.flags.c_contiguous):
-            grad = grad.copy(order="C")
-            owner = id(grad)
-        variable._grad = Tensor._make(grad, variable._device, False)
-        stored.add(owner)
-    else:
-        current._data += grad
-        current._version_counter.value += 1
+    with _grad_lock:  # two threads may backpropagate into one leaf
+        current = variable._grad
+        if current is None:
+            # Never let two .grad tensors (or a .grad and the gradient the caller passed in)
+            # share memory: a later in-place change to one would show in the other. PyTorch's
+            # layout contract: a .grad is laid out like its tensor, so optimizer updates walk
+            # both in the same order.
+            owner = id(_owner(grad, True))
+            if owner in stored or (not grad.flags.c_contiguous and data.flags.c_contiguous):
+                grad = grad.copy(order="C")
+                owner = id(grad)
+            variable._grad = Tensor._make(grad, variable._device, False)
+            stored.add(owner)
+        else:
+            current._data += grad
+            current._version_counter.value += 1
 
 
 def _accumulate_tensor(variable, grad, create_graph, stored):
@@ -377,20 +382,21 @@ def _accumulate_tensor(variable, grad, create_graph, stored):
         raise RuntimeError(
             f"the gradient for a tensor of shape {list(variable.shape)} came out with shape "
             f"{list(grad.shape)}")
-    current = variable._grad
-    if current is None:
-        owner = id(_owner(grad, False)) if create_graph else id(_owner(grad._data, True))
-        if not create_graph:
-            if owner in stored or (not grad._data.flags.c_contiguous
-                                   and variable._data.flags.c_contiguous):
-                grad = grad.detach().clone()  # a fresh, C-ordered copy
-                owner = id(grad._data)
-            elif grad._requires_grad:
-                grad = grad.detach()
-        variable._grad = grad
-        stored.add(owner)
-    elif create_graph or current._requires_grad:
-        variable._grad = current + grad
-    else:
-        current._data += grad._data
-        current._version_counter.value += 1
+    with _grad_lock:
+        current = variable._grad
+        if current is None:
+            owner = id(_owner(grad, False)) if create_graph else id(_owner(grad._data, True))
+            if not create_graph:
+                if owner in stored or (not grad._data.flags.c_contiguous
+                                       and variable._data.flags.c_contiguous):
+                    grad = grad.detach().clone()  # a fresh, C-ordered copy
+                    owner = id(grad._data)
+                elif grad._requires_grad:
+                    grad = grad.detach()
+            variable._grad = grad
+            stored.add(owner)
+        elif create_graph or current._requires_grad:
+            variable._grad = current + grad
+        else:
+            current._data += grad._data
+            current._version_counter.value += 1
