@@ -206,9 +206,6 @@ def test_reductions_of_empty_tensors_follow_pytorch(name, shape):
 
 # ----------------------------------------------------------------------------- known bugs
 # Found by the tests above; the fixes belong in src/ember/ops/ (elementwise.py, reduce.py).
-@pytest.mark.xfail(strict=True, reason="ember.sign(nan) is nan; PyTorch's sign(nan) is 0 "
-                   "(its kernel computes (0 < x) - (x < 0)); abs's gradient at nan, which is "
-                   "sign(x), follows it (nan where PyTorch gives 0)")
 def test_sign_of_nan_is_zero_like_pytorch():
     result = ember.sign(ember.tensor([float("nan"), -2.0, 0.0, 3.0]))
     assert result.tolist() == [0.0, -1.0, 0.0, 1.0]
@@ -237,8 +234,6 @@ def test_atan2_gradient_at_the_origin_is_zero():
         assert y.grad.item() == 0.0 and x.grad.item() == 0.0, (y.grad, x.grad)
 
 
-@pytest.mark.xfail(strict=True, reason="hardshrink and softshrink map nan to 0 (nan fails "
-                   "both |x| > lambda tests); PyTorch keeps nan")
 def test_hardshrink_and_softshrink_keep_nan():
     x = ember.tensor([float("nan"), 2.0])
     assert np.isnan(ember.nn.functional.hardshrink(x)[0].item())
@@ -279,9 +274,6 @@ def test_variance_of_huge_equal_values_is_zero():
     assert ember.var(x).item() == 0.0 and ember.std(x).item() == 0.0
 
 
-@pytest.mark.xfail(strict=True, reason="relu's and sign's backward multiply the gradient by "
-                   "their slope, so a NaN or inf gradient where the slope is 0 stays NaN; "
-                   "PyTorch's select (relu: where(x > 0, grad, 0); sign: zeros)")
 def test_zero_slope_of_relu_and_sign_stops_a_nan_gradient():
     nan = float("nan")
     x = ember.tensor([-1.5, 0.4], dtype=ember.float64, requires_grad=True)

@@ -110,7 +110,9 @@ class ArrayMath:
         return 1 / self.xp.sqrt(x)
 
     def sign(self, x):
-        return self.xp.sign(x)
+        if x.dtype.kind != "f":
+            return self.xp.sign(x)
+        return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)  # sign(nan) is 0
 
     def abs(self, x):
         return self.xp.abs(x)

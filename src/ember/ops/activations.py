@@ -345,7 +345,7 @@ class Shrink(Function):
         xp = ctx.xp
         ctx.save_for_backward(x)
         ctx.lambd = lambd
-        outside = (x > lambd) | (x < -lambd)
+        outside = (x > lambd) | (x < -lambd) | xp.isnan(x)  # nan stays nan, as in PyTorch
         if soft:
             ctx.node_name = "SoftshrinkBackward0"
             kept = x - xp.where(x > 0, lambd, -lambd).astype(x.dtype, copy=False)

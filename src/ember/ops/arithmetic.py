@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import _F, Tensor, _inplace
 from . import _samples
@@ -80,10 +80,16 @@ class Sub(Function):
 @register_op(methods=("sub",), also=("subtract",), samples=_samples.binary())
 def sub(input, other, *, alpha=1):
     """``input - alpha * other``."""
-    a, b = binary_operands(input, other, "sub")
-    if a is not None and isinstance(a, Tensor) and a.dtype is dtypes.bool:
+    bools = [type(v) is bool or isinstance(v, Tensor) and v.dtype is dtypes.bool
+             for v in (input, other)]
+    if all(bools):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
+    if any(bools):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
+    a, b = binary_operands(input, other, "sub")
     if alpha != 1:
         b = mul(b, alpha)
     return _binary(Sub, a, b, "sub")
@@ -320,6 +326,11 @@ def _pow_samples(make):
 @register_op(methods=("pow",), samples=_pow_samples)
 def pow(input, exponent):
     """``input ** exponent``; either may be a Python number."""
+    if isinstance(input, Tensor) and input.dtype is dtypes.bool and type(exponent) is bool:
+        # a weak bool exponent keeps the bool dtype: x ** True is x, x ** False is True
+        data = input._data.copy() if exponent else backend.xp_of(input._data).ones_like(
+            input._data)
+        return Tensor._make(data, input._device, False)
     a, b = binary_operands(input, exponent, "pow")
     if isinstance(a, Tensor) and isinstance(b, int) and a._data.dtype.kind in "iu" and b < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .. import dtypes
+from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
 from . import _samples
@@ -73,11 +73,20 @@ class Sign(Function):
 
     @staticmethod
     def forward(ctx, x):
-        return ctx.xp.sign(x) if x.dtype != np.bool_ else x.copy()
+        return _sign(x)
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0
+        return ctx.math.zeros_like(grad)  # zero, also where grad is nan or inf
+
+
+def _sign(x):
+    """PyTorch's sign: ``(0 < x) - (x < 0)``, so sign(nan) is 0."""
+    if x.dtype == np.bool_:
+        return x.copy()
+    if x.dtype.kind != "f":
+        return backend.xp_of(x).sign(x)
+    return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
 
 
 @register_op(methods=("sign",), samples=_samples.unary(), gradgrad=False)
@@ -311,7 +320,8 @@ class Relu(Function):
     def backward(ctx, grad):
         m = ctx.math
         (out,) = ctx.saved_tensors
-        return grad * (out > 0) if m.arrays else ReluGrad.apply(grad, out)
+        # select, not multiply: a nan or inf gradient where the slope is 0 gives 0
+        return m.where(out > 0, grad, 0.0) if m.arrays else ReluGrad.apply(grad, out)
 
 
 class ReluGrad(Function):
@@ -326,7 +336,7 @@ class ReluGrad(Function):
     def forward(ctx, grad, out):
         mask = out > 0
         ctx.save_for_backward(mask)
-        return grad * mask
+        return ctx.xp.where(mask, grad, 0.0)
 
     @staticmethod
     def backward(ctx, gg):
