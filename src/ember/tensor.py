@@ -69,6 +69,7 @@ class Tensor:
     _accumulator = None
     _hooks = None
     _retains_grad = False
+    _cut = None  # "no_grad" or "detach": why a float tensor has no graph (for errors)
     __array_priority__ = 1000  # make ndarray <op> Tensor defer to Tensor's reflected ops
 
     def __init__(self, *args, device=None, dtype=None, requires_grad=False):
@@ -91,6 +92,8 @@ class Tensor:
         t._requires_grad = requires_grad
         t.grad_fn = None
         t._version_counter = _VersionCounter()
+        if not _state.enabled:
+            t._cut = "no_grad"
         return t
 
     # ----------------------------------------------------------------- basic properties
@@ -256,6 +259,7 @@ class Tensor:
         """A tensor sharing this one's memory and version counter, outside the graph."""
         out = Tensor._make(self._data, self._device, False)
         out._version_counter = self._version_counter
+        out._cut = "detach"
         return out
 
     def detach_(self) -> "Tensor":
@@ -265,6 +269,7 @@ class Tensor:
         self.grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
+        self._cut = "detach"
         return self
 
     def retain_grad(self) -> None:
