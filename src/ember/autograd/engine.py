@@ -37,8 +37,8 @@ def _roots(tensors, grad_tensors, who: str):
             if t._data.size != 1:
                 raise RuntimeError(
                     "grad can be implicitly created only for scalar outputs (this output has "
-                    f"shape {list(t.shape)}; pass a gradient of that shape, e.g. "
-                    "y.backward(ember.ones_like(y)))")
+                    f"shape {list(t.shape)}; reduce it first, e.g. y.sum().backward(), or pass "
+                    "gradient= of that shape, e.g. y.backward(ember.ones_like(y)))")
             g = Tensor._make(_ones_like(t), t._device, False)
         elif not isinstance(g, Tensor):
             from ..creation import tensor as make
