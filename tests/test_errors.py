@@ -285,3 +285,13 @@ def test_run_checked_takes_arrays_and_tensors(arrays):
         grad = ember.tensor(grad)
     with pytest.raises(RuntimeError, match="SqrtBackward0.*masked-branch trap"):
         run_checked(node, [grad])
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_anomaly_docstring_example_runs():
+    import doctest
+
+    import ember.autograd.anomaly as module
+
+    result = doctest.testmod(module)
+    assert result.attempted > 0 and result.failed == 0

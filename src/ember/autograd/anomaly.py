@@ -27,7 +27,21 @@ def is_anomaly_enabled() -> bool:
 
 
 class detect_anomaly:
-    """Context manager (and decorator): record forward stacks and check every gradient."""
+    """Context manager (and decorator): record forward stacks and check every gradient.
+
+    A NaN or inf gradient raises RuntimeError naming the node, the line that created it and,
+    for the ``where`` masked-branch trap, the fix:
+
+    >>> import ember
+    >>> x = ember.tensor([4.0, 0.0], requires_grad=True)
+    >>> with ember.autograd.detect_anomaly():
+    ...     y = ember.where(x > 0, ember.sqrt(x), ember.zeros(2))
+    ...     try:
+    ...         y.sum().backward()
+    ...     except RuntimeError as error:
+    ...         print(str(error).splitlines()[0])
+    Function 'SqrtBackward0' returned nan or inf values in its 0th output.
+    """
 
     def __init__(self, check_nan: bool = True):
         self.check_nan = check_nan
