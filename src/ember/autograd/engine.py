@@ -67,11 +67,12 @@ def why_no_grad(t) -> str:
     if dtype.kind not in "fc":
         return (f"it has dtype {t.dtype} and only floating point and complex tensors can "
                 "require gradients; compute it from float tensors (e.g. x.float())")
-    if t._cut == "detach":
+    cut = t._cut or ("no_grad" if t._version_counter.no_grad else None)
+    if cut == "detach":
         return ("it was computed from a tensor detached from the graph (.detach() or "
                 "detach_()); backpropagate through the tensor before detach(), or drop the "
                 "detach()")
-    if t._cut == "no_grad":
+    if cut == "no_grad":
         return ("it was computed under ember.no_grad() (or inference_mode), or from a tensor "
                 "that was, and no_grad records no graph; run the forward outside the no_grad "
                 "block")

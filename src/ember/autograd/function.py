@@ -325,8 +325,8 @@ class Function(FunctionCtx):
                     else:
                         edges.append(None)
                         needs.append(False)
-                        if a._cut is not None:
-                            cut = a._cut
+                        if a._cut is not None or a._version_counter.no_grad:
+                            cut = a._cut or "no_grad"
                 else:
                     arrays.append(a)
                     edges.append(None)
@@ -415,10 +415,10 @@ def _apply_one(cls, tensor, args, kwargs):
         ctx._recording = True
     else:
         ctx.needs_input_grad = _NO_GRAD[len(args)]
-        if tensor._cut is not None and _state.enabled:
+        if _state.enabled and (tensor._cut is not None or tensor._version_counter.no_grad):
             arrays = [tensor._data] + list(args[1:])
-            return _inherit_cut(tensor._cut, _run_forward(cls, ctx, args, arrays, kwargs, CPU,
-                                                          False))
+            return _inherit_cut(tensor._cut or "no_grad",
+                                _run_forward(cls, ctx, args, arrays, kwargs, CPU, False))
     if _anomaly._flag.enabled:
         arrays = [tensor._data] + list(args[1:])
         return _run_forward(cls, ctx, args, arrays, kwargs, CPU, recording)
