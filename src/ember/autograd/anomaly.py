@@ -6,6 +6,7 @@ stack."""
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import traceback
 
@@ -77,8 +78,10 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 def record_stack(node) -> None:
     """Remember where the forward that made ``node`` ran: the caller's frames, not ember's."""
-    frames = [f for f in traceback.extract_stack()[:-1] if not f.filename.startswith(_PACKAGE)]
-    node._forward_stack = "".join(traceback.format_list(frames))
+    frames = traceback.StackSummary.extract(traceback.walk_stack(sys._getframe(1)),
+                                            lookup_lines=False)  # source read on format
+    mine = [f for f in reversed(frames) if not f.filename.startswith(_PACKAGE)]
+    node._forward_stack = "".join(traceback.format_list(mine))
 
 
 def _array(value):
