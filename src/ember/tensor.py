@@ -47,6 +47,14 @@ class _VersionCounter:
     made per tensor, and the class default keeps making it cheap.)"""
 
     value = 0
+    no_grad = False
+
+
+class _NoGradCounter(_VersionCounter):
+    """The counter of a tensor made while grad mode was off, so that an error can say so
+    (the type carries the fact: nothing extra is stored per tensor)."""
+
+    no_grad = True
 
 
 class Tensor:
@@ -69,6 +77,9 @@ class Tensor:
     _accumulator = None
     _hooks = None
     _retains_grad = False
+    # "detach" or "no_grad" on results of detach() and of ops on such tensors: why a float
+    # tensor has no graph, for errors (tensors made under no_grad carry a _NoGradCounter)
+    _cut = None
     __array_priority__ = 1000  # make ndarray <op> Tensor defer to Tensor's reflected ops
 
     def __init__(self, *args, device=None, dtype=None, requires_grad=False):
@@ -90,7 +101,7 @@ class Tensor:
         t._device = device
         t._requires_grad = requires_grad
         t.grad_fn = None
-        t._version_counter = _VersionCounter()
+        t._version_counter = _VersionCounter() if _state.enabled else _NoGradCounter()
         return t
 
     # ----------------------------------------------------------------- basic properties
@@ -256,6 +267,7 @@ class Tensor:
         """A tensor sharing this one's memory and version counter, outside the graph."""
         out = Tensor._make(self._data, self._device, False)
         out._version_counter = self._version_counter
+        out._cut = "detach"
         return out
 
     def detach_(self) -> "Tensor":
@@ -265,6 +277,7 @@ class Tensor:
         self.grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
+        self._cut = "detach"
         return self
 
     def retain_grad(self) -> None:

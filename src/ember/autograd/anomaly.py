@@ -5,6 +5,8 @@ then), and a backward that produces NaN or inf raises, naming the node and showi
 stack."""
 from __future__ import annotations
 
+import os
+import sys
 import threading
 import traceback
 
@@ -26,7 +28,21 @@ def is_anomaly_enabled() -> bool:
 
 
 class detect_anomaly:
-    """Context manager (and decorator): record forward stacks and check every gradient."""
+    """Context manager (and decorator): record forward stacks and check every gradient.
+
+    A NaN or inf gradient raises RuntimeError naming the node, the line that created it and,
+    for the ``where`` masked-branch trap, the fix:
+
+    >>> import ember
+    >>> x = ember.tensor([4.0, 0.0], requires_grad=True)
+    >>> with ember.autograd.detect_anomaly():
+    ...     y = ember.where(x > 0, ember.sqrt(x), ember.zeros(2))
+    ...     try:
+    ...         y.sum().backward()
+    ...     except RuntimeError as error:
+    ...         print(str(error).splitlines()[0])
+    Function 'SqrtBackward0' returned nan or inf values in its 0th output.
+    """
 
     def __init__(self, check_nan: bool = True):
         self.check_nan = check_nan
@@ -57,19 +73,57 @@ class set_detect_anomaly(detect_anomaly):
         return None
 
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
 def record_stack(node) -> None:
-    node._forward_stack = "".join(traceback.format_stack()[:-3])
+    """Remember where the forward that made ``node`` ran: the caller's frames, not ember's."""
+    frames = traceback.StackSummary.extract(traceback.walk_stack(sys._getframe(1)),
+                                            lookup_lines=False)  # source read on format
+    mine = [f for f in reversed(frames) if not f.filename.startswith(_PACKAGE)]
+    node._forward_stack = "".join(traceback.format_list(mine))
+
+
+def _array(value):
+    """The array behind a gradient: the engine passes Tensors or raw arrays."""
+    return getattr(value, "_data", value)
 
 
 def run_checked(node, grads):
+    """Run ``node``'s backward and raise if any gradient it returns holds NaN or inf."""
     results = node._run_backward(grads)
     if _flag.check_nan:
         for i, g in enumerate(results):
-            if g is not None and g._data.dtype.kind == "f" and \
-                    not bool(backend.xp_of(g._data).isfinite(g._data).all()):
-                stack = getattr(node, "_forward_stack", "(no stack recorded: the forward ran "
-                                "outside detect_anomaly)")
-                raise RuntimeError(
-                    f"Function '{node.name()}' returned nan or inf values in its {i}th output."
-                    f"\nThe forward call that created this node:\n{stack}")
+            if g is None:
+                continue
+            data = _array(g)
+            xp = backend.xp_of(data)
+            if data.dtype.kind not in "fc" or bool(xp.isfinite(data).all()):
+                continue
+            stack = getattr(node, "_forward_stack", "(no stack recorded: the forward ran "
+                            "outside detect_anomaly)\n")
+            raise RuntimeError(
+                f"Function '{node.name()}' returned nan or inf values in its {i}th output."
+                f"{_masked_branch(node, grads, data, xp)}"
+                f"\nThe forward call that created this node:\n{stack}")
     return results
+
+
+def _masked_branch(node, grads, bad, xp) -> str:
+    """Explain the where() trap when a zero incoming gradient came out as NaN/inf."""
+    for g in grads:
+        if g is None:
+            continue
+        incoming = _array(g)
+        if incoming.shape != bad.shape or not bool(xp.isfinite(incoming).all()):
+            continue
+        broken = ~xp.isfinite(bad)
+        if bool((incoming[broken] == 0).all()):
+            return (
+                f"\nThe gradient flowing into {node.name()} is 0 wherever its result is NaN or "
+                "inf, so the op's own derivative is infinite there (0 * inf = nan). This is "
+                "the masked-branch trap: where(mask, f(x), other) still backpropagates "
+                "through f(x) at the positions the mask drops, and f is not finite there. "
+                "Fix: compute the unsafe branch on a safe input, e.g. "
+                "x_safe = where(mask, x, 1); y = where(mask, f(x_safe), other).")
+    return ""

@@ -36,13 +36,14 @@ def _roots(tensors, grad_tensors, who: str, arrays: bool):
             raise TypeError(f"{who}: expected Tensors as outputs, got {type(t).__name__}")
         if not t._requires_grad:
             raise RuntimeError(
-                f"element {i} of tensors does not require grad and does not have a grad_fn")
+                f"element {i} of tensors does not require grad and does not have a grad_fn: "
+                + why_no_grad(t))
         if g is None:
             if t._data.size != 1:
                 raise RuntimeError(
                     "grad can be implicitly created only for scalar outputs (this output has "
-                    f"shape {list(t.shape)}; pass a gradient of that shape, e.g. "
-                    "y.backward(ember.ones_like(y)))")
+                    f"shape {list(t.shape)}; reduce it first, e.g. y.sum().backward(), or pass "
+                    "gradient= of that shape, e.g. y.backward(ember.ones_like(y)))")
             g = _ones_like(t)
             if not arrays:
                 g = Tensor._make(g, t._device, False)
@@ -69,6 +70,26 @@ def _roots(tensors, grad_tensors, who: str, arrays: bool):
         roots.append((node, t._output_nr))
         grads.append(g)
     return roots, grads, given
+
+
+def why_no_grad(t) -> str:
+    """Which of the reasons applies when ``t`` has no graph to backpropagate through."""
+    dtype = t._data.dtype
+    if dtype.kind not in "fc":
+        return (f"it has dtype {t.dtype} and only floating point and complex tensors can "
+                "require gradients; compute it from float tensors (e.g. x.float())")
+    cut = t._cut or ("no_grad" if t._version_counter.no_grad else None)
+    if cut == "detach":
+        return ("it was computed from a tensor detached from the graph (.detach() or "
+                "detach_()); backpropagate through the tensor before detach(), or drop the "
+                "detach()")
+    if cut == "no_grad":
+        return ("it was computed under ember.no_grad() (or inference_mode), or from a tensor "
+                "that was, and no_grad records no graph; run the forward outside the no_grad "
+                "block")
+    return ("none of the tensors it was computed from requires grad (a leaf made with "
+            "requires_grad=False); create the inputs with requires_grad=True or call "
+            "x.requires_grad_() on them")
 
 
 def _ones_like(t):

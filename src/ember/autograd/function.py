@@ -166,7 +166,8 @@ class FunctionCtx(Node):
         """The saved values, checked against in-place changes: arrays when backward runs
         on arrays, Tensors (linked into the graph) otherwise."""
         if self._freed:
-            raise RuntimeError(SECOND_BACKWARD)
+            raise RuntimeError(f"{SECOND_BACKWARD} (The saved values freed were those of "
+                               f"{self.name()}.)")
         if self.math.arrays:
             return _saved_arrays(self)
         out = []
@@ -311,6 +312,7 @@ class Function(FunctionCtx):
         if cls.differentiable and _state.enabled:
             edges = []
             needs = []  # True/False per tensor argument, None for other arguments
+            cut = None
             for a in args:
                 if isinstance(a, Tensor):
                     if a._device is not device:
@@ -326,6 +328,8 @@ class Function(FunctionCtx):
                     else:
                         edges.append(None)
                         needs.append(False)
+                        if a._cut is not None or a._version_counter.no_grad:
+                            cut = a._cut or "no_grad"
                 else:
                     arrays.append(a)
                     edges.append(None)
@@ -338,6 +342,11 @@ class Function(FunctionCtx):
                 requires_grad = True
             else:
                 requires_grad = False
+                if cut is not None:  # computed from a detached / no_grad tensor: say so
+                    ctx.needs_input_grad = _NO_GRAD[len(args)] if len(args) < 16 else \
+                        (False,) * len(args)
+                    return _inherit_cut(cut, _run_forward(cls, ctx, args, arrays, kwargs,
+                                                          device, False))
         else:
             for a in args:
                 if isinstance(a, Tensor):
@@ -409,6 +418,10 @@ def _apply_one(cls, tensor, args, kwargs):
         ctx._recording = True
     else:
         ctx.needs_input_grad = _NO_GRAD[len(args)]
+        if _state.enabled and (tensor._cut is not None or tensor._version_counter.no_grad):
+            arrays = [tensor._data] + list(args[1:])
+            return _inherit_cut(tensor._cut or "no_grad",
+                                _run_forward(cls, ctx, args, arrays, kwargs, CPU, False))
     if _anomaly._flag.enabled:
         arrays = [tensor._data] + list(args[1:])
         return _run_forward(cls, ctx, args, arrays, kwargs, CPU, recording)
@@ -473,6 +486,14 @@ def _apply_two(cls, a, b, kwargs):
             ctx._saved = _resolve_saved(ctx._to_save, (x, y), (a, b), (original,), (out,))
             ctx._to_save = ()
     return out
+
+
+def _inherit_cut(cut, result):
+    """Results of an op on a detached or no_grad tensor remember why they have no graph."""
+    for out in result if type(result) is tuple else (result,):
+        if type(out) is Tensor and not out._requires_grad:
+            out._cut = cut
+    return result
 
 
 def _fit_gradients(node, result):

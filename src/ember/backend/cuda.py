@@ -44,8 +44,20 @@ def is_available() -> bool:
     return _available
 
 
+_forbidden: str | None = None
+
+
+def forbid(reason: str) -> None:
+    """Make every later use of CUDA in this process raise RuntimeError(reason): a
+    DataLoader worker calls it, since a forked child can't use its parent's CUDA context."""
+    global _forbidden
+    _forbidden = reason
+
+
 def cupy():
     """The cupy module, or a RuntimeError that says why CUDA can't be used."""
+    if _forbidden is not None:
+        raise RuntimeError(_forbidden)
     if not is_available():
         raise RuntimeError(f"CUDA is not available: {_reason}")
     return _cupy

@@ -226,8 +226,11 @@ def _class_layout(input: Tensor, target: Tensor, name: str):
     if target._data.dtype not in (np.int64, np.uint8):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
                            f"{target.dtype.scalar_name} "
-                           f"({name}() takes class indices as int64; class probabilities "
-                           "need a float target of the input's shape)")
+                           f"({name}() takes class indices as int64 (or uint8) of shape "
+                           f"{list(input.shape[:1]) + list(input.shape[2:])}; class "
+                           f"probabilities need a float target of the input's shape "
+                           f"{list(input.shape)}, this target has shape "
+                           f"{list(target.shape)}; e.g. target.long())")
     if input.ndim == 1:
         if target.ndim != 0:
             raise RuntimeError(f"{name}(): an unbatched input of shape {list(input.shape)} "

@@ -215,7 +215,8 @@ def linear(input, weight, bias=None):
         rows = int(np.prod(input.shape[:-1])) if input.ndim else 1
         raise RuntimeError(
             f"linear(): input of shape {list(input.shape)} has {features} features but weight "
-            f"of shape {list(weight.shape)} expects {weight.shape[-1] if weight.ndim else None}"
+            f"of shape {list(weight.shape)} expects in_features="
+            f"{weight.shape[-1] if weight.ndim else None}"
             f" (mat1 and mat2 shapes cannot be multiplied ({rows}x{features} and "
             f"{'x'.join(str(s) for s in reversed(weight.shape))}))")
     if weight.ndim == 1 and bias is not None:

@@ -47,17 +47,19 @@ def _index_array(index: Tensor, input: Tensor):
                        f"{index.device} and input on {input.device}")
 
 
-def _check_range(array, size: int, dim: int, op: str, negative: bool = False) -> None:
-    """IndexError naming the dim and size when an index leaves [0, size) (or
-    [-size, size) where negative indices count from the end)."""
+def _check_range(array, size: int, dim: int, op: str, negative: bool = False,
+                 error: type = IndexError) -> None:
+    """An error naming the dim and size when an index leaves [0, size) (or [-size, size)
+    where negative indices count from the end), raised before any kernel runs. PyTorch
+    raises RuntimeError for gather and scatter, IndexError for the index_* ops."""
     if not array.size:
         return
     low, high = int(array.min()), int(array.max())
     floor = -size if negative else 0
     if low < floor or high >= size:
         bad = low if low < floor else high
-        raise IndexError(f"{op}(): index {bad} is out of bounds for dimension {dim} with size "
-                         f"{size}")
+        raise error(f"{op}(): index {bad} is out of bounds for dimension {dim} with size "
+                    f"{size} (valid indices are 0 to {size - 1})")
 
 
 def _along(index, dim: int, xp) -> tuple:
@@ -172,7 +174,8 @@ def gather(input, dim, index, *, sparse_grad=False):
     _index_tensor(index, "gather")
     d = _gather_checks(input, dim, index, "gather")
     array = _index_array(index, input)
-    _check_range(array, input._data.shape[d] if input._data.ndim else 1, d, "gather")
+    _check_range(array, input._data.shape[d] if input._data.ndim else 1, d, "gather",
+                 error=RuntimeError)
     source, flat = _flat_args(input, array)
     out = Gather.apply(source, _along(flat, d, xp_of(input)))
     return out.reshape(index.shape) if input._data.ndim == 0 else out
@@ -227,7 +230,8 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     source, is_value = _scatter_source(input, src, value, "scatter")
     d = _gather_checks(input, dim, index, "scatter", None if is_value else source)
     array = _index_array(index, input)
-    _check_range(array, input._data.shape[d] if input._data.ndim else 1, d, "scatter")
+    _check_range(array, input._data.shape[d] if input._data.ndim else 1, d, "scatter",
+                 error=RuntimeError)
     if reduce is not None:
         if reduce not in ("add", "multiply"):
             raise RuntimeError(f"scatter(): reduce argument must be either add or multiply, "
@@ -266,7 +270,8 @@ def scatter_add(input, dim, index, src):
         raise TypeError("scatter_add(): argument 'src' must be a Tensor")
     d = _gather_checks(input, dim, index, "scatter_add", src)
     array = _index_array(index, input)
-    _check_range(array, input._data.shape[d] if input._data.ndim else 1, d, "scatter_add")
+    _check_range(array, input._data.shape[d] if input._data.ndim else 1, d, "scatter_add",
+                 error=RuntimeError)
     target, flat = _flat_args(input, array)
     source = _src_part(src, index)
     if target is not input:
@@ -399,7 +404,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         raise TypeError("scatter_reduce(): argument 'src' must be a Tensor")
     d = _gather_checks(input, dim, index, "scatter_reduce", src)
     array = _index_array(index, input)
-    _check_range(array, input._data.shape[d] if input._data.ndim else 1, d, "scatter_reduce")
+    _check_range(array, input._data.shape[d] if input._data.ndim else 1, d, "scatter_reduce",
+                 error=RuntimeError)
     target, flat = _flat_args(input, array)
     source = _src_part(src, index)
     if target is not input:

@@ -158,6 +158,13 @@ class Optimizer:
                 raise ValueError("can't optimize a non-leaf Tensor (it was computed by "
                                  f"{type(p.grad_fn).__name__}; optimize the leaf it came from, "
                                  "or use .detach().requires_grad_())")
+            if not p._requires_grad and type(p) is Tensor:
+                # a frozen nn.Parameter is deliberate; a plain tensor is the usual slip
+                warnings.warn(
+                    f"optimizer got a tensor of shape {list(p.shape)} that does not require "
+                    "grad: backward never fills its .grad, so step() will not change it; "
+                    "create it with requires_grad=True or call .requires_grad_()",
+                    UserWarning, stacklevel=3)
         group["params"] = tensors
         if names:
             group["param_names"] = names

@@ -700,9 +700,13 @@ class Module:
             raise AttributeError(
                 f"{type(self).__name__} was not initialized: its __init__ must call "
                 "super().__init__() before using the module") from None
-        if not (has_hooks or _global_forward_hooks or _global_forward_pre_hooks):
-            return self.forward(*args, **kwargs)
-        return self._call_with_hooks(args, kwargs)
+        try:
+            if not (has_hooks or _global_forward_hooks or _global_forward_pre_hooks):
+                return self.forward(*args, **kwargs)
+            return self._call_with_hooks(args, kwargs)
+        except (RuntimeError, TypeError, ValueError, IndexError) as error:
+            _name_module(error, self)
+            raise
 
     _call_impl = __call__
 
@@ -913,3 +917,50 @@ class _BackwardHookIdentity(_UserFunction):
     @staticmethod
     def backward(ctx, *grads):
         return grads if len(grads) > 1 else grads[0]
+
+
+def _name_module(error: BaseException, module: "Module") -> None:
+    """Prefix an error from forward with the path of the module it came from
+    (``in encoder.fc2 (Linear): ...``), keeping its type. Each enclosing module's __call__
+    extends the path by one name, so the outermost call leaves the full path."""
+    args = error.args
+    if len(args) != 1 or not isinstance(args[0], str):
+        return
+    state = error.__dict__.get("_ember_module")
+    if state is None:
+        state = error._ember_module = {"inner": module, "path": [], "type": type(module),
+                                       "message": args[0], "hinted": False, "open": True}
+    elif state["open"]:
+        inner = state["inner"]
+        name = next((n for n, m in module._modules.items() if m is inner), None)
+        if name is None:  # not a direct child (e.g. a module held in a plain list)
+            state["open"] = False
+        else:
+            state["path"].insert(0, name)
+            state["inner"] = module
+    if not state["hinted"]:
+        hint = _device_hint(module, state["message"])
+        if hint:
+            state["message"] += hint
+            state["hinted"] = True
+    where = ".".join(state["path"])
+    kind = state["type"].__name__
+    label = f"{where} ({kind})" if where else kind
+    error.args = (f"in {label}: {state['message']}",)
+
+
+def _device_hint(module: "Module", message: str) -> str:
+    """For a device mismatch: the plain tensor attributes that .to() did not move."""
+    if "on the same device" not in message:
+        return ""
+    devices = {str(p.device) for p in module.parameters()} | \
+        {str(b.device) for b in module.buffers()}
+    stray = [(n, v) for n, v in vars(module).items()
+             if isinstance(v, Tensor) and not isinstance(v, Parameter)
+             and str(v.device) not in devices]
+    if not devices or not stray:
+        return ""
+    name, value = stray[0]
+    return (f". Attribute '{name}' is a plain tensor on {value.device} while the module's "
+            f"parameters are on {', '.join(sorted(devices))}: .to() moves only parameters "
+            f"and buffers; register it with self.register_buffer('{name}', tensor)")

@@ -102,6 +102,15 @@ def unpack(data, pin: bool):
     return _map_structure(data, make)
 
 
+def _forbid_cuda(worker_id: int) -> None:
+    from ...backend import cuda
+
+    cuda.forbid(
+        f"DataLoader worker process {worker_id} tried to use CUDA. Workers can't: a forked "
+        "process can't re-initialize CUDA. Return CPU tensors from the Dataset and move each "
+        "batch in the training loop (batch.to('cuda')); pin_memory=True speeds that copy")
+
+
 def _pinned_copy(array):
     from ...backend import cuda
 
@@ -199,6 +208,7 @@ def worker_loop(iterable: bool, dataset, index_queue, data_queue, done_event,
     seed = base_seed + worker_id
     seed_everything(seed)
     _worker_info = WorkerInfo(worker_id, num_workers, seed, dataset)
+    _forbid_cuda(worker_id)
     fetcher_class = IterableFetcher if iterable else MapFetcher
     where = f"in DataLoader worker process {worker_id}"
     init_error = None
