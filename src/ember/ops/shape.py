@@ -59,6 +59,14 @@ class Reshape(Function):
         return ctx.math.reshape(grad, ctx.input_shape), None
 
 
+class UnsafeView(Reshape):
+    """A reshape of a fresh result that nothing else sees (PyTorch's ``_unsafe_view``), so
+    the output is not tracked as a view."""
+
+    node_name = "UnsafeViewBackward0"
+    is_view = False
+
+
 class View(Function):
     array_backward = True
     node_name = "ViewBackward0"
@@ -159,7 +167,13 @@ def t(input):
     if input._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{input._data.ndim}D")
-    return transpose(input, 0, 1) if input._data.ndim == 2 else input
+    return MatrixTranspose.apply(input, 0, 1) if input._data.ndim == 2 else input
+
+
+class MatrixTranspose(Transpose):
+    """``t()``: a transpose under PyTorch's own name for it."""
+
+    node_name = "TBackward0"
 
 
 _t = t
@@ -285,16 +299,15 @@ class Squeeze(Function):
     always_view = True
 
     @staticmethod
-    def forward(ctx, x, dims):
+    def forward(ctx, x, dims, name="SqueezeBackward0"):
         ctx.input_shape = x.shape
-        if dims is not None:
-            ctx.node_name = "SqueezeBackward1"
+        ctx.node_name = name  # PyTorch's overloads: all dims, one dim, a tuple of dims
         squeeze = tuple(i for i in (range(x.ndim) if dims is None else dims) if x.shape[i] == 1)
         return ctx.xp.squeeze(x, axis=squeeze)
 
     @staticmethod
     def backward(ctx, grad):
-        return ctx.math.reshape(grad, ctx.input_shape), None
+        return ctx.math.reshape(grad, ctx.input_shape), None, None
 
 
 @register_op(methods=("squeeze",),
@@ -305,10 +318,12 @@ def squeeze(input, dim=None):
     """Drop dimensions of size 1 (all of them, or those in ``dim`` that are 1)."""
     ensure_tensor(input, "squeeze")
     n = input._data.ndim
+    name = "SqueezeBackward0"
     if dim is not None:
+        name = "SqueezeBackward2" if isinstance(dim, (tuple, list)) else "SqueezeBackward1"
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
         dim = tuple(wrap_dim(d, n, "squeeze") for d in dims)
-    return Squeeze.apply(input, dim)
+    return Squeeze.apply(input, dim, name)
 
 
 class Unsqueeze(Function):
