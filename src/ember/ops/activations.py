@@ -217,7 +217,15 @@ def celu(input, alpha: float = 1.0, inplace: bool = False):
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: celu(): alpha cannot be 0 (the input is "
                            "divided by alpha)")
-    return _maybe_inplace(_elu, input, inplace, alpha, 1.0, 1.0 / alpha)
+    return _maybe_inplace(_celu, input, inplace, alpha, 1.0, 1.0 / alpha)
+
+
+class Celu(Elu):
+    node_name = "CeluBackward0"
+
+
+def _celu(input, alpha, scale=1.0, input_scale=1.0):
+    return Celu.apply(input, alpha, scale, input_scale)
 
 
 def _inplace_form(name: str, function, namespaces):

@@ -67,6 +67,8 @@ class Sub(Function):
     def forward(ctx, a, b):
         if ctx._recording:
             ctx.shapes = (getattr(a, "shape", ()), getattr(b, "shape", ()))
+            if not ctx.shapes[0] and not hasattr(a, "shape"):  # number - tensor
+                ctx.node_name = "RsubBackward1"
         return a - b
 
     @staticmethod

@@ -327,6 +327,20 @@ def clamp(input, min=None, max=None):
     """``minimum(maximum(input, min), max)``, elementwise; min/max are numbers or tensors
     (broadcast). Where min > max the result is max. The gradient reaches input where
     ``min <= input <= max`` (bounds included), and min / max where they were chosen."""
+    return _clamp(input, min, max, "Clamp")
+
+
+class ClampMin(Clamp):
+    node_name = "ClampMinBackward0"
+
+
+class ClampMax(Clamp):
+    node_name = "ClampMaxBackward0"
+
+
+def _clamp(input, min, max, op: str):
+    """clamp, clamp_min or clamp_max (``op``); their nodes carry PyTorch's overload names:
+    ...Backward0 for number bounds and Backward1 for Tensors (clamp the other way round)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"clamp(): argument 'input' must be a Tensor, not {type(input).__name__}")
     low, high = _bound(min, "min"), _bound(max, "max")
@@ -346,7 +360,11 @@ def clamp(input, min=None, max=None):
             value = float(value) if result.is_floating_point else int(value)
         bounds.append(value)
     try:
-        return Clamp.apply(x, *bounds)
+        node = {"Clamp": Clamp, "ClampMin": ClampMin, "ClampMax": ClampMax}[op]
+        out = node.apply(x, *bounds)
+        if isinstance(low if low is not None else high, Tensor) and out.grad_fn is not None:
+            out.grad_fn.node_name = op + ("Backward0" if op == "Clamp" else "Backward1")
+        return out
     except ValueError:
         raise broadcast_error("clamp", input.shape, *(shape_of(b) for b in bounds
                                                       if b is not None)) from None
@@ -357,7 +375,7 @@ def clamp(input, min=None, max=None):
                                    Sample((make((2, 3)), make((3,))), name="tensor")])
 def clamp_min(input, min):
     """``maximum(input, min)`` (clamp with only a lower bound)."""
-    return clamp(input, min=min)
+    return _clamp(input, min, None, "ClampMin")
 
 
 @register_op(methods=("clamp_max",),
@@ -365,7 +383,7 @@ def clamp_min(input, min):
                                    Sample((make((2, 3)), make((3,))), name="tensor")])
 def clamp_max(input, max):
     """``minimum(input, max)`` (clamp with only an upper bound)."""
-    return clamp(input, max=max)
+    return _clamp(input, None, max, "ClampMax")
 
 
 # ----------------------------------------------------------------------------- float checks

@@ -20,7 +20,8 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from ._util import ensure_tensor
-from .comparison import minimum, where
+from .activations import logsigmoid
+from .comparison import clamp_min, minimum, where
 from .neural import _constant, log_softmax
 from .registry import Sample, register_op
 from .unary import abs as _abs
@@ -708,7 +709,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same "
                            f"dimension but got sizes: input1: {input1.shape}, input2: "
                            f"{input2.shape}, target: {target.shape} ")
-    return _reduce(relu(-target * (input1 - input2) + margin), reduction)
+    return _reduce(clamp_min(-target * (input1 - input2) + margin, 0), reduction)
 
 
 def _hinge_samples(make):
@@ -725,7 +726,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     ensure_tensor(input, "hinge_embedding_loss")
     reduction = _reduction(reduction, "hinge_embedding_loss", size_average, reduce)
     target = _as_tensor_like(target, input)
-    below = where(target != 1, relu(margin - input), 0.0)
+    below = where(target != 1, clamp_min(margin - input, 0), 0.0)
     same = where(target != -1, input, 0.0)
     return _reduce(below + same, reduction)
 
@@ -855,8 +856,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     ``-mean_c w_c (t_c log sigmoid(x_c) + (1 - t_c) log sigmoid(-x_c))``."""
     input, target = _float_pair(input, target, "multilabel_soft_margin_loss")
     reduction = _reduction(reduction, "multilabel_soft_margin_loss", size_average, reduce)
-    # -log sigmoid(x) = softplus(-x)
-    loss = target * _softplus(-input) + (1.0 - target) * _softplus(input)
+    loss = -(target * logsigmoid(input) + (1.0 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
     classes = input.shape[-1] if input.ndim else 1

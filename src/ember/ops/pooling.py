@@ -501,6 +501,9 @@ def _adaptive_avg(n, op, input, output_size):
     ndim = input._data.ndim
     size = tuple(input.shape[ndim - n:])
     out = _output_size(output_size, size, n, op)
+    if n > 1 and all(o == 1 for o in out) and input._data.size:
+        # a global average, which PyTorch computes (and names) as a mean
+        return input.mean(tuple(range(ndim - n, ndim)), keepdim=True)
     if all(o > 0 and s % o == 0 for s, o in zip(size, out)):
         # equal windows: plain average pooling (the common global-average case)
         kernel = tuple(s // o for s, o in zip(size, out))

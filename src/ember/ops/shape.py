@@ -1009,6 +1009,38 @@ def chunk(input, chunks, dim=0):
     return split(input, size, d) if n else split(input, [0] * chunks, d)
 
 
+def _unsafe(pieces):
+    if pieces and pieces[0].grad_fn is not None:
+        pieces[0].grad_fn.node_name = "UnsafeSplitBackward0"
+    return pieces
+
+
+@register_op(methods=("unsafe_split",), samples=lambda make: [
+    Sample((make((5, 2)), 2), name="int, remainder"), Sample((make((2, 6)), 3, 1))])
+def unsafe_split(tensor, split_size, dim=0):
+    """``split`` into pieces of ``split_size`` whose views are not tracked against in-place
+    changes of each other (PyTorch's RNN cells split their gates this way).
+
+    >>> [p.shape for p in ember.unsafe_split(ember.zeros(5, 2), 2)]
+    [ember.Size([2, 2]), ember.Size([2, 2]), ember.Size([1, 2])]
+    """
+    if not isinstance(split_size, (int, np.integer)):
+        raise TypeError(f"unsafe_split(): argument 'split_size' must be int, not "
+                        f"{type(split_size).__name__}")
+    return _unsafe(split(tensor, split_size, dim))
+
+
+@register_op(methods=("unsafe_chunk",), samples=lambda make: [Sample((make((5, 2)), 3)),
+                                                              Sample((make((2, 6)), 4, 1))])
+def unsafe_chunk(input, chunks, dim=0):
+    """``chunk`` as unsafe_split does it.
+
+    >>> len(ember.unsafe_chunk(ember.zeros(2, 6), 3, 1))
+    3
+    """
+    return _unsafe(chunk(input, chunks, dim))
+
+
 def _tensor_split_samples(make):
     return [Sample((make((7, 2)), 3), name="sections"),
             Sample((make((2, 6)), [1, 4], 1), name="indices"),
@@ -1267,10 +1299,14 @@ def pad(input, pad, mode="constant", value=None):
                            f"padding {list(pad)}: the padded dims would have sizes {sizes}")
     if not indices:
         return input.clone()
-    # each padded dim gathers input positions (the gradient scatter-adds them back)
-    out = input
-    for d, index in indices:
-        out = AdvancedIndex.apply(out, (slice(None),) * d + (index,))
+    # one gather of input positions over the padded dims (the gradient scatter-adds them
+    # back); dims between padded ones take every position, so the indices stay adjacent
+    by_dim = dict(indices)
+    first, last = indices[0][0], indices[-1][0]
+    span = range(first, last + 1)
+    index = tuple(by_dim[d] if d in by_dim else xp.arange(shape[d]) for d in span)
+    index = tuple(ix.reshape((-1,) + (1,) * (last - d)) for d, ix in zip(span, index))
+    out = AdvancedIndex.apply(input, (slice(None),) * first + index)
     if out.grad_fn is not None:
         out.grad_fn.node_name = f"{_PAD_NAMES[mode]}Pad{k}DBackward0"
     return out
