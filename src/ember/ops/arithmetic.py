@@ -155,8 +155,8 @@ def div(input, other, *, rounding_mode=None):
     dtypes, and has a zero gradient."""
     if rounding_mode is not None:
         if rounding_mode not in ("trunc", "floor"):
-            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or "
-                             f"'floor' but found '{rounding_mode}'")
+            raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                           f"'floor' but found '{rounding_mode}'")
         a, b = binary_operands(input, other, "div")
         try:
             return RoundedDivide.apply(a, b, rounding_mode)

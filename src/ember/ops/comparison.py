@@ -166,11 +166,32 @@ def where(condition, input=None, other=None):
     if condition.dtype is not dtypes.bool:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {condition.dtype.name}")
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        input = _scalar_branch(input, other, condition)
     x, y = binary_operands(input, other, "where")
     try:
         return Where.apply(condition, x, y)
     except ValueError:
         raise broadcast_error("where", condition.shape, shape_of(x), shape_of(y)) from None
+
+
+def _scalar_branch(input, other, condition: Tensor) -> Tensor:
+    """``where(cond, a, b)`` with two numbers: ``a`` as a 0-d Tensor of the dtype the pair
+    takes (bool, int64, or the default float dtype), as PyTorch does."""
+    from ..creation import tensor
+
+    for value, name in ((input, "input"), (other, "other")):
+        if not isinstance(value, (bool, int, float, np.generic)):
+            raise TypeError(f"where(): argument '{name}' must be a Tensor or a number, not "
+                            f"{type(value).__name__}")
+    pair = (input, other)
+    if all(isinstance(v, (bool, np.bool_)) for v in pair):
+        kind = dtypes.bool
+    elif any(isinstance(v, (float, np.floating)) for v in pair):
+        kind = dtypes.get_default_dtype()
+    else:
+        kind = dtypes.int64
+    return tensor(input, dtype=kind, device=condition.device)
 
 
 def _tensor_where(self, condition, other):
