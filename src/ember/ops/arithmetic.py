@@ -298,7 +298,9 @@ class Pow(Function):
             grad_a = m.sum_to_shape(grad_a, ctx.shapes[0])
         if need_b:
             base = a if a is not None else ctx.scalars[0]
-            if a is None:
+            if a is None and base == 0:  # 0 ** b: flat for b >= 0 (PyTorch's convention)
+                grad_b = grad * m.where(b >= 0, 0.0, float("-inf"))  # out * log(0) for b < 0
+            elif a is None:
                 grad_b = grad * out * (float(np.log(base)) if base > 0 else float("nan"))
             else:
                 grad_b = m.where((a == 0) & (b >= 0), 0.0, grad * out * m.log(a))
@@ -316,6 +318,8 @@ def _pow_samples(make):
         Sample((make((3,), low=0.5, high=2.0), -1.5), name="negative power"),
         Sample((make((3,), low=0.5, high=2.0), 0.5), name="sqrt"),
         Sample((2.0, make((3, 4))), name="scalar base"),
+        Sample((0.0, make((3, 4), low=0.5, high=2.0)), name="zero base"),
+        Sample((make((3,), low=0.5, high=2.0), 0), name="power 0"),
     ]
 
 
