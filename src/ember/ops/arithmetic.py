@@ -532,6 +532,51 @@ def atan2(input, other):
     return _binary(Atan2, a, b, "atan2")
 
 
+class Copysign(Function):
+    """``|a|`` with the sign of ``b`` (a number or a Tensor); only ``a`` gets a gradient."""
+
+    array_backward = True
+    node_name = "CopysignBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        out = ctx.xp.copysign(a, b).astype(a.dtype, copy=False)
+        if not hasattr(b, "shape"):
+            ctx.node_name = "CopysignBackward1"
+        ctx.save_for_backward(a, out)
+        ctx.shapes = (a.shape, np.shape(b))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        m = ctx.math
+        a, out = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        # d/da is sign(a) * sign(b): out / a, and 0 at a == 0 (PyTorch's convention)
+        ratio = m.where(a == 0, 0.0, out / m.where(a == 0, 1.0, a))
+        return (m.sum_to_shape(grad * ratio, ctx.shapes[0]) if need_a else None,
+                m.sum_to_shape(grad * 0.0, ctx.shapes[1]) if need_b else None)
+
+
+@register_op(methods=("copysign",), samples=lambda make: [
+    Sample((make((3, 4)), make((3, 4))), name="tensors"),
+    Sample((make((2, 3)), make((3,))), name="broadcast"),
+    Sample((make((3,)), -1.0), name="number")])
+def copysign(input, other):
+    """The magnitude of ``input`` with the sign of ``other`` (elementwise, broadcast; -0.0
+    counts as negative). Integers give the default float dtype.
+
+    >>> ember.copysign(ember.tensor([1.5, -2.0]), -1.0)
+    tensor([-1.5000, -2.0000])
+    """
+    if isinstance(other, (int, float)) and not isinstance(other, bool):
+        ensure_tensor(input, "copysign")
+        a = input if input._data.dtype.kind == "f" else input.to(dtypes.get_default_dtype())
+        return Copysign.apply(a, float(other))
+    a, b = _tensor_operands(input, other, "copysign", to_float=True)
+    return _binary(Copysign, a, b, "copysign")
+
+
 class Hypot(Function):
     array_backward = True
     node_name = "HypotBackward0"

@@ -106,13 +106,48 @@ def reshape(input, *sizes, shape=None):
 @register_op(methods=("view",), samples=_reshape_samples)
 def view(input, *shape, size=None):
     """Like reshape, but always a view: raises when the memory layout doesn't allow one.
-    ``view(dtype)`` is not supported."""
+    ``view(dtype)`` reinterprets the bits as another dtype (see view_dtype)."""
     ensure_tensor(input, "view")
     shape = _sizes_or_keyword(shape, size, "view", "size")
     if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
-        raise TypeError("view(dtype) reinterprets bits and is not supported by ember")
+        return view_dtype(input, shape[0])
     shape = _infer_shape(parse_shape(shape, "view"), input._data.size, "view")
     return View.apply(input, shape)
+
+
+_TORCH_TYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+               "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+               "uint8": "Byte", "bool": "Bool"}
+
+
+def view_dtype(input, dtype):
+    """``input.view(dtype)``: the same memory read as ``dtype``. Element sizes may differ
+    when the last dim is contiguous: it grows (to a smaller element) or shrinks (to a
+    larger one, and must divide). The result has no gradient, as in PyTorch.
+
+    >>> ember.tensor([1.0]).view(ember.int32)
+    tensor([1065353216], dtype=ember.int32)
+    """
+    source, target = input.dtype, dtype
+    data = input._data
+    old, new = data.dtype.itemsize, np.dtype(target.numpy).itemsize
+    if old != new:
+        names = (_TORCH_TYPE.get(source.name, source.name),
+                 _TORCH_TYPE.get(target.name, target.name))
+        what = f"to view {names[0]} as {names[1]} (different element sizes)"
+        if data.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        stride = data.strides[-1] // old if data.shape[-1] > 1 else 1
+        if stride != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {stride}")
+        if new > old and data.shape[-1] % (new // old):
+            raise RuntimeError(f"self.size(-1) must be divisible by {new // old} {what}, but "
+                               f"got {data.shape[-1]}")
+    reinterpreted = data.view(target.numpy) if data.ndim else data.reshape(1).view(
+        target.numpy).reshape(())
+    out = Tensor._make(reinterpreted, input._device, False)
+    out._version_counter = input._version_counter  # the same memory
+    return out
 
 
 @register_op(methods=("view_as",),
