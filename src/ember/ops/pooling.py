@@ -167,7 +167,11 @@ def _check_input(input, n: int, op: str, integers: bool = False):
         raise RuntimeError(f"{op}(): Expected {n + 1}D or {n + 2}D (batch mode) tensor for "
                            f"input with optional 0 dim batch size, but got input of size: "
                            f"{_sizes(input.shape)}")
-    if input._data.dtype.kind != "f" and not (integers and input._data.dtype.kind in "iu"):
+    kind = input._data.dtype.kind
+    if kind in "iub" and not (integers and kind in "iu"):
+        raise NotImplementedError(f"\"{op}\" not implemented for '{input.dtype.name}' "
+                                  f"({op}() takes floating-point inputs)")
+    if kind != "f" and not (integers and kind in "iu"):
         raise RuntimeError(f"{op}(): expected a floating-point input, but got "
                            f"{input.dtype.name}")
     if any(s == 0 for s in input.shape[ndim - n:]):
