@@ -15,7 +15,7 @@ from .. import dtypes
 from ..autograd.function import Function
 from ..tensor import _F, Tensor, _inplace
 from . import _samples
-from ._util import binary_operands, broadcast_error, shape_of
+from ._util import binary_operands, broadcast_error, ensure_tensor, shape_of
 from .comparison import _binary, _tensor_operands, _two_tensors
 from .registry import Sample, bind_method, register_op
 from .unary import _LN2

@@ -726,7 +726,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     ensure_tensor(input, "hinge_embedding_loss")
     reduction = _reduction(reduction, "hinge_embedding_loss", size_average, reduce)
     target = _as_tensor_like(target, input)
-    below = where(target != 1, clamp_min(margin - input, 0), 0.0)
+    below = where(target != 1, clamp_min(_as_tensor_like(margin, input) - input, 0), 0.0)
     same = where(target != -1, input, 0.0)
     return _reduce(below + same, reduction)
 
