@@ -880,7 +880,7 @@ def logcumsumexp(input, dim):
     """``out_i = log(sum_{j <= i} exp(input_j))`` along ``dim``, computed without overflow.
 
     >>> ember.logcumsumexp(ember.tensor([0.0, 0.0, 1000.0]), 0)
-    tensor([   0.0000,    0.6931, 1000.0000])
+    tensor([0.0000e+00, 6.9315e-01, 1.0000e+03])
     """
     ensure_tensor(input, "logcumsumexp")
     if input._data.dtype.kind != "f":
