@@ -174,3 +174,16 @@ def test_logcumsumexp_extremes():
 def test_unsafe_chunk_names():
     ours, theirs = _both(lambda lib: lib.unsafe_chunk(lib.ones(2, 6, requires_grad=True), 3, 1))
     assert [p.grad_fn.name() for p in ours] == [p.grad_fn.name() for p in theirs]
+
+
+@pytest.mark.parametrize("loss", ["binary_cross_entropy", "binary_cross_entropy_with_logits"])
+def test_bce_weight_larger_than_input_raises(loss):
+    _raises_same(lambda lib: getattr(lib.nn.functional, loss)(
+        lib.full((3,), 0.5), lib.ones(3), weight=lib.ones(2, 3)))
+
+
+def test_nll_weight_with_grad_raises():
+    weight = ember.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="derivative for 'weight'"):
+        ember.nn.functional.nll_loss(ember.zeros(2, 3, requires_grad=True),
+                                     ember.tensor([0, 2]), weight=weight)

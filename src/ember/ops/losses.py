@@ -133,6 +133,14 @@ class Softplus(Function):
         return grad * m.sigmoid(x)
 
 
+def _broadcasts_to(value: Tensor, input: Tensor) -> bool:
+    """Whether ``value`` broadcasts to exactly the input's shape."""
+    try:
+        return np.broadcast_shapes(tuple(value.shape), tuple(input.shape)) == tuple(input.shape)
+    except ValueError:
+        return False
+
+
 def _softplus(x: Tensor) -> Tensor:
     return Softplus.apply(x)
 
@@ -515,12 +523,10 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     target = target.to(input.dtype) if target.dtype is not input.dtype else target
     if weight is not None:
         ensure_tensor(weight, "binary_cross_entropy", "weight")
-        try:
-            np.broadcast_shapes(tuple(weight.shape), tuple(input.shape))
-        except ValueError:
+        if not _broadcasts_to(weight, input):
             raise RuntimeError(f"binary_cross_entropy(): weight of shape {list(weight.shape)} "
                                f"does not broadcast to the input's shape "
-                               f"{list(input.shape)}") from None
+                               f"{list(input.shape)}")
         weight = weight.to(input.dtype) if weight.dtype is not input.dtype else weight
     return BinaryCrossEntropy.apply(input, target, weight, reduction)
 
@@ -561,12 +567,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     for extra, arg in ((weight, "weight"), (pos_weight, "pos_weight")):
         if extra is not None:
             ensure_tensor(extra, "binary_cross_entropy_with_logits", arg)
-            try:
-                np.broadcast_shapes(tuple(extra.shape), tuple(input.shape))
-            except ValueError:
+            if not _broadcasts_to(extra, input):
                 raise RuntimeError(f"binary_cross_entropy_with_logits(): {arg} of shape "
                                    f"{list(extra.shape)} does not broadcast to the input's "
-                                   f"shape {list(input.shape)}") from None
+                                   f"shape {list(input.shape)}")
     weight = weight.to(input.dtype) if weight is not None and weight.dtype is not input.dtype \
         else weight
     pos_weight = pos_weight.to(input.dtype) \
