@@ -256,9 +256,12 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    if steps < 0:
-        raise RuntimeError("linspace(): number of steps must be non-negative")
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
+
+    >>> ember.linspace(0, 1, 5)
+    tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
+    """
+    _check_range_args("linspace", start, end, steps)
     start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
     d = _dtype_or_default(dtype)
     target = _device(device)
@@ -278,9 +281,30 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
     return _finish(array, target, requires_grad)
 
 
+def _check_range_args(name: str, start, end, steps) -> None:
+    """PyTorch's errors for linspace/logspace: steps an int >= 0, start and end numbers or
+    0-d Tensors."""
+    if isinstance(steps, Tensor) and steps.ndim == 0 and not steps.dtype.is_floating_point:
+        steps = steps.item()
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
+        raise TypeError(f"{name}() received an invalid combination of arguments: 'steps' must "
+                        f"be an int, not {type(steps).__name__}")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    for value, arg in ((start, "start"), (end, "end")):
+        if isinstance(value, Tensor):
+            if value.ndim != 0:
+                raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, "
+                                   f"but got {arg} with {value.ndim} dimension(s).")
+        elif isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+            raise TypeError(f"{name}() received an invalid combination of arguments: '{arg}' "
+                            f"must be a number or a 0-d Tensor, not {type(value).__name__}")
+
+
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
              requires_grad=False) -> Tensor:
     """``base ** linspace(start, end, steps)``."""
+    _check_range_args("logspace", start, end, steps)
     exponents = linspace(start, end, steps, dtype=dtypes.float64, device=device)
     return (base ** exponents).to(_dtype_or_default(dtype)).requires_grad_(requires_grad)
 

@@ -217,7 +217,15 @@ def celu(input, alpha: float = 1.0, inplace: bool = False):
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: celu(): alpha cannot be 0 (the input is "
                            "divided by alpha)")
-    return _maybe_inplace(_elu, input, inplace, alpha, 1.0, 1.0 / alpha)
+    return _maybe_inplace(_celu, input, inplace, alpha, 1.0, 1.0 / alpha)
+
+
+class Celu(Elu):
+    node_name = "CeluBackward0"
+
+
+def _celu(input, alpha, scale=1.0, input_scale=1.0):
+    return Celu.apply(input, alpha, scale, input_scale)
 
 
 def _inplace_form(name: str, function, namespaces):
@@ -297,9 +305,30 @@ def prelu(input, weight):
                 f"prelu(): mismatch of parameter numbers and input channel size. Found "
                 f"parameter numbers = {count} and channel size = {channels}.")
         weight = weight.reshape((count,) + (1,) * (input.ndim - 2))
-    elif weight.ndim:
-        weight = weight.reshape(())
-    return where(input > 0, input, weight * input)
+    else:
+        weight = weight.reshape((1,) * input.ndim)  # PyTorch views it too
+    return Prelu.apply(input, weight)
+
+
+class Prelu(Function):
+    """``x`` where positive, ``w * x`` elsewhere, ``w`` broadcast to x, as one node."""
+
+    array_backward = True
+    node_name = "PreluKernelBackward0"
+
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return ctx.xp.where(x > 0, x, w * x).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        m = ctx.math
+        x, w = ctx.saved_tensors
+        need_x, need_w = ctx.needs_input_grad
+        positive = x > 0
+        return (m.where(positive, grad, grad * w) if need_x else None,
+                m.sum_to_shape(m.where(positive, 0.0, grad * x), w.shape) if need_w else None)
 
 
 def _rrelu_samples(make):
@@ -615,8 +644,33 @@ def glu(input, dim: int = -1):
     size = input.shape[d]
     if size % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
-    half = size // 2
-    return input.narrow(d, 0, half) * sigmoid(input.narrow(d, half, half))
+    return Glu.apply(input, d)
+
+
+class Glu(Function):
+    """``a * sigmoid(b)`` for the halves a, b of ``x`` along ``dim``, as one node."""
+
+    array_backward = True
+    node_name = "GluBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        xp = ctx.xp
+        a, b = xp.split(x, 2, axis=dim)
+        ctx.dim = dim
+        ctx.save_for_backward(x)
+        e = xp.exp(-xp.abs(b))  # a sigmoid that never overflows
+        gate = xp.where(b >= 0, 1 / (1 + e), e / (1 + e))
+        return (a * gate).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        m = ctx.math
+        (x,) = ctx.saved_tensors
+        half = x.shape[ctx.dim] // 2
+        a, b = m.narrow(x, ctx.dim, 0, half), m.narrow(x, ctx.dim, half, half)
+        gate = m.sigmoid(b)
+        return m.cat([grad * gate, grad * a * gate * (1.0 - gate)], ctx.dim), None
 
 
 class Logit(Function):

@@ -15,7 +15,7 @@ from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import _F, Tensor, _inplace
 from . import _samples
-from ._util import binary_operands, broadcast_error, shape_of
+from ._util import binary_operands, broadcast_error, ensure_tensor, shape_of
 from .comparison import _binary, _tensor_operands, _two_tensors
 from .registry import Sample, bind_method, register_op
 from .unary import _LN2
@@ -67,6 +67,8 @@ class Sub(Function):
     def forward(ctx, a, b):
         if ctx._recording:
             ctx.shapes = (getattr(a, "shape", ()), getattr(b, "shape", ()))
+            if not ctx.shapes[0] and not hasattr(a, "shape"):  # number - tensor
+                ctx.node_name = "RsubBackward1"
         return a - b
 
     @staticmethod
@@ -159,8 +161,8 @@ def div(input, other, *, rounding_mode=None):
     dtypes, and has a zero gradient."""
     if rounding_mode is not None:
         if rounding_mode not in ("trunc", "floor"):
-            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or "
-                             f"'floor' but found '{rounding_mode}'")
+            raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                           f"'floor' but found '{rounding_mode}'")
         a, b = binary_operands(input, other, "div")
         try:
             return RoundedDivide.apply(a, b, rounding_mode)
@@ -302,7 +304,9 @@ class Pow(Function):
             grad_a = m.sum_to_shape(grad_a, ctx.shapes[0])
         if need_b:
             base = a if a is not None else ctx.scalars[0]
-            if a is None:
+            if a is None and base == 0:  # 0 ** b: flat for b >= 0 (PyTorch's convention)
+                grad_b = grad * m.where(b >= 0, 0.0, float("-inf"))  # out * log(0) for b < 0
+            elif a is None:
                 grad_b = grad * out * (float(np.log(base)) if base > 0 else float("nan"))
             else:
                 grad_b = m.where((a == 0) & (b >= 0), 0.0, grad * out * m.log(a))
@@ -320,6 +324,8 @@ def _pow_samples(make):
         Sample((make((3,), low=0.5, high=2.0), -1.5), name="negative power"),
         Sample((make((3,), low=0.5, high=2.0), 0.5), name="sqrt"),
         Sample((2.0, make((3, 4))), name="scalar base"),
+        Sample((0.0, make((3, 4), low=0.5, high=2.0)), name="zero base"),
+        Sample((make((3,), low=0.5, high=2.0), 0), name="power 0"),
     ]
 
 
@@ -535,6 +541,51 @@ def atan2(input, other):
     quadrant, in [-pi, pi]. d/dinput = other / r^2, d/dother = -input / r^2."""
     a, b = _tensor_operands(input, other, "atan2", to_float=True)
     return _binary(Atan2, a, b, "atan2")
+
+
+class Copysign(Function):
+    """``|a|`` with the sign of ``b`` (a number or a Tensor); only ``a`` gets a gradient."""
+
+    array_backward = True
+    node_name = "CopysignBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        out = ctx.xp.copysign(a, b).astype(a.dtype, copy=False)
+        if not hasattr(b, "shape"):
+            ctx.node_name = "CopysignBackward1"
+        ctx.save_for_backward(a, out)
+        ctx.shapes = (a.shape, np.shape(b))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        m = ctx.math
+        a, out = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        # d/da is sign(a) * sign(b): out / a, and 0 at a == 0 (PyTorch's convention)
+        ratio = m.where(a == 0, 0.0, out / m.where(a == 0, 1.0, a))
+        return (m.sum_to_shape(grad * ratio, ctx.shapes[0]) if need_a else None,
+                m.sum_to_shape(grad * 0.0, ctx.shapes[1]) if need_b else None)
+
+
+@register_op(methods=("copysign",), samples=lambda make: [
+    Sample((make((3, 4)), make((3, 4))), name="tensors"),
+    Sample((make((2, 3)), make((3,))), name="broadcast"),
+    Sample((make((3,)), -1.0), name="number")])
+def copysign(input, other):
+    """The magnitude of ``input`` with the sign of ``other`` (elementwise, broadcast; -0.0
+    counts as negative). Integers give the default float dtype.
+
+    >>> ember.copysign(ember.tensor([1.5, -2.0]), -1.0)
+    tensor([-1.5000, -2.0000])
+    """
+    if isinstance(other, (int, float)) and not isinstance(other, bool):
+        ensure_tensor(input, "copysign")
+        a = input if input._data.dtype.kind == "f" else input.to(dtypes.get_default_dtype())
+        return Copysign.apply(a, float(other))
+    a, b = _tensor_operands(input, other, "copysign", to_float=True)
+    return _binary(Copysign, a, b, "copysign")
 
 
 class Hypot(Function):

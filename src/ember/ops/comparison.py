@@ -166,11 +166,32 @@ def where(condition, input=None, other=None):
     if condition.dtype is not dtypes.bool:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {condition.dtype.name}")
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        input = _scalar_branch(input, other, condition)
     x, y = binary_operands(input, other, "where")
     try:
         return Where.apply(condition, x, y)
     except ValueError:
         raise broadcast_error("where", condition.shape, shape_of(x), shape_of(y)) from None
+
+
+def _scalar_branch(input, other, condition: Tensor) -> Tensor:
+    """``where(cond, a, b)`` with two numbers: ``a`` as a 0-d Tensor of the dtype the pair
+    takes (bool, int64, or the default float dtype), as PyTorch does."""
+    from ..creation import tensor
+
+    for value, name in ((input, "input"), (other, "other")):
+        if not isinstance(value, (bool, int, float, np.generic)):
+            raise TypeError(f"where(): argument '{name}' must be a Tensor or a number, not "
+                            f"{type(value).__name__}")
+    pair = (input, other)
+    if all(isinstance(v, (bool, np.bool_)) for v in pair):
+        kind = dtypes.bool
+    elif any(isinstance(v, (float, np.floating)) for v in pair):
+        kind = dtypes.get_default_dtype()
+    else:
+        kind = dtypes.int64
+    return tensor(input, dtype=kind, device=condition.device)
 
 
 def _tensor_where(self, condition, other):
@@ -327,6 +348,20 @@ def clamp(input, min=None, max=None):
     """``minimum(maximum(input, min), max)``, elementwise; min/max are numbers or tensors
     (broadcast). Where min > max the result is max. The gradient reaches input where
     ``min <= input <= max`` (bounds included), and min / max where they were chosen."""
+    return _clamp(input, min, max, "Clamp")
+
+
+class ClampMin(Clamp):
+    node_name = "ClampMinBackward0"
+
+
+class ClampMax(Clamp):
+    node_name = "ClampMaxBackward0"
+
+
+def _clamp(input, min, max, op: str):
+    """clamp, clamp_min or clamp_max (``op``); their nodes carry PyTorch's overload names:
+    ...Backward0 for number bounds and Backward1 for Tensors (clamp the other way round)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"clamp(): argument 'input' must be a Tensor, not {type(input).__name__}")
     low, high = _bound(min, "min"), _bound(max, "max")
@@ -346,7 +381,11 @@ def clamp(input, min=None, max=None):
             value = float(value) if result.is_floating_point else int(value)
         bounds.append(value)
     try:
-        return Clamp.apply(x, *bounds)
+        node = {"Clamp": Clamp, "ClampMin": ClampMin, "ClampMax": ClampMax}[op]
+        out = node.apply(x, *bounds)
+        if isinstance(low if low is not None else high, Tensor) and out.grad_fn is not None:
+            out.grad_fn.node_name = op + ("Backward0" if op == "Clamp" else "Backward1")
+        return out
     except ValueError:
         raise broadcast_error("clamp", input.shape, *(shape_of(b) for b in bounds
                                                       if b is not None)) from None
@@ -357,7 +396,7 @@ def clamp(input, min=None, max=None):
                                    Sample((make((2, 3)), make((3,))), name="tensor")])
 def clamp_min(input, min):
     """``maximum(input, min)`` (clamp with only a lower bound)."""
-    return clamp(input, min=min)
+    return _clamp(input, min, None, "ClampMin")
 
 
 @register_op(methods=("clamp_max",),
@@ -365,7 +404,7 @@ def clamp_min(input, min):
                                    Sample((make((2, 3)), make((3,))), name="tensor")])
 def clamp_max(input, max):
     """``minimum(input, max)`` (clamp with only an upper bound)."""
-    return clamp(input, max=max)
+    return _clamp(input, None, max, "ClampMax")
 
 
 # ----------------------------------------------------------------------------- float checks

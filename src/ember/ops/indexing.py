@@ -3,6 +3,8 @@ contiguous, ``to`` (dtype/device casts), fill_, copy_, and the bookkeeping that 
 in-place changes through a view update the base's graph (CopySlices)."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import backend, dtypes
@@ -30,11 +32,17 @@ def convert_index(index, tensor: Tensor):
         fast = _basic_fast_path(index if kind is tuple else (index,), tensor._data.shape)
         if fast is not None:
             return fast, True
+    if _sequence_as_tuple(index):
+        warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated; "
+                      "use x[tuple(seq)] instead of x[seq]", UserWarning, stacklevel=3)
+        index = tuple(index)
     items = index if isinstance(index, tuple) else (index,)
     xp = backend.xp_for_device(tensor._device)
     parsed = []
     basic = True
     for item in items:
+        if isinstance(item, range):
+            item = list(item)
         if item is None or item is Ellipsis:
             parsed.append(item)
         elif isinstance(item, bool):
@@ -73,6 +81,15 @@ def convert_index(index, tensor: Tensor):
     if basic and Ellipsis not in converted:
         converted.append(Ellipsis)  # keeps x[0, 1] a 0-d view, not a NumPy scalar
     return tuple(converted), basic
+
+
+def _sequence_as_tuple(index) -> bool:
+    """PyTorch's legacy rule: a short list holding a sequence, slice, Tensor, None or ...
+    indexes several dims, as a tuple would (``x[[[0, 1], [2, 0]]]`` is ``x[[0, 1], [2, 0]]``)."""
+    if not isinstance(index, list) or len(index) >= 32:
+        return False
+    return any(isinstance(i, (list, tuple, range, slice, Tensor)) or i is None or i is Ellipsis
+               for i in index)
 
 
 def _basic_fast_path(items: tuple, shape: tuple):

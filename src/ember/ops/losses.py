@@ -17,9 +17,11 @@ import numpy as np
 
 from .. import backend, dtypes
 from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from ._util import ensure_tensor
-from .comparison import minimum, where
+from .activations import logsigmoid
+from .comparison import clamp_min, minimum, where
 from .neural import _constant, log_softmax
 from .registry import Sample, register_op
 from .unary import abs as _abs
@@ -127,6 +129,14 @@ class Softplus(Function):
         return grad * m.sigmoid(x)
 
 
+def _broadcasts_to(value: Tensor, input: Tensor) -> bool:
+    """Whether ``value`` broadcasts to exactly the input's shape."""
+    try:
+        return np.broadcast_shapes(tuple(value.shape), tuple(input.shape)) == tuple(input.shape)
+    except ValueError:
+        return False
+
+
 def _softplus(x: Tensor) -> Tensor:
     return Softplus.apply(x)
 
@@ -159,8 +169,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     input, target = _float_pair(input, target, "mse_loss")
     _broadcast_warning(input, target, "mse_loss")
     reduction = _reduction(reduction, "mse_loss", size_average, reduce)
-    difference = input - target
-    return _elementwise_weight(difference * difference, weight, input, reduction, True)
+    if weight is None:
+        return MseLoss.apply(input, target, reduction)
+    return _elementwise_weight((input - target) ** 2, weight, input, reduction, True)
 
 
 @register_op(namespace=_NN, samples=_weighted_samples)
@@ -195,11 +206,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta < 0:
         raise RuntimeError(f"smooth_l1_loss does not support negative values for beta "
                            f"(got {beta})")
-    size = _abs(input - target)
     if beta == 0:
-        return _reduce(size, reduction)
-    loss = where(size < beta, 0.5 * size * size / beta, size - 0.5 * beta)
-    return _reduce(loss, reduction)
+        return _reduce(_abs(input - target), reduction)
+    return SmoothL1Loss.apply(input, target, reduction, float(beta))
 
 
 @register_op(namespace=_NN, samples=_smooth_samples("delta"))
@@ -212,8 +221,9 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta "
                            f"(got {delta})")
-    size = _abs(input - target)
-    loss = where(size < delta, 0.5 * size * size, delta * (size - 0.5 * delta))
+    if weight is None:
+        return HuberLoss.apply(input, target, reduction, float(delta))
+    loss = HuberLoss.apply(input, target, "none", float(delta))
     return _elementwise_weight(loss, weight, input, reduction, False)
 
 
@@ -252,18 +262,7 @@ def _pick(log_probs: Tensor, target: Tensor, ignore_index: int, name: str):
     ``ignore_index`` entries pick class 0 and are masked out by the caller."""
     xp = backend.xp_for_device(log_probs._device)
     classes = log_probs.shape[0 if log_probs.ndim == 1 else 1]
-    indices = target._data.astype(np.int64)
-    valid = indices != ignore_index
-    if indices.size:
-        checked = indices[valid]
-        if checked.size:
-            low, high = int(checked.min()), int(checked.max())
-            bad = low if low < 0 else (high if high >= classes else None)
-            if bad is not None:
-                raise IndexError(f"Target {bad} is out of bounds: {name}() expects class "
-                                 f"indices in [0, {classes}) for an input with {classes} "
-                                 f"classes (or ignore_index={ignore_index})")
-    safe = xp.where(valid, indices, 0)
+    safe, valid = _safe_targets(xp, target, ignore_index, classes, name)
     if log_probs.ndim == 1:
         return log_probs[_constant(safe.reshape(1), log_probs)].reshape(()), valid, safe
     # Move the class dim last and pick one entry per remaining position.
@@ -275,6 +274,23 @@ def _pick(log_probs: Tensor, target: Tensor, ignore_index: int, name: str):
     rows = xp.arange(flat.shape[0])
     picked = flat[(_constant(rows, log_probs), _constant(safe.reshape(-1), log_probs))]
     return picked.reshape(tuple(target.shape)), valid, safe
+
+
+def _safe_targets(xp, target: Tensor, ignore_index: int, classes: int, name: str):
+    """(the target indices with ``ignore_index`` entries set to 0, the mask of the others),
+    after checking that every other index names a class."""
+    indices = target._data.astype(np.int64)
+    valid = indices != ignore_index
+    if indices.size:
+        checked = indices[valid]
+        if checked.size:
+            low, high = int(checked.min()), int(checked.max())
+            bad = low if low < 0 else (high if high >= classes else None)
+            if bad is not None:
+                raise IndexError(f"Target {bad} is out of bounds: {name}() expects class "
+                                 f"indices in [0, {classes}) for an input with {classes} "
+                                 f"classes (or ignore_index={ignore_index})")
+    return xp.where(valid, indices, 0), valid
 
 
 def _class_weights(weight, classes: int, like: Tensor, name: str):
@@ -291,25 +307,20 @@ def _class_weights(weight, classes: int, like: Tensor, name: str):
 def _nll(log_probs, target, weight, ignore_index, reduction, name):
     classes = _class_layout(log_probs, target, name)
     weight = _class_weights(weight, classes, log_probs, name)
-    picked, valid, safe = _pick(log_probs, target, ignore_index, name)
-    if weight is None and reduction != "none":
-        # The common case in few ops: the mask and its count are constants.
-        kept = float(valid.sum())
-        total = picked.sum() if kept == valid.size else (
-            picked * _constant(valid.astype(log_probs._data.dtype), log_probs)).sum()
-        if reduction == "sum":
-            return -total
-        return total * (-1.0 / kept if kept else float("nan"))
-    mask = _constant(valid.astype(log_probs._data.dtype), log_probs)
-    if weight is not None:
-        mask = weight[_constant(safe, log_probs)] * mask
-    losses = -picked * mask
-    if reduction == "none":
-        return losses
-    if reduction == "sum":
-        return losses.sum()
-    # PyTorch's weighted mean: divide by the total weight of the non-ignored targets.
-    return losses.sum() / mask.sum()
+    if weight is not None and weight.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"{name}(): the derivative for 'weight' is not implemented (as in "
+                           "PyTorch); pass weight.detach()")
+    xp = backend.xp_for_device(log_probs._device)
+    safe, valid = _safe_targets(xp, target, ignore_index, classes, name)
+    # PyTorch's 2-D kernel takes (N, C, H, W); other spatial inputs are viewed to it.
+    flat = log_probs.ndim == 3 or log_probs.ndim > 4
+    if flat:
+        batch = log_probs.shape[0]
+        log_probs = log_probs.reshape(batch, classes, -1, 1)
+        safe, valid = safe.reshape(batch, -1, 1), valid.reshape(batch, -1, 1)
+    out = NllLoss.apply(log_probs, safe, valid, None if weight is None else weight._data,
+                        reduction)
+    return out.reshape(tuple(target.shape)) if flat and reduction == "none" else out
 
 
 def _nll_samples(make):
@@ -384,10 +395,6 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     class_dim = 0 if input.ndim == 1 else 1
     if input.ndim == 0:
         raise ValueError("cross_entropy(): input must have at least 1 dimension, got 0-d")
-    if (input.ndim == 2 and weight is None and label_smoothing == 0.0
-            and reduction != "none" and target.ndim == 1
-            and target._data.dtype.kind in "iu"):
-        return _cross_entropy_indices(input, target, ignore_index, reduction)
     log_probs = log_softmax(input, class_dim)
     classes = input.shape[class_dim]
     if tuple(target.shape) == tuple(input.shape) and input.ndim > 0:
@@ -419,50 +426,6 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return (1.0 - label_smoothing) * loss + smooth * (label_smoothing / classes)
 
 
-def _cross_entropy_indices(input, target, ignore_index, reduction):
-    """The classifier's everyday loss, (N, C) logits against class indices, as one node."""
-    classes = _class_layout(input, target, "cross_entropy")
-    indices = target._data.astype(np.int64, copy=False)
-    valid = indices != ignore_index
-    safe = backend.xp_of(indices).where(valid, indices, 0)
-    if safe.size and (int(safe.min()) < 0 or int(safe.max()) >= classes):
-        bad = int(indices[valid & ((indices < 0) | (indices >= classes))][0])
-        raise IndexError(f"Target {bad} is out of bounds: cross_entropy() expects class "
-                         f"indices in [0, {classes}) for an input with {classes} classes (or "
-                         f"ignore_index={ignore_index})")
-    kept = int(valid.sum())
-    scale = 1.0 if reduction == "sum" else (1.0 / kept if kept else float("nan"))
-    return CrossEntropyIndices.apply(input, safe, valid, scale)
-
-
-class CrossEntropyIndices(Function):
-    """``-scale * sum_i log_softmax(x)[i, t_i]`` over the kept rows, in one stable pass.
-    Backward, ``(softmax(x) - onehot(t)) * scale`` on the kept rows, is written against
-    ``ctx.math``, so it runs on arrays and double backward works."""
-
-    array_backward = True
-    node_name = "NllLossBackward0"
-
-    @staticmethod
-    def forward(ctx, x, indices, valid, scale):
-        xp = ctx.xp
-        shifted = x - x.max(axis=1, keepdims=True)
-        log_total = xp.log(xp.exp(shifted).sum(axis=1))
-        rows = xp.arange(x.shape[0])
-        log_probs = shifted[rows, indices] - log_total
-        if ctx._recording:
-            row_weight = (valid * scale).astype(x.dtype).reshape(-1, 1)
-            ctx.save_for_backward(x, indices, row_weight)
-        return (-(log_probs * valid).sum() * scale).astype(x.dtype)
-
-    @staticmethod
-    def backward(ctx, grad):
-        m = ctx.math
-        x, indices, row_weight = ctx.saved_tensors
-        onehot = m.cast(m.one_hot(indices, x.shape[1]), x)
-        return (m.softmax(x, 1) - onehot) * row_weight * grad, None, None, None
-
-
 def _cross_entropy_probabilities(log_probs, target, weight, reduction, smoothing, class_dim,
                                  classes):
     if smoothing > 0.0:
@@ -480,37 +443,48 @@ def _cross_entropy_probabilities(log_probs, target, weight, reduction, smoothing
 # ----------------------------------------------------------------------------- binary
 class BinaryCrossEntropy(Function):
     """``-w (t log x + (1 - t) log(1 - x))`` with both logs clamped at -100 (PyTorch's
-    convention, so x = 0 or 1 give a finite loss)."""
+    convention, so x = 0 or 1 give a finite loss), reduced; ``w`` broadcasts to x."""
 
     array_backward = True
     node_name = "BinaryCrossEntropyBackward0"
 
     @staticmethod
-    def forward(ctx, x, t):
+    def forward(ctx, x, t, weight, reduction):
         xp = ctx.xp
+        _start(ctx, reduction, x.shape)
         with np.errstate(divide="ignore"):
             log_x = xp.maximum(xp.log(x), -100.0)
             log_rest = xp.maximum(xp.log1p(-x), -100.0)
-        ctx.save_for_backward(x, t)
-        return -(t * log_x + (1.0 - t) * log_rest)
+        ctx.save_for_backward(x, t, weight)
+        loss = -(t * log_x + (1.0 - t) * log_rest)
+        if weight is not None:
+            loss = loss * weight
+        return _reduce_array(xp, loss.astype(x.dtype, copy=False), reduction)
 
     @staticmethod
     def backward(ctx, grad):
         m = ctx.math
-        x, t = ctx.saved_tensors
-        need_x, need_t = ctx.needs_input_grad
-        grad_x = grad_t = None
+        x, t, weight = ctx.saved_tensors
+        need_x, need_t, need_w = ctx.needs_input_grad[:3]
+        plain = _scaled(ctx, grad)
+        grad = plain if weight is None else plain * weight
+        grad_x = grad_t = grad_w = None
         if need_x:
             # (x - t) / (x (1 - x)), the denominator clamped at 1e-12 as PyTorch does.
             spread = x * (1.0 - x)
             grad_x = grad * (x - t) / m.where(spread > 1e-12, spread, 1e-12)
-        if need_t:
+        if need_t or need_w:
             with np.errstate(divide="ignore"):  # log(0) = -inf, clamped just below
                 log_x = m.log(x)
                 log_rest = m.log(1.0 - x)
-            grad_t = grad * (m.where(log_rest > -100.0, log_rest, -100.0)
-                             - m.where(log_x > -100.0, log_x, -100.0))
-        return grad_x, grad_t
+            log_x = m.where(log_x > -100.0, log_x, -100.0)
+            log_rest = m.where(log_rest > -100.0, log_rest, -100.0)
+            if need_t:
+                grad_t = grad * (log_rest - log_x)
+            if need_w:
+                loss = -(t * log_x + (1.0 - t) * log_rest)
+                grad_w = m.sum_to_shape(loss * plain, weight.shape)
+        return grad_x, grad_t, grad_w, None
 
 
 def _bce_samples(make):
@@ -546,10 +520,14 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                            "(binary_cross_entropy takes probabilities; use "
                            "binary_cross_entropy_with_logits for logits)")
     target = target.to(input.dtype) if target.dtype is not input.dtype else target
-    loss = BinaryCrossEntropy.apply(input, target)
     if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+        ensure_tensor(weight, "binary_cross_entropy", "weight")
+        if not _broadcasts_to(weight, input):
+            raise RuntimeError(f"binary_cross_entropy(): weight of shape {list(weight.shape)} "
+                               f"does not broadcast to the input's shape "
+                               f"{list(input.shape)}")
+        weight = weight.to(input.dtype) if weight.dtype is not input.dtype else weight
+    return BinaryCrossEntropy.apply(input, target, weight, reduction)
 
 
 def _bce_logits_samples(make):
@@ -585,13 +563,18 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         raise RuntimeError(f"binary_cross_entropy_with_logits(): expected a floating-point "
                            f"input, got {input.dtype.name}")
     target = target.to(input.dtype) if target.dtype is not input.dtype else target
-    rest = _softplus(-input)
-    if pos_weight is not None:
-        rest = rest * (1.0 + (pos_weight - 1.0) * target)
-    loss = (1.0 - target) * input + rest
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    for extra, arg in ((weight, "weight"), (pos_weight, "pos_weight")):
+        if extra is not None:
+            ensure_tensor(extra, "binary_cross_entropy_with_logits", arg)
+            if not _broadcasts_to(extra, input):
+                raise RuntimeError(f"binary_cross_entropy_with_logits(): {arg} of shape "
+                                   f"{list(extra.shape)} does not broadcast to the input's "
+                                   f"shape {list(input.shape)}")
+    weight = weight.to(input.dtype) if weight is not None and weight.dtype is not input.dtype \
+        else weight
+    pos_weight = pos_weight.to(input.dtype) \
+        if pos_weight is not None and pos_weight.dtype is not input.dtype else pos_weight
+    return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
 
 
 def _kl_samples(make):
@@ -729,7 +712,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same "
                            f"dimension but got sizes: input1: {input1.shape}, input2: "
                            f"{input2.shape}, target: {target.shape} ")
-    return _reduce(relu(-target * (input1 - input2) + margin), reduction)
+    return _reduce(clamp_min(-target * (input1 - input2) + margin, 0), reduction)
 
 
 def _hinge_samples(make):
@@ -746,7 +729,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     ensure_tensor(input, "hinge_embedding_loss")
     reduction = _reduction(reduction, "hinge_embedding_loss", size_average, reduce)
     target = _as_tensor_like(target, input)
-    below = where(target != 1, relu(margin - input), 0.0)
+    below = where(target != 1, clamp_min(_as_tensor_like(margin, input) - input, 0), 0.0)
     same = where(target != -1, input, 0.0)
     return _reduce(below + same, reduction)
 
@@ -761,7 +744,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     """Two-class logistic loss ``log(1 + exp(-y x))`` for ``y`` in {1, -1} (stable)."""
     input, target = _float_pair(input, target, "soft_margin_loss")
     reduction = _reduction(reduction, "soft_margin_loss", size_average, reduce)
-    return _reduce(_softplus(-target * input), reduction)
+    return SoftMarginLoss.apply(input, target, reduction)
 
 
 def _multi_margin_samples(make):
@@ -876,8 +859,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     ``-mean_c w_c (t_c log sigmoid(x_c) + (1 - t_c) log sigmoid(-x_c))``."""
     input, target = _float_pair(input, target, "multilabel_soft_margin_loss")
     reduction = _reduction(reduction, "multilabel_soft_margin_loss", size_average, reduce)
-    # -log sigmoid(x) = softplus(-x)
-    loss = target * _softplus(-input) + (1.0 - target) * _softplus(input)
+    loss = -(target * logsigmoid(input) + (1.0 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
     classes = input.shape[-1] if input.ndim else 1
@@ -1198,3 +1180,218 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         return nll.sum()
     divisor = _constant(xp.asarray(np.maximum(lengths, 1)).astype(lp._data.dtype), lp)
     return (nll / (divisor if batched else divisor.reshape(()))).mean()
+
+
+# ----------------------------------------------------------------------------- loss nodes
+# PyTorch computes these losses as single nodes (MseLossBackward0, ...); so does ember. The
+# forward reduces on arrays; backward scales the incoming gradient by the reduction and
+# applies the pointwise derivative, written against ``ctx.math`` (so double backward
+# records the same formula).
+def _reduce_array(xp, loss, reduction: str):
+    if reduction == "mean":
+        return xp.asarray(loss.mean() if loss.size else xp.nan, dtype=loss.dtype)
+    if reduction == "sum":
+        return xp.asarray(loss.sum(), dtype=loss.dtype)
+    return loss
+
+
+def _scaled(ctx, grad):
+    """The incoming gradient spread over the elements the reduction combined."""
+    if ctx.reduction == "mean":
+        return grad * (1.0 / ctx.count) if ctx.count else grad
+    return grad
+
+
+def _start(ctx, reduction: str, *shapes) -> None:
+    ctx.reduction = reduction
+    ctx.count = int(np.prod(np.broadcast_shapes(*shapes)))
+    ctx.shapes = shapes
+
+
+def _pair_grads(ctx, m, grad_input):
+    """(d/dinput, d/dtarget) of a loss of ``input - target``, summed to each shape."""
+    need_x, need_t = ctx.needs_input_grad[:2]
+    return (m.sum_to_shape(grad_input, ctx.shapes[0]) if need_x else None,
+            m.sum_to_shape(-grad_input, ctx.shapes[1]) if need_t else None)
+
+
+class MseLoss(Function):
+    array_backward = True
+    node_name = "MseLossBackward0"
+
+    @staticmethod
+    def forward(ctx, x, t, reduction):
+        _start(ctx, reduction, x.shape, t.shape)
+        ctx.save_for_backward(x, t)
+        difference = x - t
+        return _reduce_array(ctx.xp, difference * difference, reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        m = ctx.math
+        x, t = ctx.saved_tensors
+        return _pair_grads(ctx, m, 2.0 * (x - t) * _scaled(ctx, grad)) + (None,)
+
+
+class SmoothL1Loss(Function):
+    array_backward = True
+    node_name = "SmoothL1LossBackward0"
+
+    @staticmethod
+    def forward(ctx, x, t, reduction, beta):
+        _start(ctx, reduction, x.shape, t.shape)
+        ctx.beta = beta
+        ctx.save_for_backward(x, t)
+        size = ctx.xp.abs(x - t)
+        loss = ctx.xp.where(size < beta, 0.5 * size * size / beta, size - 0.5 * beta)
+        return _reduce_array(ctx.xp, loss.astype(x.dtype, copy=False), reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        m = ctx.math
+        x, t = ctx.saved_tensors
+        d = x - t
+        slope = m.where(m.abs(d) < ctx.beta, d * (1.0 / ctx.beta), m.sign(d))
+        return _pair_grads(ctx, m, slope * _scaled(ctx, grad)) + (None, None)
+
+
+class HuberLoss(Function):
+    array_backward = True
+    node_name = "HuberLossBackward0"
+
+    @staticmethod
+    def forward(ctx, x, t, reduction, delta):
+        _start(ctx, reduction, x.shape, t.shape)
+        ctx.delta = delta
+        ctx.save_for_backward(x, t)
+        size = ctx.xp.abs(x - t)
+        loss = ctx.xp.where(size < delta, 0.5 * size * size, delta * (size - 0.5 * delta))
+        return _reduce_array(ctx.xp, loss.astype(x.dtype, copy=False), reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        m = ctx.math
+        x, t = ctx.saved_tensors
+        d = x - t
+        slope = m.where(m.abs(d) < ctx.delta, d, m.sign(d) * ctx.delta)
+        return _pair_grads(ctx, m, slope * _scaled(ctx, grad)) + (None, None)
+
+
+class SoftMarginLoss(Function):
+    """``log(1 + exp(-y x))``, reduced."""
+
+    array_backward = True
+    node_name = "SoftMarginLossBackward0"
+
+    @staticmethod
+    def forward(ctx, x, y, reduction):
+        _start(ctx, reduction, x.shape, y.shape)
+        ctx.save_for_backward(x, y)
+        z = -y * x
+        xp = ctx.xp
+        loss = xp.maximum(z, 0) + xp.log1p(xp.exp(-xp.abs(z)))
+        return _reduce_array(xp, loss.astype(x.dtype, copy=False), reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        m = ctx.math
+        x, y = ctx.saved_tensors
+        need_x, need_y = ctx.needs_input_grad[:2]
+        common = -m.sigmoid(-y * x) * _scaled(ctx, grad)
+        return (m.sum_to_shape(common * y, ctx.shapes[0]) if need_x else None,
+                m.sum_to_shape(common * x, ctx.shapes[1]) if need_y else None, None)
+
+
+class BinaryCrossEntropyWithLogits(Function):
+    """``w ((1 - t) x + (1 + (p - 1) t) softplus(-x))``, reduced; ``w`` and ``p`` (the
+    positive weight) are optional Tensors that broadcast to the input."""
+
+    array_backward = True
+    node_name = "BinaryCrossEntropyWithLogitsBackward0"
+
+    @staticmethod
+    def forward(ctx, x, t, weight, pos_weight, reduction):
+        _start(ctx, reduction, x.shape)
+        ctx.save_for_backward(x, t, weight, pos_weight)
+        xp = ctx.xp
+        rest = xp.maximum(-x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
+        loss = BinaryCrossEntropyWithLogits.pointwise(rest, x, t, weight, pos_weight)
+        return _reduce_array(xp, loss.astype(x.dtype, copy=False), reduction)
+
+    @staticmethod
+    def pointwise(rest, x, t, weight, pos_weight):
+        """The loss from ``rest = softplus(-x)``, on arrays or Tensors."""
+        if pos_weight is not None:
+            rest = rest * (1.0 + (pos_weight - 1.0) * t)
+        loss = (1.0 - t) * x + rest
+        return loss if weight is None else loss * weight
+
+    @staticmethod
+    def backward(ctx, grad):
+        m = ctx.math
+        x, t, weight, pos_weight = ctx.saved_tensors
+        need_x, need_t, need_w, need_p = ctx.needs_input_grad[:4]
+        g = _scaled(ctx, grad)
+        if weight is not None:
+            g = g * weight
+        grads = [None] * 5
+        rest = m.softplus(-x, 1.0, math.inf)
+        if need_x:
+            scale = 1.0 if pos_weight is None else 1.0 + (pos_weight - 1.0) * t
+            grads[0] = m.sum_to_shape(((1.0 - t) - scale * m.sigmoid(-x)) * g, x.shape)
+        if need_t:
+            slope = -x if pos_weight is None else (pos_weight - 1.0) * rest - x
+            grads[1] = m.sum_to_shape(slope * g, t.shape)
+        if need_w:
+            plain = BinaryCrossEntropyWithLogits.pointwise(rest, x, t, None, pos_weight)
+            grads[2] = m.sum_to_shape(plain * _scaled(ctx, grad), weight.shape)
+        if need_p:
+            grads[3] = m.sum_to_shape(t * rest * g, pos_weight.shape)
+        return tuple(grads)
+
+
+class NllLoss(Function):
+    """``-w[y] log_probs[y]`` per target, reduced; ``valid`` masks ``ignore_index``
+    targets, and 'mean' divides by the summed weight of the others. Class dim 1 (0 for an
+    unbatched (C,) input)."""
+
+    array_backward = True
+    node_name = "NllLossBackward0"
+
+    @staticmethod
+    def forward(ctx, log_probs, safe, valid, weight, reduction):
+        xp = ctx.xp
+        if log_probs.ndim == 4:
+            ctx.node_name = "NllLoss2DBackward0"
+        dim = 0 if log_probs.ndim == 1 else 1
+        ctx.classes = log_probs.shape[dim]
+        picked = xp.take_along_axis(log_probs, xp.expand_dims(safe, dim), axis=dim)
+        picked = xp.squeeze(picked, axis=dim)
+        scale = valid.astype(log_probs.dtype)
+        if weight is not None:
+            scale = scale * weight[safe]
+        ctx.reduction = reduction
+        ctx.save_for_backward(safe, scale)
+        losses = -picked * scale
+        if reduction == "none":
+            return losses
+        total = losses.sum()
+        if reduction == "mean":
+            ctx.total = float(scale.sum())
+            total = total / ctx.total if ctx.total else xp.nan
+        return xp.asarray(total, dtype=log_probs.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        m = ctx.math
+        safe, scale = ctx.saved_tensors
+        if ctx.reduction == "mean":
+            grad = grad * (1.0 / ctx.total) if ctx.total else grad * float("nan")
+        per_target = -(grad * scale)
+        classes = ctx.classes
+        onehot = m.cast(m.one_hot(safe, classes), per_target)
+        spread = onehot * m.unsqueeze(per_target, -1)       # class dim last
+        if spread.ndim > 2:
+            order = (0, spread.ndim - 1) + tuple(range(1, spread.ndim - 1))
+            spread = m.permute(spread, order)
+        return spread, None, None, None, None

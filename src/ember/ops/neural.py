@@ -23,9 +23,10 @@ from ._util import ensure_tensor, wrap_dim, xp_of
 from .arithmetic import mul
 from .comparison import where
 from .indexing import IndexScatter
-from .products import matmul
+from .products import addmm, matmul, mm
 from .registry import Sample, register_op
-from .shape import cat
+from .shape import Squeeze, UnsafeView, cat, reshape, unsqueeze
+from .shape import t as _t
 
 _NN = "nn.functional"
 
@@ -222,46 +223,23 @@ def linear(input, weight, bias=None):
     if weight.ndim == 1 and bias is not None:
         raise RuntimeError("linear(): a 1-D weight takes no bias (PyTorch: mat2 must be a "
                            "matrix, got 1-D tensor)")
-    if weight.ndim == 2 and input.ndim >= 2 and input.dtype is weight.dtype and (
-            bias is None or (bias.ndim == 1 and bias.shape[0] == weight.shape[0]
-                             and bias.dtype is weight.dtype)):
-        return Linear.apply(input, weight, bias)
-    out = matmul(input, weight.transpose(0, 1) if weight.ndim == 2 else weight)
-    return out if bias is None else out + bias
-
-
-class Linear(Function):
-    """``x W^T + b`` as one node: the weight's gradient comes out in W's own (out, in)
-    layout, so no transposed copy is needed, and the bias add costs no node of its own."""
-
-    array_backward = True
-    node_name = "AddmmBackward0"
-
-    @staticmethod
-    def forward(ctx, x, weight, bias):
-        ctx.save_for_backward(x, weight)
-        if x.ndim > 2:  # PyTorch's names for what its linear does underneath
-            ctx.node_name = "ViewBackward0" if bias is not None else "UnsafeViewBackward0"
-        elif bias is None:
-            ctx.node_name = "MmBackward0"
-        out = ctx.xp.matmul(x, weight.T)
-        if bias is not None:
-            out += bias
+    if weight.ndim == 1 or input.dtype is not weight.dtype or (
+            bias is not None and bias.dtype is not weight.dtype):
+        out = matmul(input, weight.transpose(0, 1) if weight.ndim == 2 else weight)
+        return out if bias is None else out + bias
+    # PyTorch's graph: rows of the input (a view), one Addmm (Mm without a bias) against
+    # the weight's transpose, and the rows viewed back to the input's leading dims.
+    rows = input if input.ndim == 2 else (
+        unsqueeze(input, 0) if input.ndim == 1 and bias is None
+        else reshape(input, (-1, features)))
+    out = mm(rows, _t(weight)) if bias is None else addmm(bias, rows, _t(weight))
+    if input.ndim == 2:
         return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        m = ctx.math
-        x, weight = ctx.saved_tensors
-        need_x, need_weight, need_bias = ctx.needs_input_grad
-        grad_x = m.matmul(grad, weight) if need_x else None
-        rows = m.reshape(grad, (-1, grad.shape[-1])) if grad.ndim != 2 else grad
-        grad_weight = None
-        if need_weight:
-            inputs = m.reshape(x, (-1, x.shape[-1])) if x.ndim != 2 else x
-            grad_weight = m.matmul(m.transpose(rows, 0, 1), inputs)
-        grad_bias = m.sum(rows, 0) if need_bias else None
-        return grad_x, grad_weight, grad_bias
+    if input.ndim == 1:
+        return Squeeze.apply(out, (0,), "SqueezeBackward4") if bias is None else \
+            reshape(out, (weight.shape[0],))
+    shape = tuple(input.shape[:-1]) + (weight.shape[0],)
+    return reshape(out, shape) if bias is not None else UnsafeView.apply(out, shape)
 
 
 def _bilinear_samples(make):

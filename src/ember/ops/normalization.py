@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd import grad_mode
+from ..autograd.function import Function
 from ._util import ensure_tensor, wrap_dim
 from .conv import _Geometry, _sizes
 from .registry import Sample, register_op
@@ -163,8 +164,58 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     normalized_shape, dims = _normalized_dims(input, normalized_shape, "layer_norm")
     _check_elementwise_param(weight, "weight", normalized_shape, "layer_norm")
     _check_elementwise_param(bias, "bias", normalized_shape, "layer_norm")
-    out, _, _ = _standardize(input, list(dims), eps)
-    return _affine(out, weight, bias, normalized_shape)
+    if input._data.size == 0:
+        out, _, _ = _standardize(input, list(dims), eps)
+        return _affine(out, weight, bias, normalized_shape)
+    same = [t for t in (weight, bias) if t is not None and t.dtype is not input.dtype]
+    if same:
+        raise RuntimeError(f"layer_norm(): expected weight and bias of the input's dtype "
+                           f"{input.dtype.name}, got {same[0].dtype.name}")
+    return LayerNorm.apply(input, weight, bias, tuple(dims), float(eps))
+
+
+class LayerNorm(Function):
+    """layer_norm as one node (PyTorch's NativeLayerNorm): standardize over the trailing
+    ``dims``, then scale and shift. Backward recomputes the statistics from x, so the same
+    lines give the double backward."""
+
+    array_backward = True
+    node_name = "NativeLayerNormBackward0"
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, dims, eps):
+        xp = ctx.xp
+        ctx.dims, ctx.eps = dims, eps
+        ctx.saved_bias_shape = None if bias is None else bias.shape
+        ctx.save_for_backward(x, weight)
+        mean = x.mean(axis=dims, keepdims=True)
+        centered = x - mean
+        var = (centered * centered).mean(axis=dims, keepdims=True)
+        out = centered / xp.sqrt(var + eps)
+        if weight is not None:
+            out = out * weight
+        if bias is not None:
+            out = out + bias
+        return out.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        m = ctx.math
+        x, weight = ctx.saved_tensors
+        dims = list(ctx.dims)
+        need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        centered = x - m.mean(x, dims, True)
+        rstd = m.rsqrt(m.mean(centered * centered, dims, True) + ctx.eps)
+        xhat = centered * rstd
+        grad_x = grad_w = grad_b = None
+        if need_x:
+            g = grad * weight if weight is not None else grad
+            grad_x = rstd * (g - m.mean(g, dims, True) - xhat * m.mean(g * xhat, dims, True))
+        if need_w:
+            grad_w = m.sum_to_shape(grad * xhat, weight.shape)
+        if need_b:
+            grad_b = m.sum_to_shape(grad, ctx.saved_bias_shape)
+        return grad_x, grad_w, grad_b, None, None
 
 
 @register_op(namespace="nn.functional", exported_in=("ember",),

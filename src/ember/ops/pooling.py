@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .. import backend
+from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import ensure_tensor
@@ -160,14 +160,18 @@ def _apply_taps(x: Tensor, axis: int, index: np.ndarray, weight):
 
 
 # ----------------------------------------------------------------------------- arguments
-def _check_input(input, n: int, op: str):
+def _check_input(input, n: int, op: str, integers: bool = False):
     ensure_tensor(input, op)
     ndim = input._data.ndim
     if ndim not in (n + 1, n + 2):
         raise RuntimeError(f"{op}(): Expected {n + 1}D or {n + 2}D (batch mode) tensor for "
                            f"input with optional 0 dim batch size, but got input of size: "
                            f"{_sizes(input.shape)}")
-    if input._data.dtype.kind != "f":
+    kind = input._data.dtype.kind
+    if kind in "iub" and not (integers and kind in "iu"):
+        raise NotImplementedError(f"\"{op}\" not implemented for '{input.dtype.name}' "
+                                  f"({op}() takes floating-point inputs)")
+    if kind != "f" and not (integers and kind in "iu"):
         raise RuntimeError(f"{op}(): expected a floating-point input, but got "
                            f"{input.dtype.name}")
     if any(s == 0 for s in input.shape[ndim - n:]):
@@ -255,11 +259,13 @@ class _MaxPoolIndices(Function):
 
 
 def _max_pool(n, op, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
-    _check_input(input, n, op)
+    _check_input(input, n, op, integers=n == 2)  # PyTorch pools integers in 2-D only
     size = tuple(input.shape[input._data.ndim - n:])
     geo = _pool_geometry(op, size, kernel_size, stride, padding, dilation, ceil_mode, n,
                          "effective kernel size")
-    indices, empty = _MaxPoolIndices.apply(input.detach(), geo)
+    # integers find their maxima as float64 (exact below 2 ** 53) and keep their dtype
+    search = input.detach() if input._data.dtype.kind == "f" else input.detach().double()
+    indices, empty = _MaxPoolIndices.apply(search, geo)
     data, empty = indices._data, empty._data
     # PyTorch's index for a window of only padding or -inf is its first position past
     # the padding, which can lie outside the plane; its value is -inf (and its gradient
@@ -501,6 +507,9 @@ def _adaptive_avg(n, op, input, output_size):
     ndim = input._data.ndim
     size = tuple(input.shape[ndim - n:])
     out = _output_size(output_size, size, n, op)
+    if n > 1 and all(o == 1 for o in out) and input._data.size:
+        # a global average, which PyTorch computes (and names) as a mean
+        return input.mean(tuple(range(ndim - n, ndim)), keepdim=True)
     if all(o > 0 and s % o == 0 for s, o in zip(size, out)):
         # equal windows: plain average pooling (the common global-average case)
         kernel = tuple(s // o for s, o in zip(size, out))
@@ -810,6 +819,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if align_corners is not None and mode not in _MODE_DIMS:
         raise ValueError("align_corners option can only be set with the interpolating modes: "
                          "linear | bilinear | bicubic | trilinear")
+    if input.dtype is dtypes.uint8 and mode == "bilinear":
+        # uint8 images: in float, rounded half up (PyTorch's fixed-point kernel may differ by 1)
+        smooth = interpolate(input.float(), size, scale_factor, mode, align_corners,
+                             recompute_scale_factor, antialias)
+        return (smooth + 0.5).floor().clamp(0, 255).to(dtypes.uint8)
     if input._data.dtype.kind != "f" and mode not in ("nearest", "nearest-exact"):
         raise NotImplementedError(f"interpolate(): mode '{mode}' needs a floating-point "
                                   f"input, got {input.dtype.name} (nearest modes accept it)")

@@ -134,11 +134,15 @@ def _product_operands(op: str, a, b, a_name: str, b_name: str, a_ndim: int, b_nd
     Sample((make((3, 4)), make((4, 2)))), Sample((make((1, 3)), make((3, 1))), name="1x1")])
 def mm(input, mat2):
     """Product of two matrices: (n, m) @ (m, p) -> (n, p). No broadcasting."""
-    _product_operands("mm", input, mat2, "input", "mat2", 2, 2)
-    if input._data.shape[1] != mat2._data.shape[0]:
-        raise RuntimeError(f"mm: mat1 and mat2 shapes cannot be multiplied "
-                           f"({_shape_text(input.shape)} and {_shape_text(mat2.shape)})")
+    _check_mm("mm", input, mat2)
     return Matmul.apply(input, mat2)
+
+
+def _check_mm(op: str, mat1, mat2) -> None:
+    _product_operands(op, mat1, mat2, "input" if op == "mm" else "mat1", "mat2", 2, 2)
+    if mat1._data.shape[1] != mat2._data.shape[0]:
+        raise RuntimeError(f"{op}: mat1 and mat2 shapes cannot be multiplied "
+                           f"({_shape_text(mat1.shape)} and {_shape_text(mat2.shape)})")
 
 
 @register_op(methods=("bmm",), samples=lambda make: [
@@ -248,10 +252,59 @@ def _addmm_samples(make):
             Sample((make((3, 2)), make((3, 4)), make((4, 2))), {"beta": 0}, name="beta 0")]
 
 
+class Addmm(Function):
+    """``beta * input + alpha * (mat1 @ mat2)`` as one node (what nn.Linear runs)."""
+
+    array_backward = True
+    node_name = "AddmmBackward0"
+
+    @staticmethod
+    def forward(ctx, input, mat1, mat2, beta, alpha):
+        ctx.save_for_backward(mat1, mat2)
+        ctx.input_shape, ctx.factors = input.shape, (beta, alpha)
+        out = ctx.xp.matmul(mat1, mat2)
+        if alpha != 1:
+            out *= alpha
+        if beta != 0:  # beta 0 ignores the input, its nan and inf included
+            out += input if beta == 1 else input * beta
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        m = ctx.math
+        mat1, mat2 = ctx.saved_tensors
+        beta, alpha = ctx.factors
+        need_input, need_mat1, need_mat2 = ctx.needs_input_grad[:3]
+        scaled = grad * alpha if alpha != 1 else grad
+        grad_input = grad_mat1 = grad_mat2 = None
+        if need_input:
+            grad_input = m.sum_to_shape(grad * beta if beta != 1 else grad, ctx.input_shape)
+        if need_mat1:
+            grad_mat1 = m.matmul(scaled, m.mT(mat2))
+        if need_mat2:
+            grad_mat2 = m.matmul(m.mT(mat1), scaled)
+        return grad_input, grad_mat1, grad_mat2, None, None
+
+
 @register_op(methods=("addmm",), samples=_addmm_samples)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    """beta * input + alpha * (mat1 @ mat2); ``input`` broadcasts to (n, p)."""
-    return _scaled_sum("addmm", input, mm(mat1, mat2), beta, alpha)
+    """beta * input + alpha * (mat1 @ mat2); ``input`` broadcasts to (n, p).
+
+    >>> ember.addmm(ember.ones(2), ember.eye(2), ember.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor([[2., 3.],
+            [4., 5.]])
+    """
+    _check_mm("addmm", mat1, mat2)
+    ensure_tensor(input, "addmm")
+    out_shape = (mat1.shape[0], mat2.shape[1])
+    try:
+        fits = np.broadcast_shapes(tuple(input.shape), out_shape) == out_shape
+    except ValueError:
+        fits = False
+    if not (fits and input.dtype is mat1.dtype):
+        return _scaled_sum("addmm", input, mm(mat1, mat2), beta, alpha)  # raises its errors
+    return Addmm.apply(input, mat1, mat2, _scalar_factor(beta, input, "addmm", "beta"),
+                       _scalar_factor(alpha, input, "addmm", "alpha"))
 
 
 @register_op(methods=("addmv",), samples=lambda make: [

@@ -821,6 +821,71 @@ def cumsum(input, dim=None, *, dtype=None):
     return out.reshape(()) if was_0d else out
 
 
+class LogCumSumExp(Function):
+    """``log(cumsum(exp(x)))`` along ``dim`` (from the end when ``reverse``), without
+    overflow: a running ``logaddexp``."""
+
+    array_backward = True
+    node_name = "LogcumsumexpBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, reverse):
+        xp = ctx.xp
+        ctx.dim, ctx.reverse = dim, reverse
+        data = xp.flip(x, dim) if reverse else x
+        accumulate = getattr(xp.logaddexp, "accumulate", None)
+        if accumulate is not None:
+            out = accumulate(data, axis=dim, dtype=x.dtype)
+        else:  # shift by the largest value so no exp overflows
+            peak = xp.max(data, axis=dim, keepdims=True) if data.size else data
+            peak = xp.where(xp.isfinite(peak), peak, 0)
+            with np.errstate(divide="ignore"):
+                out = xp.log(xp.cumsum(xp.exp(data - peak), axis=dim)) + peak
+        out = xp.flip(out, dim).copy() if reverse else out
+        ctx.save_for_backward(x, out)
+        return out.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d out_j / d x_i = exp(x_i - out_j) for j on or after i: the sum over j is a
+        # reverse scan of log-weights, split by the gradient's sign so every log is real.
+        m = ctx.math
+        x, out = ctx.saved_tensors
+        total = None
+        for sign in (1.0, -1.0):
+            part = grad * sign
+            positive = part > 0
+            # -inf stays -inf (never -inf - -inf): those weights are exactly zero
+            logs = m.where(positive, m.log(m.where(positive, part, 1.0)) - out, float("-inf"))
+            scan = m.apply(LogCumSumExp, logs, ctx.dim, not ctx.reverse)
+            live = (scan > float("-inf")) & (x > float("-inf"))
+            term = m.where(live, m.exp(m.where(live, scan + x, 0.0)), 0.0) * sign
+            total = term if total is None else total + term
+        return total, None, None
+
+
+@register_op(methods=("logcumsumexp",), samples=lambda make: _scan_samples(make) + [
+    Sample((make((2, 5), low=-40.0, high=40.0), 1), name="wide range")])
+def logcumsumexp(input, dim):
+    """``out_i = log(sum_{j <= i} exp(input_j))`` along ``dim``, computed without overflow.
+
+    >>> ember.logcumsumexp(ember.tensor([0.0, 0.0, 1000.0]), 0)
+    tensor([0.0000e+00, 6.9315e-01, 1.0000e+03])
+    """
+    ensure_tensor(input, "logcumsumexp")
+    if input._data.dtype.kind != "f":
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for "
+                           f"'{_TORCH_NAMES.get(input.dtype.name, input.dtype.name)}'")
+    d = _scan_dim(input, dim, "logcumsumexp")
+    x, was_0d = _as_1d(input)
+    out = LogCumSumExp.apply(x, d, False)
+    return out.reshape(()) if was_0d else out
+
+
+_TORCH_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                "uint8": "Byte", "bool": "Bool"}
+
+
 class Cumprod(Function):
     array_backward = True
     node_name = "CumprodBackward0"

@@ -59,6 +59,14 @@ class Reshape(Function):
         return ctx.math.reshape(grad, ctx.input_shape), None
 
 
+class UnsafeView(Reshape):
+    """A reshape of a fresh result that nothing else sees (PyTorch's ``_unsafe_view``), so
+    the output is not tracked as a view."""
+
+    node_name = "UnsafeViewBackward0"
+    is_view = False
+
+
 class View(Function):
     array_backward = True
     node_name = "ViewBackward0"
@@ -98,13 +106,48 @@ def reshape(input, *sizes, shape=None):
 @register_op(methods=("view",), samples=_reshape_samples)
 def view(input, *shape, size=None):
     """Like reshape, but always a view: raises when the memory layout doesn't allow one.
-    ``view(dtype)`` is not supported."""
+    ``view(dtype)`` reinterprets the bits as another dtype (see view_dtype)."""
     ensure_tensor(input, "view")
     shape = _sizes_or_keyword(shape, size, "view", "size")
     if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
-        raise TypeError("view(dtype) reinterprets bits and is not supported by ember")
+        return view_dtype(input, shape[0])
     shape = _infer_shape(parse_shape(shape, "view"), input._data.size, "view")
     return View.apply(input, shape)
+
+
+_TORCH_TYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+               "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+               "uint8": "Byte", "bool": "Bool"}
+
+
+def view_dtype(input, dtype):
+    """``input.view(dtype)``: the same memory read as ``dtype``. Element sizes may differ
+    when the last dim is contiguous: it grows (to a smaller element) or shrinks (to a
+    larger one, and must divide). The result has no gradient, as in PyTorch.
+
+    >>> ember.tensor([1.0]).view(ember.int32)
+    tensor([1065353216], dtype=ember.int32)
+    """
+    source, target = input.dtype, dtype
+    data = input._data
+    old, new = data.dtype.itemsize, np.dtype(target.numpy).itemsize
+    if old != new:
+        names = (_TORCH_TYPE.get(source.name, source.name),
+                 _TORCH_TYPE.get(target.name, target.name))
+        what = f"to view {names[0]} as {names[1]} (different element sizes)"
+        if data.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        stride = data.strides[-1] // old if data.shape[-1] > 1 else 1
+        if stride != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {stride}")
+        if new > old and data.shape[-1] % (new // old):
+            raise RuntimeError(f"self.size(-1) must be divisible by {new // old} {what}, but "
+                               f"got {data.shape[-1]}")
+    reinterpreted = data.view(target.numpy) if data.ndim else data.reshape(1).view(
+        target.numpy).reshape(())
+    out = Tensor._make(reinterpreted, input._device, False)
+    out._version_counter = input._version_counter  # the same memory
+    return out
 
 
 @register_op(methods=("view_as",),
@@ -159,7 +202,13 @@ def t(input):
     if input._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{input._data.ndim}D")
-    return transpose(input, 0, 1) if input._data.ndim == 2 else input
+    return MatrixTranspose.apply(input, 0, 1) if input._data.ndim == 2 else input
+
+
+class MatrixTranspose(Transpose):
+    """``t()``: a transpose under PyTorch's own name for it."""
+
+    node_name = "TBackward0"
 
 
 _t = t
@@ -285,16 +334,15 @@ class Squeeze(Function):
     always_view = True
 
     @staticmethod
-    def forward(ctx, x, dims):
+    def forward(ctx, x, dims, name="SqueezeBackward0"):
         ctx.input_shape = x.shape
-        if dims is not None:
-            ctx.node_name = "SqueezeBackward1"
+        ctx.node_name = name  # PyTorch's overloads: all dims, one dim, a tuple of dims
         squeeze = tuple(i for i in (range(x.ndim) if dims is None else dims) if x.shape[i] == 1)
         return ctx.xp.squeeze(x, axis=squeeze)
 
     @staticmethod
     def backward(ctx, grad):
-        return ctx.math.reshape(grad, ctx.input_shape), None
+        return ctx.math.reshape(grad, ctx.input_shape), None, None
 
 
 @register_op(methods=("squeeze",),
@@ -305,10 +353,12 @@ def squeeze(input, dim=None):
     """Drop dimensions of size 1 (all of them, or those in ``dim`` that are 1)."""
     ensure_tensor(input, "squeeze")
     n = input._data.ndim
+    name = "SqueezeBackward0"
     if dim is not None:
+        name = "SqueezeBackward2" if isinstance(dim, (tuple, list)) else "SqueezeBackward1"
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
         dim = tuple(wrap_dim(d, n, "squeeze") for d in dims)
-    return Squeeze.apply(input, dim)
+    return Squeeze.apply(input, dim, name)
 
 
 class Unsqueeze(Function):
@@ -994,6 +1044,38 @@ def chunk(input, chunks, dim=0):
     return split(input, size, d) if n else split(input, [0] * chunks, d)
 
 
+def _unsafe(pieces):
+    if pieces and pieces[0].grad_fn is not None:
+        pieces[0].grad_fn.node_name = "UnsafeSplitBackward0"
+    return pieces
+
+
+@register_op(methods=("unsafe_split",), samples=lambda make: [
+    Sample((make((5, 2)), 2), name="int, remainder"), Sample((make((2, 6)), 3, 1))])
+def unsafe_split(tensor, split_size, dim=0):
+    """``split`` into pieces of ``split_size`` whose views are not tracked against in-place
+    changes of each other (PyTorch's RNN cells split their gates this way).
+
+    >>> [p.shape for p in ember.unsafe_split(ember.zeros(5, 2), 2)]
+    [ember.Size([2, 2]), ember.Size([2, 2]), ember.Size([1, 2])]
+    """
+    if not isinstance(split_size, (int, np.integer)):
+        raise TypeError(f"unsafe_split(): argument 'split_size' must be int, not "
+                        f"{type(split_size).__name__}")
+    return _unsafe(split(tensor, split_size, dim))
+
+
+@register_op(methods=("unsafe_chunk",), samples=lambda make: [Sample((make((5, 2)), 3)),
+                                                              Sample((make((2, 6)), 4, 1))])
+def unsafe_chunk(input, chunks, dim=0):
+    """``chunk`` as unsafe_split does it.
+
+    >>> len(ember.unsafe_chunk(ember.zeros(2, 6), 3, 1))
+    3
+    """
+    return _unsafe(chunk(input, chunks, dim))
+
+
 def _tensor_split_samples(make):
     return [Sample((make((7, 2)), 3), name="sections"),
             Sample((make((2, 6)), [1, 4], 1), name="indices"),
@@ -1252,10 +1334,14 @@ def pad(input, pad, mode="constant", value=None):
                            f"padding {list(pad)}: the padded dims would have sizes {sizes}")
     if not indices:
         return input.clone()
-    # each padded dim gathers input positions (the gradient scatter-adds them back)
-    out = input
-    for d, index in indices:
-        out = AdvancedIndex.apply(out, (slice(None),) * d + (index,))
+    # one gather of input positions over the padded dims (the gradient scatter-adds them
+    # back); dims between padded ones take every position, so the indices stay adjacent
+    by_dim = dict(indices)
+    first, last = indices[0][0], indices[-1][0]
+    span = range(first, last + 1)
+    index = tuple(by_dim[d] if d in by_dim else xp.arange(shape[d]) for d in span)
+    index = tuple(ix.reshape((-1,) + (1,) * (last - d)) for d, ix in zip(span, index))
+    out = AdvancedIndex.apply(input, (slice(None),) * first + index)
     if out.grad_fn is not None:
         out.grad_fn.node_name = f"{_PAD_NAMES[mode]}Pad{k}DBackward0"
     return out

@@ -37,29 +37,27 @@ def _gate_count(mode: str) -> int:
 
 
 def _linear(x, weight, bias):
-    """x W^T (+ b) for x of shape (..., in)."""
-    out = x.matmul(weight.transpose(0, 1))
-    return out if bias is None else out + bias
+    """x W^T (+ b) for x of shape (..., in), as F.linear (PyTorch's Addmm graph)."""
+    return _ember().nn.functional.linear(x, weight, bias)
 
 
 def _rnn_step(mode, x_proj, h, c, w_hh, b_hh, hidden):
     """One time step given the input projection ``x_proj`` (x W_ih^T + b_ih); returns the
-    new (h, c)."""
+    new (h, c). The gates are computed in PyTorch's order, so the graphs match."""
     h_proj = _linear(h, w_hh, b_hh)
+    ember = _ember()
     if mode == "LSTM":
-        gates = x_proj + h_proj
-        i = gates[..., :hidden].sigmoid()
-        f = gates[..., hidden:2 * hidden].sigmoid()
-        g = gates[..., 2 * hidden:3 * hidden].tanh()
-        o = gates[..., 3 * hidden:].sigmoid()
-        c = f * c + i * g
-        return o * c.tanh(), c
+        i, f, g, o = ember.unsafe_chunk(h_proj + x_proj, 4, -1)
+        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+        return o.sigmoid() * c.tanh(), c
     if mode == "GRU":
-        r = (x_proj[..., :hidden] + h_proj[..., :hidden]).sigmoid()
-        z = (x_proj[..., hidden:2 * hidden] + h_proj[..., hidden:2 * hidden]).sigmoid()
-        n = (x_proj[..., 2 * hidden:] + r * h_proj[..., 2 * hidden:]).tanh()
-        return (1 - z) * n + z * h, None
-    pre = x_proj + h_proj
+        x_r, x_z, x_n = ember.unsafe_chunk(x_proj, 3, -1)
+        h_r, h_z, h_n = ember.unsafe_chunk(h_proj, 3, -1)
+        r = (x_r + h_r).sigmoid()
+        z = (x_z + h_z).sigmoid()
+        n = (x_n + r * h_n).tanh()
+        return (h - n) * z + n, None
+    pre = h_proj + x_proj
     return (pre.tanh() if mode == "RNN_TANH" else pre.relu()), None
 
 
