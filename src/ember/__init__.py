@@ -62,6 +62,7 @@ from .random import (
     seed,
     set_rng_state,
 )
+from .compiler import compile  # noqa: A004
 from .serialization import load, save
 from .tensor import Size, Tensor
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend, grad_mode
+from .. import backend, grad_mode, tracing
 from .anomaly import is_anomaly_enabled
 from .backward_math import array_math
 from .function import AccumulateGrad, _fit_gradients, _materialize, accumulator_of
@@ -113,6 +113,10 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     it returns the gradients of ``inputs`` (``autograd.grad``)."""
     from ..tensor import Tensor
 
+    tracer = tracing.state.tracer
+    if tracer is not None:  # ember.compile records the plan, then this runs eagerly
+        return tracer.record_backward(run_backward, tensors, grad_tensors, retain_graph,
+                                      create_graph, inputs, accumulate, allow_unused, who)
     roots, root_grads = _roots(tensors, grad_tensors, who)
     if retain_graph is None:
         retain_graph = create_graph

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as _np
 
 from .. import backend, grad_mode
+from ..tracing import state as _trace_state
 from ..backend import CPU
 from ..hooks import RemovableHandle
 from ..tensor import Tensor
@@ -294,6 +295,8 @@ class Function(FunctionCtx):
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        if _trace_state.tracer is not None:  # ember.compile is recording this call
+            return _trace_state.tracer.record_apply(cls, args, kwargs)
         n = len(args)
         first = args[0] if n else None
         if type(first) is Tensor and first._device is CPU and (

@@ -14,7 +14,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from .. import backend, grad_mode
+from .. import backend, grad_mode, tracing
 from ..autograd import graph_watch
 from ..hooks import RemovableHandle
 from ..tensor import Tensor
@@ -57,6 +57,8 @@ def _count_steps(step_function):
 
     @functools.wraps(step_function)
     def step(self, *args, **kwargs):
+        if tracing.state.tracer is not None:  # ember.compile replays the whole step
+            return tracing.state.tracer.record_call(step, self, args, kwargs)
         self._opt_called = True
         self._step_count += 1
         graph_watch.check_step(self, stacklevel=2)
@@ -207,6 +209,9 @@ class Optimizer:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all parameters: to None (default, frees the memory), or
         to zeros in place when ``set_to_none=False``."""
+        if tracing.state.tracer is not None:
+            return tracing.state.tracer.record_call(Optimizer.zero_grad, self,
+                                                    (set_to_none,), {})
         for group in self.param_groups:
             for p in group["params"]:
                 grad = p._grad
