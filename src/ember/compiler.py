@@ -24,6 +24,7 @@ from .tensor import Tensor
 _state = grad_mode._state
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 _FORWARD, _BACKWARD, _CALL = 0, 1, 2
+_ARRAYS = (np.ndarray, np.generic)
 
 
 class _Held:
@@ -100,6 +101,9 @@ class _Held:
                 if device is None:
                     device = a._device
             else:
+                if isinstance(a, _ARRAYS):
+                    self.unsafe(f"{cls.__name__} got an array computed outside the op "
+                                "(it may hold values of this call's tensors)")
                 spec.append((False, a))
                 needs.append(None)
         if any(isinstance(v, Tensor) for v in kwargs.values()):
@@ -481,7 +485,9 @@ class CompiledFunction:
         key = (_state.enabled, is_anomaly_enabled(), parts,
                _python_values(getattr(target, "__func__", target)))
         if self._module is not None:
-            key += (tuple(m.training for m in self._module.modules()),)
+            module = self._module
+            key += (tuple(m.training for m in module.modules()),
+                    tuple(map(id, module.parameters())), tuple(map(id, module.buffers())))
         return flat, key
 
     def __call__(self, *args, **kwargs):

@@ -423,37 +423,38 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 def _cross_entropy_indices(input, target, ignore_index, reduction):
     """The classifier's everyday loss, (N, C) logits against class indices, as one node."""
     classes = _class_layout(input, target, "cross_entropy")
-    indices = target._data.astype(np.int64, copy=False)
-    valid = indices != ignore_index
-    safe = backend.xp_of(indices).where(valid, indices, 0)
-    if safe.size and (int(safe.min()) < 0 or int(safe.max()) >= classes):
-        bad = int(indices[valid & ((indices < 0) | (indices >= classes))][0])
-        raise IndexError(f"Target {bad} is out of bounds: cross_entropy() expects class "
-                         f"indices in [0, {classes}) for an input with {classes} classes (or "
-                         f"ignore_index={ignore_index})")
-    kept = int(valid.sum())
-    scale = 1.0 if reduction == "sum" else (1.0 / kept if kept else float("nan"))
-    return CrossEntropyIndices.apply(input, safe, valid, scale)
+    return CrossEntropyIndices.apply(input, target, ignore_index, classes, reduction == "sum")
 
 
 class CrossEntropyIndices(Function):
     """``-scale * sum_i log_softmax(x)[i, t_i]`` over the kept rows, in one stable pass.
     Backward, ``(softmax(x) - onehot(t)) * scale`` on the kept rows, is written against
-    ``ctx.math``, so it runs on arrays and double backward works."""
+    ``ctx.math``, so it runs on arrays and double backward works. The targets are read
+    inside forward, so a recorded call (``ember.compile``) reads each call's targets."""
 
     array_backward = True
     node_name = "NllLossBackward0"
 
     @staticmethod
-    def forward(ctx, x, indices, valid, scale):
+    def forward(ctx, x, target, ignore_index, classes, summed):
         xp = ctx.xp
+        indices = target.astype(np.int64, copy=False)
+        valid = indices != ignore_index
+        safe = xp.where(valid, indices, 0)
+        if safe.size and (int(safe.min()) < 0 or int(safe.max()) >= classes):
+            bad = int(indices[valid & ((indices < 0) | (indices >= classes))][0])
+            raise IndexError(f"Target {bad} is out of bounds: cross_entropy() expects class "
+                             f"indices in [0, {classes}) for an input with {classes} classes "
+                             f"(or ignore_index={ignore_index})")
+        kept = int(valid.sum())
+        scale = 1.0 if summed else (1.0 / kept if kept else float("nan"))
         shifted = x - x.max(axis=1, keepdims=True)
         log_total = xp.log(xp.exp(shifted).sum(axis=1))
         rows = xp.arange(x.shape[0])
-        log_probs = shifted[rows, indices] - log_total
+        log_probs = shifted[rows, safe] - log_total
         if ctx._recording:
             row_weight = (valid * scale).astype(x.dtype).reshape(-1, 1)
-            ctx.save_for_backward(x, indices, row_weight)
+            ctx.save_for_backward(x, safe, row_weight)
         return (-(log_probs * valid).sum() * scale).astype(x.dtype)
 
     @staticmethod
@@ -461,7 +462,7 @@ class CrossEntropyIndices(Function):
         m = ctx.math
         x, indices, row_weight = ctx.saved_tensors
         onehot = m.cast(m.one_hot(indices, x.shape[1]), x)
-        return (m.softmax(x, 1) - onehot) * row_weight * grad, None, None, None
+        return (m.softmax(x, 1) - onehot) * row_weight * grad, None, None, None, None
 
 
 def _cross_entropy_probabilities(log_probs, target, weight, reduction, smoothing, class_dim,
