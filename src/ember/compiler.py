@@ -241,6 +241,7 @@ class _Held:
                     self.unsafe("a tensor's data was replaced outside the recorded ops")
                     break
         self.output = self._template(result)
+        self.build()
         self.slot_of = self.array_slot = self.arrays = None
         self.keep = [v for v in self.keep if not isinstance(v, Tensor) or
                      any(v is t for _, t, _, _, _ in self.externals)]
@@ -275,38 +276,83 @@ class _Held:
                 return False
         return True
 
+    def build(self) -> None:
+        """Turn the record into a flat list of calls, each bound to its slots."""
+        ctxs = {}
+        calls = []
+        for step in self.program:
+            if step[0] == _FORWARD:
+                call, ctx = _forward_call(*step[1:9])
+                ctxs[step[9]] = ctx
+                calls.append(call)
+            elif step[0] == _BACKWARD:
+                calls.append(_backward_call(step[1], ctxs))
+            else:
+                calls.append(_python_call(*step[1:]))
+        self.calls = calls
+        self.program = None
+
     def replay(self, flat):
         env = [None] * self.nslots
         for slot, position in self.inputs:
             env[slot] = flat[position]._data
         for slot, t, _, _, _ in self.externals:
             env[slot] = t._data
-        ctxs = [None] * self.nforward
-        new = object.__new__
-        for step in self.program:
-            kind = step[0]
-            if kind == _FORWARD:
-                _, rcls, spec, kwargs, out, multi, needs, xp, guard, index = step
-                ctx = new(rcls)
-                ctx.needs_input_grad = needs
-                arrays = [env[v] if is_slot else v for is_slot, v in spec]
-                if guard is None:
-                    result = rcls.forward(ctx, *arrays, **kwargs)
-                else:
-                    with backend.cuda.device_guard(guard):
-                        result = rcls.forward(ctx, *arrays, **kwargs)
-                ctxs[index] = ctx
-                if multi:
-                    for slot, r in zip(out, result):
-                        env[slot] = r if type(r) is xp.ndarray else xp.asarray(r)
-                else:
-                    env[out] = result if type(result) is xp.ndarray else xp.asarray(result)
-            elif kind == _BACKWARD:
-                _replay_backward(step[1], env, ctxs)
-            else:
-                _, function, obj, args, kwargs = step
-                function(obj, *args, **kwargs)
+        for call in self.calls:
+            call(env)
         return _rebuild(self.output, env)
+
+
+def _forward_call(rcls, spec, kwargs, out, multi, needs, xp, guard):
+    """One op's forward on the slots' arrays. The ctx is made once and reused by every
+    replay: forward rewrites what it keeps on it each call."""
+    ctx = object.__new__(rcls)
+    ctx.needs_input_grad = needs
+    forward = rcls.forward
+    ndarray, asarray = xp.ndarray, xp.asarray
+    slots = [(i, v) for i, (is_slot, v) in enumerate(spec) if is_slot]
+    plain = guard is None and not kwargs and not multi
+    if plain and len(spec) == 1 and spec[0][0]:
+        a = spec[0][1]
+
+        def call(env):
+            r = forward(ctx, env[a])
+            env[out] = r if type(r) is ndarray else asarray(r)
+        return call, ctx
+    if plain and len(spec) == 2 and spec[0][0]:
+        a, b = spec[0][1], spec[1][1]
+        if spec[1][0]:
+            def call(env):
+                r = forward(ctx, env[a], env[b])
+                env[out] = r if type(r) is ndarray else asarray(r)
+        else:
+            def call(env):
+                r = forward(ctx, env[a], b)
+                env[out] = r if type(r) is ndarray else asarray(r)
+        return call, ctx
+    template = [v for _, v in spec]
+
+    def call(env):
+        arrays = list(template)
+        for i, slot in slots:
+            arrays[i] = env[slot]
+        if guard is None:
+            result = forward(ctx, *arrays, **kwargs)
+        else:
+            with backend.cuda.device_guard(guard):
+                result = forward(ctx, *arrays, **kwargs)
+        if multi:
+            for slot, r in zip(out, result):
+                env[slot] = r if type(r) is ndarray else asarray(r)
+        else:
+            env[out] = result if type(result) is ndarray else asarray(result)
+    return call, ctx
+
+
+def _python_call(function, obj, args, kwargs):
+    def call(env):
+        function(obj, *args, **kwargs)
+    return call
 
 
 def _rebuild(template, env):
@@ -320,42 +366,60 @@ def _rebuild(template, env):
     return dict(zip(template[1], (_rebuild(t, env) for t in template[2])))
 
 
-def _replay_backward(plan, env, ctxs):
+def _backward_call(plan, ctxs):
+    """The engine's walk, unrolled: each node's backward on the gradient buffers, in the
+    order the engine ran them, summing into the buffers as the engine sums."""
     root_plan, steps, nbuffers = plan
-    buffers = [None] * nbuffers
-    stored = set()
-    for slot, (given, spec) in root_plan:
-        if given:
-            g = env[spec]
-            stored.add(id(_owner(g)))
-        else:
-            shape, dtype, xp = spec
-            g = xp.ones(shape, dtype)
-        current = buffers[slot]
-        buffers[slot] = g if current is None else current + g
+    bound = []
     for step in steps:
         if step[0]:
-            _, slot, variable = step
-            g = buffers[slot]
-            if g is not None:
-                _accumulate(variable, g, stored)
-            continue
-        _, index, ins, outs, meta, n_edges = step
-        grads = [buffers[b] for b in ins]
-        if all(g is None for g in grads):
-            continue
-        ctx = ctxs[index]
-        if meta is not None:
-            grads = [g if g is not None else ctx.xp.zeros(m[0], m[1].numpy)
-                     for g, m in zip(grads, meta)]
-        results = type(ctx).backward(ctx, *grads)
-        if type(results) is not tuple:
-            results = (results,)
-        for b, g in zip(outs, results[:n_edges]):
-            if b is None or g is None:
+            bound.append(step)
+        else:
+            _, index, ins, outs, meta, n_edges = step
+            ctx = ctxs[index]
+            pairs = [(b, i) for i, b in enumerate(outs) if b is not None]
+            bound.append((False, ctx, type(ctx).backward, ins, pairs, meta))
+
+    def call(env):
+        buffers = [None] * nbuffers
+        stored = set()
+        for slot, (given, spec) in root_plan:
+            if given:
+                g = env[spec]
+                stored.add(id(_owner(g)))
+            else:
+                shape, dtype, xp = spec
+                g = xp.ones(shape, dtype)
+            current = buffers[slot]
+            buffers[slot] = g if current is None else current + g
+        for step in bound:
+            if step[0]:
+                g = buffers[step[1]]
+                if g is not None:
+                    _accumulate(step[2], g, stored)
                 continue
-            current = buffers[b]
-            buffers[b] = g if current is None else current + g
+            _, ctx, backward, ins, pairs, meta = step
+            if len(ins) == 1:
+                g = buffers[ins[0]]
+                if g is None:
+                    continue
+                results = backward(ctx, g)
+            else:
+                grads = [buffers[b] for b in ins]
+                if all(g is None for g in grads):
+                    continue
+                if meta is not None:
+                    grads = [g if g is not None else ctx.xp.zeros(m[0], m[1].numpy)
+                             for g, m in zip(grads, meta)]
+                results = backward(ctx, *grads)
+            if type(results) is not tuple:
+                results = (results,)
+            for b, i in pairs:
+                g = results[i]
+                if g is not None:
+                    current = buffers[b]
+                    buffers[b] = g if current is None else current + g
+    return call
 
 
 def _owner(g):
