@@ -18,7 +18,7 @@ import numpy as np
 from . import backend, grad_mode, random, tracing
 from .autograd.anomaly import is_anomaly_enabled
 from .autograd.backward_math import array_math
-from .autograd.function import AccumulateGrad, Function, accumulator_of
+from .autograd.function import AccumulateGrad, accumulator_of
 from .tensor import Tensor
 
 _state = grad_mode._state

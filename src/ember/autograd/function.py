@@ -21,10 +21,10 @@ from typing import Any
 import numpy as _np
 
 from .. import backend, grad_mode
-from ..tracing import state as _trace_state
 from ..backend import CPU
 from ..hooks import RemovableHandle
 from ..tensor import Tensor
+from ..tracing import state as _trace_state
 from . import anomaly as _anomaly
 from .backward_math import TENSOR_MATH
 
