@@ -243,8 +243,7 @@ class _Held:
         self.output = self._template(result)
         self.build()
         self.slot_of = self.array_slot = self.arrays = None
-        self.keep = [v for v in self.keep if not isinstance(v, Tensor) or
-                     any(v is t for _, t, _, _, _ in self.externals)]
+        self.keep = None  # the traced call's graph and arrays are freed
 
     def _template(self, value):
         if isinstance(value, Tensor):
@@ -288,7 +287,7 @@ class _Held:
             elif step[0] == _BACKWARD:
                 calls.append(_backward_call(step[1], ctxs))
             else:
-                calls.append(_python_call(*step[1:]))
+                calls.append(_python_call(*step[1:], self.externals))
         self.calls = calls
         self.program = None
 
@@ -349,9 +348,11 @@ def _forward_call(rcls, spec, kwargs, out, multi, needs, xp, guard):
     return call, ctx
 
 
-def _python_call(function, obj, args, kwargs):
+def _python_call(function, obj, args, kwargs, externals):
     def call(env):
         function(obj, *args, **kwargs)
+        for slot, t, _, _, _ in externals:  # an optimizer may rebind a parameter's data
+            env[slot] = t._data
     return call
 
 
