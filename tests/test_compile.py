@@ -325,3 +325,30 @@ def test_deep_chain_is_recorded_without_recursion():
     g(x)
     g(x)
     _same(x.grad, ember.full((2,), 2 * 1.0001 ** 3000), 1e-4)
+
+
+def test_learning_rate_change_and_scheduler_are_seen_by_replays():
+    loss_fn = nn.CrossEntropyLoss()
+    (m1, o1), (m2, o2) = _mlp(), _mlp()
+    eager, compiled = _train_step(m1, o1, loss_fn), ember.compile(_train_step(m2, o2, loss_fn))
+    s1 = ember.optim.lr_scheduler.StepLR(o1, step_size=1, gamma=0.5)
+    s2 = ember.optim.lr_scheduler.StepLR(o2, step_size=1, gamma=0.5)
+    for x, y in _batches(4, seed=7):
+        _same(eager(x, y), compiled(x, y))
+        s1.step()
+        s2.step()
+    assert compiled.stats["replays"] == 3
+    for p, q in zip(m1.parameters(), m2.parameters()):
+        _same(p, q)
+
+
+def test_pytorch_style_module_compile_and_retained_results():
+    import ember as torch
+
+    model = torch.nn.Linear(4, 3)
+    fast = torch.compile(model, mode="reduce-overhead")
+    with torch.no_grad():
+        first = fast(torch.ones(2, 4))
+        second = fast(torch.full((2, 4), 2.0))
+        _same(first, model(torch.ones(2, 4)))  # the first result is not overwritten
+        _same(second, model(torch.full((2, 4), 2.0)))
