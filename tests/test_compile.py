@@ -352,3 +352,33 @@ def test_pytorch_style_module_compile_and_retained_results():
         second = fast(torch.full((2, 4), 2.0))
         _same(first, model(torch.ones(2, 4)))  # the first result is not overwritten
         _same(second, model(torch.full((2, 4), 2.0)))
+
+
+def test_batch_norm_running_statistics_update_on_replay():
+    def build():
+        ember.manual_seed(0)
+        return nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+
+    m1, m2 = build(), build()
+    g = ember.compile(m2)
+    rng = np.random.default_rng(8)
+    with ember.no_grad():
+        for _ in range(3):
+            x = ember.tensor(rng.standard_normal((6, 3)).astype(np.float32))
+            _same(m1(x), g(x))
+    assert g.stats["replays"] == 2
+    _same(m1[1].running_mean, m2[1].running_mean)
+    _same(m1[1].running_var, m2[1].running_var)
+    assert m1[1].num_batches_tracked.item() == m2[1].num_batches_tracked.item() == 3
+
+
+def test_assignment_into_a_tensor_runs_eagerly():
+    def f(x):
+        y = x * 2
+        y[0] = 5.0
+        return y
+
+    g = ember.compile(f)
+    for _ in range(2):
+        _same(g(ember.ones(3)), ember.tensor([5.0, 2.0, 2.0]))
+    assert g.stats["eager"] == 1 and "assignment" in g.explain()[0]

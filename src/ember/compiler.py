@@ -23,7 +23,7 @@ from .tensor import Tensor
 
 _state = grad_mode._state
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
-_FORWARD, _BACKWARD, _CALL = 0, 1, 2
+_FORWARD, _BACKWARD, _CALL, _COPY = 0, 1, 2, 3
 _ARRAYS = (np.ndarray, np.generic)
 
 
@@ -164,6 +164,10 @@ class _Held:
             tracing.state.tracer = self
             self.rng = _rng_state()
 
+    def record_copy(self, target, source) -> None:
+        """``target._data[...] = source._data`` (running statistics): replayed as that copy."""
+        self.program.append((_COPY, self._slot(target), self._slot(source), target))
+
     def _plan(self, tensors, grad_tensors, create_graph, inputs, accumulate):
         if create_graph or inputs is not None or not accumulate:
             self.unsafe("autograd.grad, create_graph or inputs= in a backward")
@@ -286,6 +290,8 @@ class _Held:
                 calls.append(call)
             elif step[0] == _BACKWARD:
                 calls.append(_backward_call(step[1], ctxs))
+            elif step[0] == _COPY:
+                calls.append(_copy_call(*step[1:]))
             else:
                 calls.append(_python_call(*step[1:], self.externals))
         self.calls = calls
@@ -346,6 +352,13 @@ def _forward_call(rcls, spec, kwargs, out, multi, needs, xp, guard):
         else:
             env[out] = result if type(result) is ndarray else asarray(result)
     return call, ctx
+
+
+def _copy_call(target, source, tensor):
+    def call(env):
+        env[target][...] = env[source]
+        tensor._version_counter.value += 1
+    return call
 
 
 def _python_call(function, obj, args, kwargs, externals):

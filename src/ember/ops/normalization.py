@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import tracing
 from ..autograd import grad_mode
 from ._util import ensure_tensor, wrap_dim
 from .conv import _Geometry, _sizes
@@ -59,6 +60,8 @@ def _update_running(running, value, momentum):
     """running = (1 - momentum) * running + momentum * value, in place (no graph)."""
     with grad_mode.no_grad():
         new = running * (1.0 - momentum) + value.detach().to(running.dtype) * momentum
+        if tracing.state.tracer is not None:
+            tracing.state.tracer.record_copy(running, new)
         running._data[...] = new._data
         running._version_counter.value += 1
 
