@@ -382,3 +382,35 @@ def test_assignment_into_a_tensor_runs_eagerly():
     for _ in range(2):
         _same(g(ember.ones(3)), ember.tensor([5.0, 2.0, 2.0]))
     assert g.stats["eager"] == 1 and "assignment" in g.explain()[0]
+
+
+def test_returned_argument_is_the_same_object_and_threads_do_not_leak_into_a_trace():
+    import threading
+
+    g = ember.compile(lambda x, y: (x, y + 1))
+    a = ember.ones(2)
+    for _ in range(2):
+        same, _ = g(a, a)
+        assert same is a
+    other_thread_ops = []
+    started, release = threading.Event(), threading.Event()
+
+    def worker():
+        started.set()
+        release.wait(5)
+        other_thread_ops.append(ember.ones(2) * 3)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    started.wait(5)
+
+    def f(x):
+        release.set()
+        t.join(5)  # the other thread's op runs while this call is traced
+        return x * 2
+
+    h = ember.compile(f)
+    h(ember.ones(2))
+    _same(h(ember.full((2,), 4.0)), ember.full((2,), 8.0))
+    _same(other_thread_ops[0], ember.full((2,), 3.0))
+    assert h.stats["replays"] == 1

@@ -38,6 +38,7 @@ class _Held:
         self.arrays = []          # the array each slot held while recording
         self.keep = []            # holds recorded objects so their ids stay unique
         self.inputs = []          # (slot, flat argument position)
+        self.input_objects = []
         self.externals = []       # (slot, tensor, shape, dtype, requires_grad)
         self.accumulated = set()  # leaves whose .grad the replay fills
         self.program = []
@@ -77,7 +78,8 @@ class _Held:
         if base is not None and id(base) in self.array_slot:
             self.unsafe("a view was made outside the recorded ops")
         slot = self._new_slot(tensor)
-        self.externals.append((slot, tensor, data.shape, data.dtype, tensor._requires_grad))
+        self.externals.append((slot, tensor, data.shape, data.dtype, tensor._requires_grad,
+                               tensor._device))
         return slot
 
     def _check_rng(self) -> None:
@@ -247,13 +249,16 @@ class _Held:
         self.output = self._template(result)
         self.build()
         self.slot_of = self.array_slot = self.arrays = None
-        self.keep = None  # the traced call's graph and arrays are freed
+        self.keep = self.input_objects = None  # the traced call's graph is freed
 
     def _template(self, value):
         if isinstance(value, Tensor):
             slot = self.slot_of.get(id(value))
-            if slot is None or any(slot == s for s, _, _, _, _ in self.externals):
+            if slot is None or any(slot == s for s, _, _, _, _, _ in self.externals):
                 return ("x", value)
+            for s, position in self.inputs:
+                if s == slot and self.input_objects[position] is value:
+                    return ("arg", position)
             if value._requires_grad and not self.backward_seen:
                 self.unsafe("the result requires grad (its backward needs the graph): "
                             "compile the whole step, or call under no_grad")
@@ -270,9 +275,10 @@ class _Held:
     # ------------------------------------------------------------------ replaying
     def still_valid(self) -> bool:
         """The tensors read from outside the call kept their shapes, dtypes and flags."""
-        for _, t, shape, dtype, rg in self.externals:
+        for _, t, shape, dtype, rg, device in self.externals:
             data = t._data
-            if data.shape != shape or data.dtype != dtype or t._requires_grad != rg:
+            if data.shape != shape or data.dtype != dtype or t._requires_grad != rg or \
+                    t._device != device:
                 return False
         for v in self.accumulated:
             if v._hooks or v._grad is not None and v._grad._requires_grad:
@@ -301,11 +307,11 @@ class _Held:
         env = [None] * self.nslots
         for slot, position in self.inputs:
             env[slot] = flat[position]._data
-        for slot, t, _, _, _ in self.externals:
+        for slot, t, _, _, _, _ in self.externals:
             env[slot] = t._data
         for call in self.calls:
             call(env)
-        return _rebuild(self.output, env)
+        return _rebuild(self.output, env, flat)
 
 
 def _forward_call(rcls, spec, kwargs, out, multi, needs, xp, guard):
@@ -364,20 +370,22 @@ def _copy_call(target, source, tensor):
 def _python_call(function, obj, args, kwargs, externals):
     def call(env):
         function(obj, *args, **kwargs)
-        for slot, t, _, _, _ in externals:  # an optimizer may rebind a parameter's data
+        for slot, t, _, _, _, _ in externals:  # an optimizer may rebind a parameter's data
             env[slot] = t._data
     return call
 
 
-def _rebuild(template, env):
+def _rebuild(template, env, flat):
     kind = template[0]
+    if kind == "arg":
+        return flat[template[1]]
     if kind == "t":
         return Tensor._make(env[template[1]], template[2], False)
     if kind == "x" or kind == "c":
         return template[1]
     if kind == "seq":
-        return template[1](_rebuild(t, env) for t in template[2])
-    return dict(zip(template[1], (_rebuild(t, env) for t in template[2])))
+        return template[1](_rebuild(t, env, flat) for t in template[2])
+    return dict(zip(template[1], (_rebuild(t, env, flat) for t in template[2])))
 
 
 def _backward_call(plan, ctxs):
@@ -586,6 +594,7 @@ class CompiledFunction:
 
     def _trace(self, key, flat, args, kwargs):
         held = _Held()
+        held.input_objects = flat
         for position, t in enumerate(flat):
             slot = held.slot_of.get(id(t))
             if slot is None:

@@ -5,12 +5,12 @@ A leaf module: the core (Tensor, Function.apply, the engine, optimizers, modules
 """
 from __future__ import annotations
 
+import threading
 
-class _State:
-    __slots__ = ("tracer",)
 
-    def __init__(self) -> None:
-        self.tracer = None
+class _State(threading.local):
+    # per thread: a trace records only the ops of the thread that runs the compiled call
+    tracer = None
 
 
 state = _State()
