@@ -11,6 +11,7 @@ random generator outside an op) marks the signature unsafe, and it runs eagerly.
 from __future__ import annotations
 
 import functools
+import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -31,6 +32,7 @@ class _Held:
     """Records one call, and afterwards replays it."""
 
     def __init__(self) -> None:
+        self.thread = threading.get_ident()
         self.reason = None        # why this signature runs eagerly (None: replayable)
         self.nslots = 0
         self.slot_of = {}         # id(Tensor) -> slot, while recording
@@ -577,7 +579,7 @@ class CompiledFunction:
         return flat, key
 
     def __call__(self, *args, **kwargs):
-        if tracing.state.tracer is not None:  # inside another compiled call: inline
+        if tracing.current() is not None:  # inside another compiled call: inline
             return self._fn(*args, **kwargs)
         flat, key = self._signature(args, kwargs)
         held = self._cache.get(key)
@@ -593,6 +595,9 @@ class CompiledFunction:
         return self._trace(key, flat, args, kwargs)
 
     def _trace(self, key, flat, args, kwargs):
+        if tracing.state.tracer is not None:  # another thread is tracing: run eagerly
+            self.stats["eager"] += 1
+            return self._fn(*args, **kwargs)
         held = _Held()
         held.input_objects = flat
         for position, t in enumerate(flat):

@@ -113,7 +113,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     it returns the gradients of ``inputs`` (``autograd.grad``)."""
     from ..tensor import Tensor
 
-    tracer = tracing.state.tracer
+    tracer = tracing.current()
     if tracer is not None:  # ember.compile records the plan, then this runs eagerly
         return tracer.record_backward(run_backward, tensors, grad_tensors, retain_graph,
                                       create_graph, inputs, accumulate, allow_unused, who)

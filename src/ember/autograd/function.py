@@ -16,6 +16,7 @@ Tensors to match. User Functions always get Tensors.
 from __future__ import annotations
 
 import weakref
+from threading import get_ident as _get_ident
 from typing import Any
 
 import numpy as _np
@@ -295,8 +296,9 @@ class Function(FunctionCtx):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        if _trace_state.tracer is not None:  # ember.compile is recording this call
-            return _trace_state.tracer.record_apply(cls, args, kwargs)
+        tracer = _trace_state.tracer
+        if tracer is not None and tracer.thread == _get_ident():  # ember.compile records
+            return tracer.record_apply(cls, args, kwargs)
         n = len(args)
         first = args[0] if n else None
         if type(first) is Tensor and first._device is CPU and (

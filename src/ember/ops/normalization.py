@@ -60,8 +60,9 @@ def _update_running(running, value, momentum):
     """running = (1 - momentum) * running + momentum * value, in place (no graph)."""
     with grad_mode.no_grad():
         new = running * (1.0 - momentum) + value.detach().to(running.dtype) * momentum
-        if tracing.state.tracer is not None:
-            tracing.state.tracer.record_copy(running, new)
+        tracer = tracing.current()
+        if tracer is not None:
+            tracer.record_copy(running, new)
         running._data[...] = new._data
         running._version_counter.value += 1
 

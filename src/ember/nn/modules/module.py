@@ -367,8 +367,9 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset every parameter's ``.grad``: to None (default) or to zeros."""
-        if tracing.state.tracer is not None:
-            return tracing.state.tracer.record_call(Module.zero_grad, self, (set_to_none,), {})
+        tracer = tracing.current()
+        if tracer is not None:
+            return tracer.record_call(Module.zero_grad, self, (set_to_none,), {})
         for p in self.parameters():
             if p._grad is None:
                 continue

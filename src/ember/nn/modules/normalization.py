@@ -82,8 +82,9 @@ class _BatchNorm(_NormBase):
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            if tracing.state.tracer is not None:  # ember.compile replays the count
-                tracing.state.tracer.record_call(_count_batch, self, (), {})
+            tracer = tracing.current()
+            if tracer is not None:  # ember.compile replays the count
+                tracer.record_call(_count_batch, self, (), {})
             else:
                 _count_batch(self)
             if self.momentum is None:  # cumulative moving average
