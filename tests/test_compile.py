@@ -414,3 +414,16 @@ def test_returned_argument_is_the_same_object_and_threads_do_not_leak_into_a_tra
     _same(h(ember.full((2,), 4.0)), ember.full((2,), 8.0))
     _same(other_thread_ops[0], ember.full((2,), 3.0))
     assert h.stats["replays"] == 1
+
+
+def test_default_dtype_is_guarded():
+    g = ember.compile(lambda x: x * 2)
+    x = ember.ones(2, dtype=ember.int64)
+    g(x)
+    previous = ember.get_default_dtype()
+    ember.set_default_dtype(ember.float64)
+    try:
+        g(x)
+    finally:
+        ember.set_default_dtype(previous)
+    assert g.stats["traces"] == 2

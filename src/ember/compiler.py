@@ -16,7 +16,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import backend, grad_mode, random, tracing
+from . import backend, dtypes, grad_mode, random, tracing
 from .autograd.anomaly import is_anomaly_enabled
 from .autograd.backward_math import array_math
 from .autograd.function import AccumulateGrad, accumulator_of
@@ -104,6 +104,8 @@ class _Held:
                 needs.append(a._requires_grad)
                 if device is None:
                     device = a._device
+                elif a._device != device:
+                    self.unsafe(f"{cls.__name__} got tensors on several devices")
             else:
                 if isinstance(a, _ARRAYS):
                     self.unsafe(f"{cls.__name__} got an array computed outside the op "
@@ -570,7 +572,7 @@ class CompiledFunction:
         flat, parts = _flatten(args, kwargs)
         fn = self._fn
         target = getattr(fn, "forward", fn) if self._module is not None else fn
-        key = (_state.enabled, is_anomaly_enabled(), parts,
+        key = (_state.enabled, is_anomaly_enabled(), dtypes.get_default_dtype(), parts,
                _python_values(getattr(target, "__func__", target)))
         if self._module is not None:
             module = self._module
