@@ -427,3 +427,14 @@ def test_default_dtype_is_guarded():
     finally:
         ember.set_default_dtype(previous)
     assert g.stats["traces"] == 2
+
+
+def test_indexing_with_a_tensor_index_reads_each_calls_index():
+    g = ember.compile(lambda x, i: x[i] * 2)
+    x = ember.arange(5.0)
+    for idx in ([0, 1], [3, 4], [2, 2]):
+        _same(g(x, ember.tensor(idx)), x[ember.tensor(idx)] * 2)
+    cat = ember.compile(lambda a, b: ember.cat([a, b]) + 1)
+    for k in range(3):
+        a, b = ember.full((2,), float(k)), ember.ones(1)
+        _same(cat(a, b), ember.cat([a, b]) + 1)

@@ -107,7 +107,8 @@ class _Held:
                 elif a._device != device:
                     self.unsafe(f"{cls.__name__} got tensors on several devices")
             else:
-                if isinstance(a, _ARRAYS):
+                if isinstance(a, _ARRAYS) or isinstance(a, (tuple, list)) and any(
+                        isinstance(v, (Tensor,) + _ARRAYS) for v in a):
                     self.unsafe(f"{cls.__name__} got an array computed outside the op "
                                 "(it may hold values of this call's tensors)")
                 spec.append((False, a))
