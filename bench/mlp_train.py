@@ -1,9 +1,10 @@
 """Training-step throughput: an MLP 784-512-512-10 (ReLU), cross-entropy, SGD with
 momentum, batch 128, on random data; ember and PyTorch in the same run.
 
-    python bench/mlp_train.py [--steps 200] [--device cpu] [--threads N]
+    python bench/mlp_train.py [--steps 200] [--device cpu] [--threads N] [--compile]
 
-Prints a markdown table of steps per second and the ember/PyTorch ratio.
+Prints a markdown table of steps per second and the ember/PyTorch ratio. ``--compile``
+adds ember's step under ``ember.compile`` and its ratio to ember eager.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def build(lib, device):
     return model, nn.CrossEntropyLoss(), optimizer
 
 
-def steps_per_second(lib, device: str, steps: int, batches) -> float:
+def steps_per_second(lib, device: str, steps: int, batches, compiled: bool = False) -> float:
     """Median training steps per second over 5 timed rounds, after a warm-up."""
     model, loss_fn, optimizer = build(lib, device)
     data = [(lib.tensor(x, device=device), lib.tensor(y, device=device)) for x, y in batches]
@@ -34,6 +35,8 @@ def steps_per_second(lib, device: str, steps: int, batches) -> float:
         loss.backward()
         optimizer.step()
 
+    if compiled:
+        step = lib.compile(step)
     for x, y in data[:10]:  # warm-up: allocator, caches, first-call costs
         step(x, y)
     sync()
@@ -53,6 +56,8 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=0,
                         help="BLAS and PyTorch threads (0 = their defaults)")
+    parser.add_argument("--compile", action="store_true",
+                        help="also time ember's step under ember.compile")
     args = parser.parse_args()
     limit_threads(args.threads)
 
@@ -64,6 +69,9 @@ def main() -> None:
     batches = [(rng.standard_normal((128, 784)).astype(np.float32),
                 rng.integers(0, 10, 128)) for _ in range(20)]
     results = {"ember": steps_per_second(ember, args.device, args.steps, batches)}
+    if args.compile:
+        results["ember (compile)"] = steps_per_second(ember, args.device, args.steps, batches,
+                                                      compiled=True)
     try:
         import torch
 
@@ -79,9 +87,16 @@ def main() -> None:
     print("|---|---|")
     for name, rate in results.items():
         print(f"| {name} | {rate:.1f} |")
-    if len(results) == 2:
-        ours, theirs = results.values()
-        print(f"| ratio ember/PyTorch | {ours / theirs:.2f} |")
+    names = list(results)
+    torch_name = next((n for n in names if n.startswith("PyTorch")), None)
+    if torch_name is not None:
+        print(f"| ratio ember/PyTorch | {results['ember'] / results[torch_name]:.2f} |")
+        if args.compile:
+            print(f"| ratio ember (compile)/PyTorch | "
+                  f"{results['ember (compile)'] / results[torch_name]:.2f} |")
+    if args.compile:
+        print(f"| ratio ember (compile)/ember | "
+              f"{results['ember (compile)'] / results['ember']:.2f} |")
 
 
 if __name__ == "__main__":

@@ -2,12 +2,14 @@
 ember and PyTorch in the same run (CPU; CUDA too where available).
 
     python bench/ops_overhead.py [--size 16] [--repeats 200] [--device cpu] [--threads N]
+                                 [--compile]
 
 The chain is 20 repeats of ``[+ c, * 0.5, ** 2, exp, tanh]`` on a float32 tensor, then
 ``sum()``: additions are cheap everywhere, so the chain carries ops whose backward needs
 saved values (mul by a constant, pow, exp, tanh). Also timed: the whole call
 ``(x * 0.5).sum().backward()``, where fixed per-call costs dominate. Prints markdown tables
 of microseconds per op and the ember/PyTorch ratios; timings interleave the libraries.
+``--compile`` times ember's calls under ``ember.compile`` against PyTorch eager.
 """
 from __future__ import annotations
 
@@ -53,12 +55,14 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=0,
                         help="BLAS and PyTorch threads (0 = their defaults)")
+    parser.add_argument("--compile", action="store_true",
+                        help="time ember under ember.compile (PyTorch stays eager)")
     args = parser.parse_args()
     limit_threads(args.threads)
 
     import ember
 
-    libraries = [("ember", ember)]
+    libraries = [("ember (compile)" if args.compile else "ember", ember)]
     try:
         import torch
 
@@ -83,6 +87,9 @@ def main() -> None:
 
         work[name] = {"forward (no_grad)": forward, "forward+backward": both,
                       "(x * 0.5).sum().backward()": lambda x=x: small_call(x), "sync": sync}
+        if args.compile and lib is ember:
+            for kind in ("forward (no_grad)", "forward+backward", "(x * 0.5).sum().backward()"):
+                work[name][kind] = ember.compile(work[name][kind])
     kinds = ["forward (no_grad)", "forward+backward", "(x * 0.5).sum().backward()"]
     samples = {(name, kind): [] for name in work for kind in kinds}
     for _ in range(20):  # warm-up

@@ -1,11 +1,12 @@
 """Scalar graphs: 100 scalar leaves and 5,000 terms ``y = y + a_i * b_i`` (a_i, b_i drawn
 from the leaves), built and backpropagated, for ember and PyTorch in the same run.
 
-    python bench/scalar_graph.py [--terms 5000] [--repeats 20] [--threads N]
+    python bench/scalar_graph.py [--terms 5000] [--repeats 20] [--threads N] [--compile]
 
 Every node holds one number, so this measures the graph machinery alone: node creation,
 the engine's ordering and gradient routing. Prints milliseconds per build+backward and
-the ember/PyTorch ratio.
+the ember/PyTorch ratio. ``--compile`` times ember's call under ``ember.compile``
+(recorded once, then replayed) against PyTorch eager.
 """
 from __future__ import annotations
 
@@ -31,12 +32,14 @@ def main() -> None:
     parser.add_argument("--terms", type=int, default=5000)
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--compile", action="store_true",
+                        help="time ember under ember.compile (PyTorch stays eager)")
     args = parser.parse_args()
     limit_threads(args.threads)
 
     import ember
 
-    libraries = [("ember", ember)]
+    libraries = [("ember (compile)" if args.compile else "ember", ember)]
     try:
         import torch
 
@@ -51,15 +54,20 @@ def main() -> None:
     leaves = {name: [lib.tensor(v, requires_grad=True) for v in values]
               for name, lib in libraries}
     samples = {name: [] for name, _ in libraries}
+    work = {name: (lambda lib=lib, name=name: build_and_backward(lib, leaves[name], pairs))
+            for name, lib in libraries}
+    if args.compile:
+        name = libraries[0][0]
+        work[name] = ember.compile(work[name])
     for _ in range(2):  # warm-up
         for name, lib in libraries:
-            build_and_backward(lib, leaves[name], pairs)
+            work[name]()
     for _ in range(args.repeats):
         for name, lib in libraries:
             for leaf in leaves[name]:
                 leaf.grad = None
             start = time.perf_counter()
-            build_and_backward(lib, leaves[name], pairs)
+            work[name]()
             samples[name].append(time.perf_counter() - start)
     # the gradients must agree, or the timing means nothing
     if len(libraries) == 2:

@@ -27,6 +27,7 @@ from . import dtypes as _dtypes
 from ._tensor_str import get_printoptions, set_printoptions
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .backend.device import device
+from .compiler import compile
 from .creation import *  # noqa: F403
 from .creation import asarray
 from .dtypes import (

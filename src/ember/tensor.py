@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from . import backend, dtypes, grad_mode
+from . import tracing as _tracing
 from .backend import CPU
 from .hooks import RemovableHandle
 
@@ -330,6 +331,8 @@ class Tensor:
     # ----------------------------------------------------------------- conversions
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The NumPy array behind a CPU tensor (shared memory)."""
+        if _tracing.state.tracer is not None:
+            _tracing.data_dependent("numpy()")
         if force:
             return backend.cuda.to_host(self._data) if self._device.type == "cuda" else self._data
         if self._requires_grad:
@@ -350,6 +353,8 @@ class Tensor:
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
+        if _tracing.state.tracer is not None:
+            _tracing.data_dependent("item()")
         if self._data.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
@@ -357,6 +362,8 @@ class Tensor:
 
     def tolist(self):
         """Nested Python lists of Python numbers."""
+        if _tracing.state.tracer is not None:
+            _tracing.data_dependent("tolist()")
         return self._host().tolist()
 
     def _host(self) -> np.ndarray:
@@ -776,6 +783,8 @@ def _inplace(self: Tensor, function, *args, **kwargs) -> Tensor:
     make self the output of that graph node. The shared version counter goes up, so any
     node that saved the old value will refuse to backward."""
     grad_on = _state.enabled
+    if _tracing.state.tracer is not None:
+        _tracing.unsupported("an in-place op")
     if self._base is not None:
         _check_writable(self)
     if grad_on and self.grad_fn is None and self._requires_grad:

@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from .. import backend, grad_mode
+from .. import backend, grad_mode, tracing
 from ..tensor import Tensor
 from .anomaly import is_anomaly_enabled
 from .backward_math import array_math
@@ -143,6 +143,10 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                  accumulate=True, allow_unused=False, who="backward"):
     """The engine. With ``accumulate`` it fills leaves' ``.grad`` (``backward``); without,
     it returns the gradients of ``inputs`` (``autograd.grad``)."""
+    tracer = tracing.current()
+    if tracer is not None:  # ember.compile records the plan, then this runs eagerly
+        return tracer.record_backward(run_backward, tensors, grad_tensors, retain_graph,
+                                      create_graph, inputs, accumulate, allow_unused, who)
     if retain_graph is None:
         retain_graph = create_graph
     arrays = not create_graph

@@ -16,6 +16,7 @@ Tensors to match. User Functions always get Tensors.
 from __future__ import annotations
 
 import weakref
+from threading import get_ident as _get_ident
 from typing import Any
 
 import numpy as _np
@@ -24,6 +25,7 @@ from .. import backend, grad_mode
 from ..backend import CPU
 from ..hooks import RemovableHandle
 from ..tensor import Tensor
+from ..tracing import state as _trace_state
 from . import anomaly as _anomaly
 from .backward_math import TENSOR_MATH
 
@@ -295,6 +297,9 @@ class Function(FunctionCtx):
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        tracer = _trace_state.tracer
+        if tracer is not None and tracer.thread == _get_ident():  # ember.compile records
+            return tracer.record_apply(cls, args, kwargs)
         n = len(args)
         first = args[0] if n else None
         if isinstance(first, Tensor) and first._device is CPU and cls._array_forward:

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from .. import grad_mode
+from .. import grad_mode, tracing
 from ..random import generator_for
 from ..tensor import Tensor
 
@@ -22,6 +22,8 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros
 def _fill(tensor: Tensor, array) -> Tensor:
     """Write ``array`` (NumPy/CuPy, broadcastable) into ``tensor`` in place, bumping its
     version like any in-place op."""
+    if tracing.state.tracer is not None:
+        tracing.unsupported("an nn.init fill writes a tensor in place")
     with grad_mode.no_grad():
         if tensor._data.ndim == 0 and isinstance(tensor._data, np.ndarray):
             tensor._data[()] = array

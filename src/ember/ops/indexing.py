@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from .. import backend, dtypes
+from .. import backend, dtypes, tracing
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor, _check_writable
@@ -499,6 +499,8 @@ def _setitem(self, index, value):
         _check_writable(self)
     converted, basic = convert_index(index, self)
     value = _value_for(self, value, "__setitem__")
+    if tracing.state.tracer is not None:
+        tracing.unsupported("an assignment into a tensor (x[i] = v)")
     self._data[converted] = value._data if isinstance(value, Tensor) else value
     self._version_counter.value += 1
 

@@ -276,10 +276,10 @@ def _pick(log_probs: Tensor, target: Tensor, ignore_index: int, name: str):
     return picked.reshape(tuple(target.shape)), valid, safe
 
 
-def _safe_targets(xp, target: Tensor, ignore_index: int, classes: int, name: str):
+def _safe_targets(xp, target, ignore_index: int, classes: int, name: str):
     """(the target indices with ``ignore_index`` entries set to 0, the mask of the others),
-    after checking that every other index names a class."""
-    indices = target._data.astype(np.int64)
+    after checking that every other index names a class. ``target``: a Tensor or array."""
+    indices = (target._data if isinstance(target, Tensor) else target).astype(np.int64)
     valid = indices != ignore_index
     if indices.size:
         checked = indices[valid]
@@ -310,16 +310,14 @@ def _nll(log_probs, target, weight, ignore_index, reduction, name):
     if weight is not None and weight.requires_grad and is_grad_enabled():
         raise RuntimeError(f"{name}(): the derivative for 'weight' is not implemented (as in "
                            "PyTorch); pass weight.detach()")
-    xp = backend.xp_for_device(log_probs._device)
-    safe, valid = _safe_targets(xp, target, ignore_index, classes, name)
     # PyTorch's 2-D kernel takes (N, C, H, W); other spatial inputs are viewed to it.
     flat = log_probs.ndim == 3 or log_probs.ndim > 4
     if flat:
         batch = log_probs.shape[0]
         log_probs = log_probs.reshape(batch, classes, -1, 1)
-        safe, valid = safe.reshape(batch, -1, 1), valid.reshape(batch, -1, 1)
-    out = NllLoss.apply(log_probs, safe, valid, None if weight is None else weight._data,
-                        reduction)
+    # the targets are read inside the op, so a recorded call (ember.compile) reads each
+    # call's targets
+    out = NllLoss.apply(log_probs, target, weight, ignore_index, reduction, name)
     return out.reshape(tuple(target.shape)) if flat and reduction == "none" else out
 
 
@@ -1359,12 +1357,16 @@ class NllLoss(Function):
     node_name = "NllLossBackward0"
 
     @staticmethod
-    def forward(ctx, log_probs, safe, valid, weight, reduction):
+    def forward(ctx, log_probs, target, weight, ignore_index, reduction, name):
         xp = ctx.xp
         if log_probs.ndim == 4:
             ctx.node_name = "NllLoss2DBackward0"
         dim = 0 if log_probs.ndim == 1 else 1
         ctx.classes = log_probs.shape[dim]
+        safe, valid = _safe_targets(xp, target, ignore_index, ctx.classes, name)
+        per_position = log_probs.shape[:dim] + log_probs.shape[dim + 1:]
+        if safe.shape != per_position:  # a spatial input viewed to (N, C, -1, 1)
+            safe, valid = safe.reshape(per_position), valid.reshape(per_position)
         picked = xp.take_along_axis(log_probs, xp.expand_dims(safe, dim), axis=dim)
         picked = xp.squeeze(picked, axis=dim)
         scale = valid.astype(log_probs.dtype)
@@ -1394,4 +1396,4 @@ class NllLoss(Function):
         if spread.ndim > 2:
             order = (0, spread.ndim - 1) + tuple(range(1, spread.ndim - 1))
             spread = m.permute(spread, order)
-        return spread, None, None, None, None
+        return spread, None, None, None, None, None

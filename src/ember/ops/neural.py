@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from .. import backend, dtypes
+from .. import backend, dtypes, tracing
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor, _inplace
@@ -485,6 +485,8 @@ def _scatter_rows(xp, grad, rows, index):
 def _renorm_rows(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:
     """Rescale, in place, the rows of ``weight`` used by ``indices`` whose ``norm_type``
     norm exceeds ``max_norm`` to norm ``max_norm`` (as PyTorch's embedding_renorm_)."""
+    if tracing.state.tracer is not None:
+        tracing.unsupported("embedding's max_norm renormalizes the weight in place")
     xp = xp_of(weight)
     rows = xp.unique(indices._data.ravel())
     values = weight._data[rows]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import tracing
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ._util import ensure_tensor, wrap_dim
@@ -60,6 +61,9 @@ def _update_running(running, value, momentum):
     """running = (1 - momentum) * running + momentum * value, in place (no graph)."""
     with grad_mode.no_grad():
         new = running * (1.0 - momentum) + value.detach().to(running.dtype) * momentum
+        tracer = tracing.current()
+        if tracer is not None:
+            tracer.record_copy(running, new)
         running._data[...] = new._data
         running._version_counter.value += 1
 

@@ -258,6 +258,30 @@ class _MaxPoolIndices(Function):
         return _max_pool_indices(ctx.xp, x, geo)
 
 
+class _MaxPoolGather(AdvancedIndex):
+    """The values at the max pooling indices: the gather, with its index made inside
+    forward from the indices array (so a recorded call reads each call's indices)."""
+
+    @staticmethod
+    def forward(ctx, x, indices, empty, n, non_overlapping):
+        xp = ctx.xp
+        plane = math.prod(x.shape[x.ndim - n:])
+        # PyTorch's index for a window of only padding or -inf is its first position past
+        # the padding, which can lie outside the plane; its value is -inf (and its gradient
+        # goes to that position, clipped into the plane here)
+        any_empty = bool(empty.any())
+        inside = indices.clip(0, plane - 1) if any_empty else indices
+        out = AdvancedIndex.forward(ctx, x, _positions(xp, inside, n, plane),
+                                    non_overlapping and not any_empty)
+        if any_empty:
+            xp.copyto(out, -np.inf, where=empty)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return AdvancedIndex.backward(ctx, grad)[0], None, None, None, None
+
+
 def _max_pool(n, op, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     _check_input(input, n, op, integers=n == 2)  # PyTorch pools integers in 2-D only
     size = tuple(input.shape[input._data.ndim - n:])
@@ -266,15 +290,9 @@ def _max_pool(n, op, input, kernel_size, stride, padding, dilation, ceil_mode, r
     # integers find their maxima as float64 (exact below 2 ** 53) and keep their dtype
     search = input.detach() if input._data.dtype.kind == "f" else input.detach().double()
     indices, empty = _MaxPoolIndices.apply(search, geo)
-    data, empty = indices._data, empty._data
-    # PyTorch's index for a window of only padding or -inf is its first position past
-    # the padding, which can lie outside the plane; its value is -inf (and its gradient
-    # goes to that position, clipped into the plane here)
-    any_empty = bool(empty.any())
-    inside = data.clip(0, math.prod(size) - 1) if any_empty else data
-    values = _plane_gather(input, inside, n, f"MaxPool{n}DWithIndicesBackward0",
-                           _non_overlapping(geo) and not any_empty,
-                           empty if any_empty else None)
+    values = _MaxPoolGather.apply(input, indices, empty, n, _non_overlapping(geo))
+    if values.grad_fn is not None:
+        values.grad_fn.node_name = f"MaxPool{n}DWithIndicesBackward0"
     return (values, indices) if return_indices else values
 
 

@@ -14,7 +14,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from .. import backend, grad_mode
+from .. import backend, grad_mode, tracing
 from ..autograd import graph_watch
 from ..hooks import RemovableHandle
 from ..tensor import Tensor
@@ -59,6 +59,9 @@ def _count_steps(step_function):
 
     @functools.wraps(step_function)
     def step(self, *args, **kwargs):
+        tracer = tracing.current()
+        if tracer is not None:  # ember.compile replays the whole step
+            return tracer.record_call(step, self, args, kwargs)
         self._opt_called = True
         self._step_count += 1
         graph_watch.check_step(self, stacklevel=2)
@@ -216,6 +219,9 @@ class Optimizer:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all parameters: to None (default, frees the memory), or
         to zeros in place when ``set_to_none=False``."""
+        tracer = tracing.current()
+        if tracer is not None:
+            return tracer.record_call(Optimizer.zero_grad, self, (set_to_none,), {})
         for group in self.param_groups:
             for p in group["params"]:
                 grad = p._grad

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 from collections import OrderedDict, namedtuple
 
-from ... import grad_mode
+from ... import grad_mode, tracing
 from ...hooks import KeyedHandle
 from ...tensor import Tensor
 from ..parameter import Buffer, Parameter, is_lazy
@@ -367,6 +367,9 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset every parameter's ``.grad``: to None (default) or to zeros."""
+        tracer = tracing.current()
+        if tracer is not None:
+            return tracer.record_call(Module.zero_grad, self, (set_to_none,), {})
         for p in self.parameters():
             if p._grad is None:
                 continue

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 
-from ... import creation, dtypes
+from ... import creation, dtypes, tracing
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -73,12 +73,20 @@ class _NormBase(Module):
                 f"track_running_stats={self.track_running_stats}")
 
 
+def _count_batch(module) -> None:
+    init._fill(module.num_batches_tracked, module.num_batches_tracked._data + 1)
+
+
 class _BatchNorm(_NormBase):
     def forward(self, input):
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            init._fill(self.num_batches_tracked, self.num_batches_tracked._data + 1)
+            tracer = tracing.current()
+            if tracer is not None:  # ember.compile replays the count
+                tracer.record_call(_count_batch, self, (), {})
+            else:
+                _count_batch(self)
             if self.momentum is None:  # cumulative moving average
                 factor = 1.0 / float(self.num_batches_tracked.item())
         use_batch_stats = self.training or (self.running_mean is None

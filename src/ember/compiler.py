@@ -1,0 +1,695 @@
+"""``ember.compile``: record the array work of one call, then replay it without Tensors.
+
+The first call with a new signature (shapes, dtypes, devices, grad mode, Python values)
+runs eagerly while a tracer records every op's forward on arrays, the backward plan the
+engine would follow, and the optimizer calls. Later calls with the same signature replay
+that record: each op's own ``forward`` and ``backward`` on raw arrays, in the recorded
+order, with no Tensor, no graph node and no dispatch in between. Anything the record cannot
+reproduce (a tensor's value read into Python, an in-place op, hooks, a draw from the
+random generator outside an op) marks the signature unsafe, and it runs eagerly.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from . import backend, dtypes, grad_mode, random, tracing
+from .autograd.anomaly import is_anomaly_enabled
+from .autograd.backward_math import array_math
+from .autograd.function import AccumulateGrad, accumulator_of
+from .tensor import Tensor
+
+_state = grad_mode._state
+_SCALARS = (bool, int, float, complex, str, bytes, type(None))
+_FORWARD, _BACKWARD, _CALL, _COPY = 0, 1, 2, 3
+_ARRAYS = (np.ndarray, np.generic)
+
+
+class _Held:
+    """Records one call, and afterwards replays it."""
+
+    def __init__(self) -> None:
+        self.thread = threading.get_ident()
+        self.reason = None        # why this signature runs eagerly (None: replayable)
+        self.nslots = 0
+        self.slot_of = {}         # id(Tensor) -> slot, while recording
+        self.array_slot = {}      # id(array) -> slot, to catch aliases made outside ops
+        self.arrays = []          # the array each slot held while recording
+        self.keep = []            # holds recorded objects so their ids stay unique
+        self.inputs = []          # (slot, flat argument position)
+        self.input_objects = []
+        self.externals = []       # (slot, tensor, shape, dtype, requires_grad)
+        self.accumulated = set()  # leaves whose .grad the replay fills
+        self.program = []
+        self.nforward = 0
+        self.ctx_index = {}       # id(node) -> forward index
+        self.backward_seen = False
+        self.output = None
+        self.rng = None
+
+    # ------------------------------------------------------------------ recording
+    def unsafe(self, why: str) -> None:
+        if self.reason is None:
+            self.reason = why
+
+    def _new_slot(self, tensor) -> int:
+        slot = self.nslots
+        self.nslots += 1
+        self.slot_of[id(tensor)] = slot
+        self.array_slot[id(tensor._data)] = slot
+        self.arrays.append(tensor._data)
+        self.keep.append(tensor)
+        return slot
+
+    def _slot(self, tensor) -> int:
+        slot = self.slot_of.get(id(tensor))
+        if slot is not None:
+            if tensor._data is not self.arrays[slot]:
+                self.unsafe("a tensor's data was replaced outside the recorded ops")
+            return slot
+        data = tensor._data
+        slot = self.array_slot.get(id(data))
+        if slot is not None:  # detach(), .data: another Tensor over a recorded array
+            self.slot_of[id(tensor)] = slot
+            self.keep.append(tensor)
+            return slot
+        base = getattr(data, "base", None)
+        if base is not None and id(base) in self.array_slot:
+            self.unsafe("a view was made outside the recorded ops")
+        slot = self._new_slot(tensor)
+        self.externals.append((slot, tensor, data.shape, data.dtype, tensor._requires_grad,
+                               tensor._device))
+        return slot
+
+    def _check_rng(self) -> None:
+        state = _rng_state()
+        if state != self.rng:
+            self.unsafe("random numbers were drawn outside an op (a factory such as randn)")
+            self.rng = state
+
+    def record_apply(self, cls, args, kwargs):
+        self._check_rng()
+        if not cls._array_forward:
+            self.unsafe(f"{cls.__name__} computes its forward on Tensors")
+        spec = []
+        device = None
+        recording = cls.differentiable and _state.enabled
+        needs = []
+        for a in args:
+            if isinstance(a, Tensor):
+                spec.append((True, self._slot(a)))
+                needs.append(a._requires_grad)
+                if device is None:
+                    device = a._device
+                elif a._device != device:
+                    self.unsafe(f"{cls.__name__} got tensors on several devices")
+            else:
+                if isinstance(a, _ARRAYS) or isinstance(a, (tuple, list)) and any(
+                        isinstance(v, (Tensor,) + _ARRAYS) for v in a):
+                    self.unsafe(f"{cls.__name__} got an array computed outside the op "
+                                "(it may hold values of this call's tensors)")
+                spec.append((False, a))
+                needs.append(None)
+        if any(isinstance(v, Tensor) for v in kwargs.values()):
+            self.unsafe(f"{cls.__name__} got a Tensor as a keyword argument")
+        recording = recording and True in needs
+        if not recording:
+            needs = (False,) * len(args)
+        tracing.state.tracer = None
+        try:
+            out = cls.apply(*args, **kwargs)
+        finally:
+            tracing.state.tracer = self
+        self.rng = _rng_state()
+        multi = type(out) is tuple
+        outs = out if multi else (out,)
+        slots = []
+        for t in outs:
+            if not isinstance(t, Tensor):
+                self.unsafe(f"{cls.__name__} returned a {type(t).__name__}")
+                return out
+            slots.append(self._new_slot(t))
+            node = t.grad_fn
+            if node is not None:
+                self.ctx_index[id(node)] = self.nforward
+                self.keep.append(node)
+        xp = backend.xp_for_device(device) if device is not None else np
+        guard = None if device is None or device.type == "cpu" else device.index
+        self.program.append((_FORWARD, _replay_class(cls, xp, recording, device), spec, kwargs,
+                             tuple(slots) if multi else slots[0], multi, needs, xp, guard,
+                             self.nforward))
+        self.nforward += 1
+        return out
+
+    def record_backward(self, run, tensors, grad_tensors, retain_graph, create_graph,
+                        inputs, accumulate, allow_unused, who):
+        self._check_rng()
+        plan = self._plan(tensors, grad_tensors, create_graph, inputs, accumulate)
+        tracing.state.tracer = None
+        try:
+            return run(tensors, grad_tensors, retain_graph, create_graph, inputs,
+                       accumulate, allow_unused, who)
+        finally:
+            tracing.state.tracer = self
+            if plan is not None:
+                self.program.append((_BACKWARD, plan))
+                self.backward_seen = True
+
+    def record_call(self, function, obj, args, kwargs):
+        """Optimizer steps and zero_grad: replayed as calls (they work on arrays)."""
+        self._check_rng()
+        if kwargs.get("closure") is not None or any(callable(a) for a in args):
+            self.unsafe("an optimizer step with a closure")
+        self.program.append((_CALL, function, obj, args, kwargs))
+        tracing.state.tracer = None
+        try:
+            return function(obj, *args, **kwargs)
+        finally:
+            tracing.state.tracer = self
+            self.rng = _rng_state()
+
+    def record_copy(self, target, source) -> None:
+        """``target._data[...] = source._data`` (running statistics): replayed as that copy."""
+        self.program.append((_COPY, self._slot(target), self._slot(source), target))
+
+    def _plan(self, tensors, grad_tensors, create_graph, inputs, accumulate):
+        if create_graph or inputs is not None or not accumulate:
+            self.unsafe("autograd.grad, create_graph or inputs= in a backward")
+            return None
+        if is_anomaly_enabled():
+            self.unsafe("anomaly detection is on")
+            return None
+        roots = []
+        for t, g in zip(tensors, grad_tensors):
+            if not isinstance(t, Tensor) or not t._requires_grad:
+                return None  # the eager engine raises the error
+            node = t.grad_fn if t.grad_fn is not None else accumulator_of(t)
+            if g is None:
+                grad = (False, (t._data.shape, t._data.dtype, backend.xp_of(t._data)))
+            elif isinstance(g, Tensor) and g.dtype is t.dtype and g.shape == t.shape:
+                grad = (True, self._slot(g))
+            else:
+                self.unsafe("a backward gradient that is not a Tensor of the output's dtype")
+                return None
+            roots.append((node, t._output_nr, grad))
+        root_nodes = [n for n, _, _ in roots]
+        deps = _dependencies(root_nodes)
+        buffers = {}
+
+        def buffer(node, nr):
+            key = (id(node), nr)
+            slot = buffers.get(key)
+            if slot is None:
+                slot = buffers[key] = len(buffers)
+            return slot
+
+        root_plan = [(buffer(n, nr), g) for n, nr, g in roots]
+        steps = []
+        ready = [n for n in dict.fromkeys(root_nodes) if deps.get(n, 0) == 0]
+        while ready:  # the engine's own order, so gradients are summed as it sums them
+            node = ready.pop()
+            if node._hooked:
+                self.unsafe(f"a hook on {node.name()}")
+            if type(node) is AccumulateGrad:
+                variable = node.variable
+                if variable._hooks:
+                    self.unsafe("a hook on a leaf tensor")
+                self.accumulated.add(variable)
+                self.keep.append(variable)
+                steps.append((True, buffer(node, 0), variable))
+                continue
+            index = self.ctx_index.get(id(node))
+            if index is None:
+                self.unsafe("the backward reaches a graph built before the compiled call")
+                return None
+            if not node.array_backward:
+                self.unsafe(f"{node.name()} computes its backward on Tensors")
+            n_out = node._num_outputs
+            ins = [buffer(node, nr) for nr in range(n_out)]
+            meta = node._output_meta if n_out > 1 and node._materialize_grads else None
+            outs = []
+            for edge in node._edges:
+                if edge is None:
+                    outs.append(None)
+                    continue
+                child, nr = edge
+                outs.append(buffer(child, nr))
+                deps[child] -= 1
+                if deps[child] == 0:
+                    ready.append(child)
+            steps.append((False, index, ins, outs, meta, len(node._edges)))
+        return (root_plan, steps, len(buffers))
+
+    def finish(self, result) -> None:
+        """Check the record after the eager call and note how to rebuild its result."""
+        for tensor in self.keep:
+            if isinstance(tensor, Tensor):
+                slot = self.slot_of.get(id(tensor))
+                if slot is not None and tensor._data is not self.arrays[slot]:
+                    self.unsafe("a tensor's data was replaced outside the recorded ops")
+                    break
+        self.output = self._template(result)
+        self.build()
+        self.slot_of = self.array_slot = self.arrays = None
+        self.keep = self.input_objects = None  # the traced call's graph is freed
+
+    def _template(self, value):
+        if isinstance(value, Tensor):
+            slot = self.slot_of.get(id(value))
+            if slot is None or any(slot == s for s, _, _, _, _, _ in self.externals):
+                return ("x", value)
+            for s, position in self.inputs:
+                if s == slot and self.input_objects[position] is value:
+                    return ("arg", position)
+            if value._requires_grad and not self.backward_seen:
+                self.unsafe("the result requires grad (its backward needs the graph): "
+                            "compile the whole step, or call under no_grad")
+            return ("t", slot, value._device)
+        if isinstance(value, (tuple, list)) and type(value) in (tuple, list):
+            return ("seq", type(value), [self._template(v) for v in value])
+        if isinstance(value, dict):
+            return ("dict", list(value), [self._template(v) for v in value.values()])
+        if isinstance(value, _SCALARS):
+            return ("c", value)
+        self.unsafe(f"the function returned a {type(value).__name__}")
+        return ("c", value)
+
+    # ------------------------------------------------------------------ replaying
+    def still_valid(self) -> bool:
+        """The tensors read from outside the call kept their shapes, dtypes and flags."""
+        for _, t, shape, dtype, rg, device in self.externals:
+            data = t._data
+            if data.shape != shape or data.dtype != dtype or t._requires_grad != rg or \
+                    t._device != device:
+                return False
+        for v in self.accumulated:
+            if v._hooks or v._grad is not None and v._grad._requires_grad:
+                return False
+        return True
+
+    def build(self) -> None:
+        """Turn the record into a flat list of calls, each bound to its slots."""
+        ctxs = {}
+        calls = []
+        for step in self.program:
+            if step[0] == _FORWARD:
+                call, ctx = _forward_call(*step[1:9])
+                ctxs[step[9]] = ctx
+                calls.append(call)
+            elif step[0] == _BACKWARD:
+                calls.append(_backward_call(step[1], ctxs))
+            elif step[0] == _COPY:
+                calls.append(_copy_call(*step[1:]))
+            else:
+                calls.append(_python_call(*step[1:], self.externals))
+        self.calls = calls
+        self.program = None
+
+    def replay(self, flat):
+        env = [None] * self.nslots
+        for slot, position in self.inputs:
+            env[slot] = flat[position]._data
+        for slot, t, _, _, _, _ in self.externals:
+            env[slot] = t._data
+        for call in self.calls:
+            call(env)
+        return _rebuild(self.output, env, flat)
+
+
+def _forward_call(rcls, spec, kwargs, out, multi, needs, xp, guard):
+    """One op's forward on the slots' arrays. The ctx is made once and reused by every
+    replay: forward rewrites what it keeps on it each call."""
+    ctx = object.__new__(rcls)
+    ctx.needs_input_grad = needs
+    forward = rcls.forward
+    ndarray, asarray = xp.ndarray, xp.asarray
+    slots = [(i, v) for i, (is_slot, v) in enumerate(spec) if is_slot]
+    plain = guard is None and not kwargs and not multi
+    if plain and len(spec) == 1 and spec[0][0]:
+        a = spec[0][1]
+
+        def call(env):
+            r = forward(ctx, env[a])
+            env[out] = r if type(r) is ndarray else asarray(r)
+        return call, ctx
+    if plain and len(spec) == 2 and spec[0][0]:
+        a, b = spec[0][1], spec[1][1]
+        if spec[1][0]:
+            def call(env):
+                r = forward(ctx, env[a], env[b])
+                env[out] = r if type(r) is ndarray else asarray(r)
+        else:
+            def call(env):
+                r = forward(ctx, env[a], b)
+                env[out] = r if type(r) is ndarray else asarray(r)
+        return call, ctx
+    template = [v for _, v in spec]
+
+    def call(env):
+        arrays = list(template)
+        for i, slot in slots:
+            arrays[i] = env[slot]
+        if guard is None:
+            result = forward(ctx, *arrays, **kwargs)
+        else:
+            with backend.cuda.device_guard(guard):
+                result = forward(ctx, *arrays, **kwargs)
+        if multi:
+            for slot, r in zip(out, result):
+                env[slot] = r if type(r) is ndarray else asarray(r)
+        else:
+            env[out] = result if type(result) is ndarray else asarray(result)
+    return call, ctx
+
+
+def _copy_call(target, source, tensor):
+    def call(env):
+        env[target][...] = env[source]
+        tensor._version_counter.value += 1
+    return call
+
+
+def _python_call(function, obj, args, kwargs, externals):
+    def call(env):
+        function(obj, *args, **kwargs)
+        for slot, t, _, _, _, _ in externals:  # an optimizer may rebind a parameter's data
+            env[slot] = t._data
+    return call
+
+
+def _rebuild(template, env, flat):
+    kind = template[0]
+    if kind == "arg":
+        return flat[template[1]]
+    if kind == "t":
+        return Tensor._make(env[template[1]], template[2], False)
+    if kind == "x" or kind == "c":
+        return template[1]
+    if kind == "seq":
+        return template[1](_rebuild(t, env, flat) for t in template[2])
+    return dict(zip(template[1], (_rebuild(t, env, flat) for t in template[2])))
+
+
+def _backward_call(plan, ctxs):
+    """The engine's walk, unrolled: each node's backward on the gradient buffers, in the
+    order the engine ran them, summing into the buffers as the engine sums."""
+    root_plan, steps, nbuffers = plan
+    bound = []
+    for step in steps:
+        if step[0]:
+            bound.append(step)
+        else:
+            _, index, ins, outs, meta, n_edges = step
+            ctx = ctxs[index]
+            pairs = [(b, i) for i, b in enumerate(outs) if b is not None]
+            bound.append((False, ctx, type(ctx).backward, ins, pairs, meta))
+
+    def call(env):
+        buffers = [None] * nbuffers
+        stored = set()
+        for slot, (given, spec) in root_plan:
+            if given:
+                g = env[spec]
+                stored.add(id(_owner(g)))
+            else:
+                shape, dtype, xp = spec
+                g = xp.ones(shape, dtype)
+            current = buffers[slot]
+            buffers[slot] = g if current is None else current + g
+        for step in bound:
+            if step[0]:
+                g = buffers[step[1]]
+                if g is not None:
+                    _accumulate(step[2], g, stored)
+                continue
+            _, ctx, backward, ins, pairs, meta = step
+            if len(ins) == 1:
+                g = buffers[ins[0]]
+                if g is None:
+                    continue
+                results = backward(ctx, g)
+            else:
+                grads = [buffers[b] for b in ins]
+                if all(g is None for g in grads):
+                    continue
+                if meta is not None:
+                    grads = [g if g is not None else ctx.xp.zeros(m[0], m[1].numpy)
+                             for g, m in zip(grads, meta)]
+                results = backward(ctx, *grads)
+            if type(results) is not tuple:
+                results = (results,)
+            for b, i in pairs:
+                g = results[i]
+                if g is not None:
+                    current = buffers[b]
+                    buffers[b] = g if current is None else current + g
+    return call
+
+
+def _owner(g):
+    base = getattr(g, "base", None)
+    return base if base is not None else g
+
+
+def _accumulate(variable, grad, stored):
+    """The engine's accumulation into ``.grad``, for arrays (hooks were ruled out)."""
+    data = variable._data
+    if type(grad) is not type(data):
+        grad = backend.xp_of(data).asarray(grad)
+    if grad.dtype != data.dtype:
+        grad = grad.astype(data.dtype)
+    current = variable._grad
+    if current is None:
+        owner = id(_owner(grad))
+        if owner in stored or (not grad.flags.c_contiguous and data.flags.c_contiguous):
+            grad = grad.copy(order="C")
+            owner = id(grad)
+        variable._grad = Tensor._make(grad, variable._device, False)
+        stored.add(owner)
+    else:
+        current._data += grad
+        current._version_counter.value += 1
+
+
+def _dependencies(root_nodes):
+    deps = {}
+    seen = set(root_nodes)
+    stack = list(seen)
+    while stack:
+        node = stack.pop()
+        for edge in node._edges:
+            if edge is None:
+                continue
+            child = edge[0]
+            deps[child] = deps.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return deps
+
+
+_REPLAY_CLASSES: dict = {}
+
+
+def _replay_class(cls, xp, recording, device):
+    """A subclass of the op whose ctx hands back the saved arrays as they are."""
+    key = (cls, xp, recording, device)
+    rcls = _REPLAY_CLASSES.get(key)
+    if rcls is None:
+        rcls = _REPLAY_CLASSES[key] = type(cls.__name__, (cls,), {
+            "saved_tensors": property(lambda self: self._to_save),
+            "math": array_math(xp), "xp": xp, "_recording": recording, "_device": device,
+            "__module__": cls.__module__})
+    return rcls
+
+
+def _rng_state():
+    return random.default_generator._rng.bit_generator.state
+
+
+# ---------------------------------------------------------------------- signatures
+def _flatten(args, kwargs):
+    """The tensors among the arguments (top level, and inside lists/tuples), and a
+    hashable description of everything else."""
+    flat, parts = [], []
+
+    def one(value):
+        if isinstance(value, Tensor):
+            position = len(flat)
+            first = next((i for i, t in enumerate(flat) if t is value), position)
+            flat.append(value)
+            data = value._data
+            return ("T", data.shape, data.dtype, value._device, value._requires_grad, first)
+        if isinstance(value, (list, tuple)):
+            return (type(value).__name__,) + tuple(one(v) for v in value)
+        if isinstance(value, _SCALARS):
+            return ("V", type(value), value)
+        return ("O", id(value))
+
+    for a in args:
+        parts.append(one(a))
+    for k in sorted(kwargs):
+        parts.append((k, one(kwargs[k])))
+    return flat, tuple(parts)
+
+
+def _python_values(fn):
+    """The scalar globals and closure values ``fn``'s own code reads."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return ()
+    values = []
+    g = getattr(fn, "__globals__", {})
+    for name in code.co_names:
+        v = g.get(name)
+        if isinstance(v, _SCALARS):
+            values.append((name, v))
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            continue
+        if isinstance(v, _SCALARS):
+            values.append(v)
+    return tuple(values)
+
+
+class CompiledFunction:
+    """A function (or module) whose calls replay a recorded trace; see ``ember.compile``."""
+
+    def __init__(self, fn, cache_size: int = 8, fullgraph: bool = False):
+        self._fn = fn
+        self._cache: OrderedDict = OrderedDict()
+        self.cache_size = cache_size
+        self.fullgraph = fullgraph
+        self.stats = {"traces": 0, "replays": 0, "eager": 0}
+        self._module = None
+        functools.update_wrapper(self, fn, updated=())
+
+    def _signature(self, args, kwargs):
+        flat, parts = _flatten(args, kwargs)
+        fn = self._fn
+        target = getattr(fn, "forward", fn) if self._module is not None else fn
+        key = (_state.enabled, is_anomaly_enabled(), dtypes.get_default_dtype(), parts,
+               _python_values(getattr(target, "__func__", target)))
+        if self._module is not None:
+            module = self._module
+            key += (tuple(m.training for m in module.modules()),
+                    tuple(map(id, module.parameters())), tuple(map(id, module.buffers())))
+        return flat, key
+
+    def __call__(self, *args, **kwargs):
+        if tracing.current() is not None:  # inside another compiled call: inline
+            return self._fn(*args, **kwargs)
+        flat, key = self._signature(args, kwargs)
+        held = self._cache.get(key)
+        if held is not None:
+            self._cache.move_to_end(key)
+            if held.reason is not None:
+                self.stats["eager"] += 1
+                return self._fn(*args, **kwargs)
+            if held.still_valid():
+                self.stats["replays"] += 1
+                return held.replay(flat)
+            del self._cache[key]
+        return self._trace(key, flat, args, kwargs)
+
+    def _trace(self, key, flat, args, kwargs):
+        if tracing.state.tracer is not None:  # another thread is tracing: run eagerly
+            self.stats["eager"] += 1
+            return self._fn(*args, **kwargs)
+        held = _Held()
+        held.input_objects = flat
+        for position, t in enumerate(flat):
+            slot = held.slot_of.get(id(t))
+            if slot is None:
+                slot = held._new_slot(t)
+            held.inputs.append((slot, position))
+        held.rng = _rng_state()
+        tracing.state.tracer = held
+        try:
+            result = self._fn(*args, **kwargs)
+            held._check_rng()
+        finally:
+            tracing.state.tracer = None
+        held.finish(result)
+        self.stats["traces"] += 1
+        self._cache[key] = held
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        if held.reason is not None and self.fullgraph:
+            raise RuntimeError(f"ember.compile(fullgraph=True): cannot replay this call: "
+                               f"{held.reason}")
+        return result
+
+    def explain(self) -> list:
+        """Why each cached signature runs eagerly (None where it replays)."""
+        return [held.reason for held in self._cache.values()]
+
+    def cache_len(self) -> int:
+        """How many signatures are cached (at most ``cache_size``)."""
+        return len(self._cache)
+
+
+class CompiledModule(CompiledFunction):
+    """``ember.compile(module)``: calls replay; attributes are the module's."""
+
+    def __init__(self, module, cache_size: int = 8, fullgraph: bool = False):
+        CompiledFunction.__init__(self, module, cache_size, fullgraph)
+        self._module = module
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._module, name)
+
+
+def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, mode=None,
+            options=None, disable: bool = False, cache_size: int = 8):
+    """Trace a function or an ``nn.Module`` once per signature and replay the trace.
+
+    The first call with given argument shapes, dtypes, devices, grad mode and Python values
+    runs eagerly and is recorded; later calls with the same signature replay the recorded
+    array operations (forward, backward and optimizer steps) without making Tensors or
+    graph nodes. A call that reads a tensor's value into Python (``.item()``, ``bool()``,
+    ``.tolist()``), runs an in-place op, uses hooks or draws random numbers outside an op
+    is not replayed: that signature always runs eagerly. ``fullgraph=True`` raises instead.
+    ``dynamic``, ``backend``, ``mode`` and ``options`` are accepted for PyTorch code and
+    change nothing. Up to ``cache_size`` signatures are kept (least recently used go first).
+
+    Example::
+
+        >>> import ember
+        >>> w = ember.ones(3, requires_grad=True)
+        >>> opt = ember.optim.SGD([w], lr=0.1)
+        >>> @ember.compile
+        ... def step(x):
+        ...     opt.zero_grad()
+        ...     loss = (w * x).sum()
+        ...     loss.backward()
+        ...     opt.step()
+        ...     return loss
+        >>> for _ in range(3):
+        ...     loss = step(ember.ones(3))
+        >>> w
+        tensor([0.7000, 0.7000, 0.7000], requires_grad=True)
+    """
+    if model is None:
+        return lambda fn: compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                                  mode=mode, options=options, disable=disable,
+                                  cache_size=cache_size)
+    if not callable(model):
+        raise TypeError(f"compile(): expected a function or an nn.Module, got "
+                        f"{type(model).__name__}")
+    if not isinstance(cache_size, int) or isinstance(cache_size, bool) or cache_size < 1:
+        raise ValueError(f"compile(): cache_size must be a positive int, got {cache_size!r}")
+    if disable:
+        return model
+    from .nn import Module
+
+    if isinstance(model, Module):
+        return CompiledModule(model, cache_size, fullgraph)
+    return CompiledFunction(model, cache_size, fullgraph)
