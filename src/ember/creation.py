@@ -12,7 +12,11 @@ import warnings
 import numpy as np
 
 from . import backend, dtypes
-from . import _mt_stream as mt
+from ._mt_stream import TorchCompatibleGenerator
+from ._mt_stream import normal as mt_normal
+from ._mt_stream import random_from_to as mt_random_from_to
+from ._mt_stream import randperm as mt_randperm
+from ._mt_stream import uniform as mt_uniform
 from .random import generator_for
 from .tensor import Tensor
 
@@ -292,11 +296,11 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
     d = _dtype_or_default(dtype)
     target = _device(device)
     source = generator_for(target, generator)
-    if isinstance(source, mt.TorchCompatibleGenerator):
+    if isinstance(source, TorchCompatibleGenerator):
         if not d.is_floating_point:
             raise RuntimeError(f'"check_uniform_bounds" not implemented for '
                                f"'{d.name}': rand draws real numbers")
-        array = mt.uniform(source, _numel(shape), np.dtype(d.numpy).name).reshape(shape)
+        array = mt_uniform(source, _numel(shape), np.dtype(d.numpy).name).reshape(shape)
         return _finish(array, target, requires_grad)
     array = source.random(shape, dtype=np.float64).astype(d.numpy)
     if d.is_floating_point and d.numpy.itemsize < 8:
@@ -312,11 +316,11 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -
     d = _dtype_or_default(dtype)
     target = _device(device)
     source = generator_for(target, generator)
-    if isinstance(source, mt.TorchCompatibleGenerator):
+    if isinstance(source, TorchCompatibleGenerator):
         if not d.is_floating_point:
             raise RuntimeError(f'"normal_kernel_cpu" not implemented for \'{d.name}\': '
                                "randn draws real numbers")
-        array = mt.normal(source, _numel(shape), np.dtype(d.numpy).name).reshape(shape)
+        array = mt_normal(source, _numel(shape), np.dtype(d.numpy).name).reshape(shape)
         return _finish(array, target, requires_grad)
     array = source.standard_normal(shape, dtype=np.float64)
     return _finish(array.astype(d.numpy), target, requires_grad)
@@ -338,8 +342,8 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     d = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
     target = _device(device)
     source = generator_for(target, generator)
-    if isinstance(source, mt.TorchCompatibleGenerator):
-        array = mt.random_from_to(source, _numel(shape), int(low), int(high),
+    if isinstance(source, TorchCompatibleGenerator):
+        array = mt_random_from_to(source, _numel(shape), int(low), int(high),
                                   d.numpy).reshape(shape)
     else:
         array = source.integers(low, high, shape, dtype=np.int64)
@@ -351,10 +355,10 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=F
     target = _device(device)
     kind = (dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)).numpy
     source = generator_for(target, generator)
-    if isinstance(source, mt.TorchCompatibleGenerator):
+    if isinstance(source, TorchCompatibleGenerator):
         if n < 0:
             raise RuntimeError(f"randperm(): n must be non-negative, got {n}")
-        array = mt.randperm(source, n).astype(kind)
+        array = mt_randperm(source, n).astype(kind)
     else:
         array = source.permutation(n).astype(kind)
     return _finish(array, target, requires_grad)

@@ -11,7 +11,6 @@ import warnings
 
 import numpy as np
 
-from . import _mt_stream as stream  # the CPU draw functions, for the ops that sample
 from . import backend
 from ._mt_stream import DEFAULT_SEED, TorchCompatibleGenerator
 

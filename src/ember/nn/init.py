@@ -17,8 +17,11 @@ import warnings
 import numpy as np
 
 from .. import grad_mode
+from .._mt_stream import TorchCompatibleGenerator
+from .._mt_stream import normal as mt_normal
+from .._mt_stream import randperm as mt_randperm
+from .._mt_stream import uniform as mt_uniform
 from ..random import generator_for
-from ..random import stream as mt
 from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "eye_",
@@ -89,7 +92,7 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None)
 def _exact_stream(tensor: Tensor, generator):
     """The CPU stream that reproduces PyTorch's draws, or None on CUDA."""
     source = _rng(tensor, generator)
-    return source if isinstance(source, mt.TorchCompatibleGenerator) else None
+    return source if isinstance(source, TorchCompatibleGenerator) else None
 
 
 def _normal_cdf(x: float) -> float:
@@ -104,25 +107,25 @@ def _trunc_normal_exact(g, n: int, kind: str, mean, std, a, b):
     work = np.float64 if kind == "float64" else np.float32
     lo, hi = work(a), work(b)
     if _normal_cdf((b - mean) / std) - _normal_cdf((a - mean) / std) > 0.3:
-        values = mt.normal(g, n, kind, mean, std)
+        values = mt_normal(g, n, kind, mean, std)
         while True:
             outside = (values < lo) | (values > hi)
             if not outside.any():
                 return values
-            values = np.where(outside, mt.normal(g, n, kind, mean, std), values)
+            values = np.where(outside, mt_normal(g, n, kind, mean, std), values)
     mode = max(a, min(mean, b))
     log_peak = -0.5 * ((mode - mean) / std) ** 2
 
     def rejected(candidates):
         log_density = ((candidates.astype(work) - work(mean)) / work(std)) ** 2
         log_density = log_density * work(-0.5) - work(log_peak)
-        log_u = np.log(mt.uniform(g, n, kind).astype(np.float64)).astype(work)
+        log_u = np.log(mt_uniform(g, n, kind).astype(np.float64)).astype(work)
         return log_u > log_density
 
-    values = mt.uniform(g, n, kind, a, b)
+    values = mt_uniform(g, n, kind, a, b)
     pending = rejected(values)
     while pending.any():
-        candidates = mt.uniform(g, n, kind, a, b)
+        candidates = mt_uniform(g, n, kind, a, b)
         values = np.where(pending, candidates, values)
         pending = np.where(pending, rejected(candidates), pending)
     return values
@@ -283,7 +286,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     exact = _exact_stream(tensor, generator)
     if exact is not None:  # PyTorch: new_empty((rows, cols)).normal_(0, 1)
         kind = tensor._data.dtype.name
-        flat = mt.normal(exact, rows * cols, kind).reshape(rows, cols).astype(np.float64)
+        flat = mt_normal(exact, rows * cols, kind).reshape(rows, cols).astype(np.float64)
     else:
         flat = _rng(tensor, generator).standard_normal((rows, cols))
     if rows < cols:
@@ -308,9 +311,9 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
         # PyTorch: normal_(0, std), then per column a randperm of the rows whose first
         # num_zeros entries are zeroed
         kind = tensor._data.dtype.name
-        values = mt.normal(exact, rows * cols, kind, 0.0, std).reshape(rows, cols)
+        values = mt_normal(exact, rows * cols, kind, 0.0, std).reshape(rows, cols)
         for col in range(cols):
-            values[mt.randperm(exact, rows)[:num_zeros], col] = 0
+            values[mt_randperm(exact, rows)[:num_zeros], col] = 0
         return _fill(tensor, values)
     rng = _rng(tensor, generator)
     xp = _xp(tensor)

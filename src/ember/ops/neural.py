@@ -16,9 +16,11 @@ import warnings
 import numpy as np
 
 from .. import backend, dtypes
+from .._mt_stream import TorchCompatibleGenerator
+from .._mt_stream import bernoulli_scalar as mt_bernoulli_scalar
+from .._mt_stream import exponential as mt_exponential
 from ..autograd import grad_mode
 from ..autograd.function import Function
-from ..random import stream as mt
 from ..tensor import Tensor, _inplace
 from ._util import ensure_tensor, wrap_dim
 from .arithmetic import mul
@@ -177,10 +179,10 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     ensure_tensor(logits, "gumbel_softmax")
     xp = _xp(logits)
     rng = generator_for(logits._device)
-    if isinstance(rng, mt.TorchCompatibleGenerator):
+    if isinstance(rng, TorchCompatibleGenerator):
         # PyTorch: -empty_like(logits).exponential_().log(), in the logits' dtype
         kind = logits._data.dtype
-        noise = mt.exponential(rng, logits._data.size, kind.name).reshape(logits._data.shape)
+        noise = mt_exponential(rng, logits._data.size, kind.name).reshape(logits._data.shape)
     else:
         noise = rng.standard_exponential(size=logits._data.shape)
     gumbels = _constant((-xp.log(noise)).astype(logits._data.dtype), logits)
@@ -313,9 +315,9 @@ def _keep_mask(input: Tensor, shape: tuple, p: float):
     from ..random import generator_for
 
     rng = generator_for(input._device)
-    if isinstance(rng, mt.TorchCompatibleGenerator):
+    if isinstance(rng, TorchCompatibleGenerator):
         n = int(np.prod(shape, dtype=np.int64))
-        return mt.bernoulli_scalar(rng, n, 1.0 - p).reshape(shape)
+        return mt_bernoulli_scalar(rng, n, 1.0 - p).reshape(shape)
     return rng.random(size=shape) < (1.0 - p)
 
 

@@ -10,10 +10,21 @@ import numbers
 import numpy as np
 
 from .. import backend, dtypes
+from .._mt_stream import TorchCompatibleGenerator
+from .._mt_stream import bernoulli_scalar as mt_bernoulli_scalar
+from .._mt_stream import bernoulli_tensor as mt_bernoulli_tensor
+from .._mt_stream import cauchy as mt_cauchy
+from .._mt_stream import exponential as mt_exponential
+from .._mt_stream import geometric as mt_geometric
+from .._mt_stream import log_normal as mt_log_normal
+from .._mt_stream import multinomial as mt_multinomial
+from .._mt_stream import normal as mt_normal
+from .._mt_stream import random_from_to as mt_random_from_to
+from .._mt_stream import random_full as mt_random_full
+from .._mt_stream import uniform as mt_uniform
 from ..autograd.function import Function
 from ..creation import _device, _dtype_or_default, _finish, _shape
 from ..random import Generator, generator_for
-from ..random import stream as mt
 from ..tensor import Tensor, _inplace
 from .registry import Sample, register_op
 
@@ -77,7 +88,7 @@ def _xp(t):
 
 def _exact(source) -> bool:
     """Whether ``source`` is the CPU stream that reproduces PyTorch's draws."""
-    return isinstance(source, mt.TorchCompatibleGenerator)
+    return isinstance(source, TorchCompatibleGenerator)
 
 
 def _fill_axes(data) -> list:
@@ -152,7 +163,7 @@ def uniform_(t, from_=0.0, to=1.0, *, generator=None, **kwargs):
                            f"from={from_} > to={to}")
     source = _source(t._device, generator, "uniform_")
     if _exact(source):
-        drawn = mt.uniform(source, t._data.size, _float_kind(t, "uniform_"), from_, to)
+        drawn = mt_uniform(source, t._data.size, _float_kind(t, "uniform_"), from_, to)
         return _write(t, "UniformBackward0", _laid_out(t._data, drawn))
     xp = _xp(t)
     u = source.random(_shape_of(t), dtype=np.float64)
@@ -171,7 +182,7 @@ def normal_(t, mean=0.0, std=1.0, *, generator=None):
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     source = _source(t._device, generator, "normal_")
     if _exact(source):
-        drawn = mt.normal(source, t._data.size, _float_kind(t, "normal_"), mean, std,
+        drawn = mt_normal(source, t._data.size, _float_kind(t, "normal_"), mean, std,
                           contiguous=t._data.flags.c_contiguous)
         return _write(t, "NormalBackward0", _laid_out(t._data, drawn))
     z = source.standard_normal(_shape_of(t), dtype=np.float64)
@@ -187,7 +198,7 @@ def log_normal_(t, mean=1.0, std=2.0, *, generator=None):
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
     source = _source(t._device, generator, "log_normal_")
     if _exact(source):
-        drawn = mt.log_normal(source, t._data.size, _float_kind(t, "log_normal_"), mean, std)
+        drawn = mt_log_normal(source, t._data.size, _float_kind(t, "log_normal_"), mean, std)
         return _write(t, "LogNormalBackward0", _laid_out(t._data, drawn))
     z = source.standard_normal(_shape_of(t), dtype=np.float64)
     return _write(t, "LogNormalBackward0", _float_draw(t, _xp(t).exp(mean + std * z)))
@@ -201,7 +212,7 @@ def exponential_(t, lambd=1.0, *, generator=None):
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     source = _source(t._device, generator, "exponential_")
     if _exact(source):
-        drawn = mt.exponential(source, t._data.size, _float_kind(t, "exponential_"), lambd)
+        drawn = mt_exponential(source, t._data.size, _float_kind(t, "exponential_"), lambd)
         return _write(t, "ExponentialBackward0", _laid_out(t._data, drawn))
     e = source.standard_exponential(_shape_of(t), dtype=np.float64)
     return _write(t, "ExponentialBackward0", _float_draw(t, e / lambd))
@@ -217,7 +228,7 @@ def cauchy_(t, median=0.0, sigma=1.0, *, generator=None):
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
     source = _source(t._device, generator, "cauchy_")
     if _exact(source):
-        drawn = mt.cauchy(source, t._data.size, _float_kind(t, "cauchy_"), median, sigma)
+        drawn = mt_cauchy(source, t._data.size, _float_kind(t, "cauchy_"), median, sigma)
         return _write(t, "CauchyBackward0", _laid_out(t._data, drawn))
     u = source.random(_shape_of(t), dtype=np.float64)
     values = median + sigma * _xp(t).tan(np.pi * (u - 0.5))
@@ -233,7 +244,7 @@ def geometric_(t, p, *, generator=None):
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
     source = _source(t._device, generator, "geometric_")
     if _exact(source):
-        drawn = mt.geometric(source, t._data.size, p, t._data.dtype)
+        drawn = mt_geometric(source, t._data.size, p, t._data.dtype)
         return _write(t, "GeometricBackward0", _laid_out(t._data, drawn))
     xp = _xp(t)
     u = source.random(_shape_of(t), dtype=np.float64)
@@ -270,9 +281,9 @@ def bernoulli_(t, p=0.5, *, generator=None):
     if _exact(source):
         if isinstance(p, Tensor):
             ordered = _in_fill_order(t._data, xp.broadcast_to(p._data, _shape_of(t)))
-            drawn = mt.bernoulli_tensor(source, ordered)
+            drawn = mt_bernoulli_tensor(source, ordered)
         else:
-            drawn = mt.bernoulli_scalar(source, t._data.size, probs)
+            drawn = mt_bernoulli_scalar(source, t._data.size, probs)
         return _write(t, name, _laid_out(t._data, drawn))
     u = source.random(_shape_of(t), dtype=np.float64)
     return _write(t, name, u < probs)
@@ -320,9 +331,9 @@ def random_(t, from_=None, to=None, *, generator=None, **kwargs):
     source = _source(t._device, generator, "random_")
     if _exact(source):
         if from_ is None and to is None:
-            drawn = mt.random_full(source, t._data.size, dt)
+            drawn = mt_random_full(source, t._data.size, dt)
         else:
-            drawn = mt.random_from_to(source, t._data.size, low, high + 1, dt)
+            drawn = mt_random_from_to(source, t._data.size, low, high + 1, dt)
         return _write(t, "RandomBackward0", _laid_out(t._data, drawn))
     values = source.integers(low, high, size=_shape_of(t), dtype=np.int64, endpoint=True)
     return _write(t, "RandomBackward0", values)
@@ -350,9 +361,9 @@ def bernoulli(input, p=None, *, generator=None):
     source = _source(input._device, generator, "bernoulli")
     if _exact(source):  # PyTorch: empty_like(input).bernoulli_(input or p)
         if p is None:
-            drawn = mt.bernoulli_tensor(source, _in_fill_order(input._data, input._data))
+            drawn = mt_bernoulli_tensor(source, _in_fill_order(input._data, input._data))
         else:
-            drawn = mt.bernoulli_scalar(source, input._data.size, probs)
+            drawn = mt_bernoulli_scalar(source, input._data.size, probs)
         sample = _laid_out(input._data, drawn).astype(input._data.dtype)
         return _sampled(name, input, sample)
     u = source.random(_shape_of(input), dtype=np.float64)
@@ -426,7 +437,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     rng = _source(input._device, generator, "multinomial")
     if _exact(rng):
-        index = mt.multinomial(rng, input._data.reshape(-1, categories), num_samples,
+        index = mt_multinomial(rng, input._data.reshape(-1, categories), num_samples,
                                replacement)
         if input.dim() == 1:
             index = index.reshape(num_samples)
@@ -482,7 +493,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         source = _source(target, generator, "normal")
         if _exact(source):  # PyTorch: empty(size).normal_(mean, std)
             n = int(np.prod(shape, dtype=np.int64))
-            drawn = mt.normal(source, n, np.dtype(d.numpy).name, mean, std).reshape(shape)
+            drawn = mt_normal(source, n, np.dtype(d.numpy).name, mean, std).reshape(shape)
             return _finish(drawn, target, requires_grad)
         z = source.standard_normal(shape, dtype=np.float64)
         return _finish((mean + std * z).astype(d.numpy), target, requires_grad)
@@ -523,7 +534,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         kind = np.dtype(result_dtype.numpy)
         n = int(np.prod(shape, dtype=np.int64))
         scale = 1.0 if isinstance(std, Tensor) else std
-        z = mt.normal(source, n, kind.name, 0.0, scale).reshape(shape)
+        z = mt_normal(source, n, kind.name, 0.0, scale).reshape(shape)
         if isinstance(std, Tensor):
             z = z * std._data.astype(kind)
         sample = (z + (mean._data.astype(kind) if isinstance(mean, Tensor)
