@@ -240,3 +240,14 @@ def test_sampler_with_its_own_generator():
     theirs = list(torch.utils.data.RandomSampler(range(9),
                                                  generator=torch.Generator().manual_seed(5)))
     assert mine == theirs
+
+
+def test_docstring_examples_hold():
+    import doctest
+
+    from ember import random
+    from ember.nn import init
+
+    for module in (random, init):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.attempted > 0 and result.failed == 0, module.__name__
