@@ -251,3 +251,25 @@ def test_docstring_examples_hold():
     for module in (random, init):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+def test_generator_argument_is_checked():
+    with pytest.raises(TypeError, match="must be an ember.Generator"):
+        ember.rand(2, generator=np.random.default_rng(0))
+    with pytest.raises(TypeError, match="must be an ember.Generator"):
+        ember.nn.init.uniform_(ember.empty(2), generator=torch.Generator())
+
+
+def test_rand_and_randn_refuse_integer_dtypes():
+    with pytest.raises(RuntimeError, match="not implemented for 'int64'"):
+        ember.rand(2, dtype=ember.int64)
+    with pytest.raises(RuntimeError, match="not implemented for 'int64'"):
+        ember.randn(2, dtype=ember.int64)
+
+
+def test_float16_draws_and_empty_shapes():
+    def draws(lib):
+        return [lib.rand(17, dtype=lib.float16), lib.randn(33, dtype=lib.float16),
+                lib.empty(5, dtype=lib.float16).uniform_(-1, 1), lib.rand(0, 3),
+                lib.randn(2, 0), lib.randperm(0), lib.randperm(1)]
+    _same(12, draws, draws)

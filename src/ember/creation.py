@@ -300,7 +300,8 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
         if not d.is_floating_point:
             raise RuntimeError(f'"check_uniform_bounds" not implemented for '
                                f"'{d.name}': rand draws real numbers")
-        array = mt_uniform(source, _numel(shape), np.dtype(d.numpy).name).reshape(shape)
+        array = mt_uniform(source, _numel(shape), _draw_kind(d)).reshape(shape)
+        array = array.astype(d.numpy, copy=False)
         return _finish(array, target, requires_grad)
     array = source.random(shape, dtype=np.float64).astype(d.numpy)
     if d.is_floating_point and d.numpy.itemsize < 8:
@@ -320,7 +321,8 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -
         if not d.is_floating_point:
             raise RuntimeError(f'"normal_kernel_cpu" not implemented for \'{d.name}\': '
                                "randn draws real numbers")
-        array = mt_normal(source, _numel(shape), np.dtype(d.numpy).name).reshape(shape)
+        array = mt_normal(source, _numel(shape), _draw_kind(d)).reshape(shape)
+        array = array.astype(d.numpy, copy=False)
         return _finish(array, target, requires_grad)
     array = source.standard_normal(shape, dtype=np.float64)
     return _finish(array.astype(d.numpy), target, requires_grad)
@@ -362,6 +364,12 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=F
     else:
         array = source.permutation(n).astype(kind)
     return _finish(array, target, requires_grad)
+
+
+def _draw_kind(d) -> str:
+    """The float dtype the CPU stream draws in for ``d`` (float32 for other formats)."""
+    name = np.dtype(d.numpy).name
+    return name if name in ("float16", "float32", "float64") else "float32"
 
 
 def _numel(shape) -> int:

@@ -116,6 +116,12 @@ def generator_for(device, generator: Generator | None = None):
     """The stream to draw from for ``device``: ``generator``'s, or the device's default
     one (a ``TorchCompatibleGenerator`` on CPU, a CuPy random source on CUDA)."""
     if generator is not None:
+        if not isinstance(generator, Generator):
+            raise TypeError(f"generator must be an ember.Generator, not "
+                            f"{type(generator).__name__}")
+        if generator.device.type != device.type:
+            raise RuntimeError(f"Expected a '{device.type}' device type for generator but "
+                               f"found '{generator.device.type}'")
         return generator.rng
     if device.type == "cpu":
         return default_generator.rng

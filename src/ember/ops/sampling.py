@@ -112,10 +112,10 @@ def _in_fill_order(data, values):
 
 
 def _float_kind(t, op: str) -> str:
+    """The dtype the stream draws in: the tensor's, or float32 for other float formats
+    (their draws are then rounded to the tensor's dtype)."""
     name = t._data.dtype.name
-    if name not in ("float16", "float32", "float64"):
-        raise RuntimeError(f'"{op}" is not implemented for {t.dtype.name} tensors on CPU')
-    return name
+    return name if name in ("float16", "float32", "float64") else "float32"
 
 
 def _shape_of(t) -> tuple:
