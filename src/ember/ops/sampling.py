@@ -111,11 +111,15 @@ def _in_fill_order(data, values):
     return np.ascontiguousarray(values.transpose(_fill_axes(data))).reshape(-1)
 
 
-def _float_kind(t, op: str) -> str:
-    """The dtype the stream draws in: the tensor's, or float32 for other float formats
-    (their draws are then rounded to the tensor's dtype)."""
-    name = t._data.dtype.name
+def _draw_kind(dtype) -> str:
+    """The dtype the stream draws in: ``dtype``, or float32 for other float formats (their
+    draws are then rounded to ``dtype``)."""
+    name = np.dtype(dtype).name
     return name if name in ("float16", "float32", "float64") else "float32"
+
+
+def _float_kind(t) -> str:
+    return _draw_kind(t._data.dtype)
 
 
 def _shape_of(t) -> tuple:
@@ -163,7 +167,7 @@ def uniform_(t, from_=0.0, to=1.0, *, generator=None, **kwargs):
                            f"from={from_} > to={to}")
     source = _source(t._device, generator, "uniform_")
     if _exact(source):
-        drawn = mt_uniform(source, t._data.size, _float_kind(t, "uniform_"), from_, to)
+        drawn = mt_uniform(source, t._data.size, _float_kind(t), from_, to)
         return _write(t, "UniformBackward0", _laid_out(t._data, drawn))
     xp = _xp(t)
     u = source.random(_shape_of(t), dtype=np.float64)
@@ -182,7 +186,7 @@ def normal_(t, mean=0.0, std=1.0, *, generator=None):
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     source = _source(t._device, generator, "normal_")
     if _exact(source):
-        drawn = mt_normal(source, t._data.size, _float_kind(t, "normal_"), mean, std,
+        drawn = mt_normal(source, t._data.size, _float_kind(t), mean, std,
                           contiguous=t._data.flags.c_contiguous)
         return _write(t, "NormalBackward0", _laid_out(t._data, drawn))
     z = source.standard_normal(_shape_of(t), dtype=np.float64)
@@ -198,7 +202,7 @@ def log_normal_(t, mean=1.0, std=2.0, *, generator=None):
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
     source = _source(t._device, generator, "log_normal_")
     if _exact(source):
-        drawn = mt_log_normal(source, t._data.size, _float_kind(t, "log_normal_"), mean, std)
+        drawn = mt_log_normal(source, t._data.size, _float_kind(t), mean, std)
         return _write(t, "LogNormalBackward0", _laid_out(t._data, drawn))
     z = source.standard_normal(_shape_of(t), dtype=np.float64)
     return _write(t, "LogNormalBackward0", _float_draw(t, _xp(t).exp(mean + std * z)))
@@ -212,7 +216,7 @@ def exponential_(t, lambd=1.0, *, generator=None):
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     source = _source(t._device, generator, "exponential_")
     if _exact(source):
-        drawn = mt_exponential(source, t._data.size, _float_kind(t, "exponential_"), lambd)
+        drawn = mt_exponential(source, t._data.size, _float_kind(t), lambd)
         return _write(t, "ExponentialBackward0", _laid_out(t._data, drawn))
     e = source.standard_exponential(_shape_of(t), dtype=np.float64)
     return _write(t, "ExponentialBackward0", _float_draw(t, e / lambd))
@@ -228,7 +232,7 @@ def cauchy_(t, median=0.0, sigma=1.0, *, generator=None):
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
     source = _source(t._device, generator, "cauchy_")
     if _exact(source):
-        drawn = mt_cauchy(source, t._data.size, _float_kind(t, "cauchy_"), median, sigma)
+        drawn = mt_cauchy(source, t._data.size, _float_kind(t), median, sigma)
         return _write(t, "CauchyBackward0", _laid_out(t._data, drawn))
     u = source.random(_shape_of(t), dtype=np.float64)
     values = median + sigma * _xp(t).tan(np.pi * (u - 0.5))
@@ -493,8 +497,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         source = _source(target, generator, "normal")
         if _exact(source):  # PyTorch: empty(size).normal_(mean, std)
             n = int(np.prod(shape, dtype=np.int64))
-            drawn = mt_normal(source, n, np.dtype(d.numpy).name, mean, std).reshape(shape)
-            return _finish(drawn, target, requires_grad)
+            drawn = mt_normal(source, n, _draw_kind(d.numpy), mean, std).reshape(shape)
+            return _finish(drawn.astype(d.numpy, copy=False), target, requires_grad)
         z = source.standard_normal(shape, dtype=np.float64)
         return _finish((mean + std * z).astype(d.numpy), target, requires_grad)
     if size is not None:
@@ -534,7 +538,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         kind = np.dtype(result_dtype.numpy)
         n = int(np.prod(shape, dtype=np.int64))
         scale = 1.0 if isinstance(std, Tensor) else std
-        z = mt_normal(source, n, kind.name, 0.0, scale).reshape(shape)
+        z = mt_normal(source, n, _draw_kind(kind), 0.0, scale).reshape(shape).astype(kind)
         if isinstance(std, Tensor):
             z = z * std._data.astype(kind)
         sample = (z + (mean._data.astype(kind) if isinstance(mean, Tensor)
