@@ -273,3 +273,105 @@ def test_float16_draws_and_empty_shapes():
                 lib.empty(5, dtype=lib.float16).uniform_(-1, 1), lib.rand(0, 3),
                 lib.randn(2, 0), lib.randperm(0), lib.randperm(1)]
     _same(12, draws, draws)
+
+
+# ----------------------------------------------- every layer's default initialization
+def _lazy(build, *shape):
+    def run(nn, lib):
+        module = build(nn)
+        module(lib.ones(*shape))  # the parameters are drawn at the first call
+        return module
+    return run
+
+
+_LAYERS = {
+    "Linear": lambda nn: nn.Linear(5, 3),
+    "Bilinear": lambda nn: nn.Bilinear(3, 4, 5),
+    "Conv1d": lambda nn: nn.Conv1d(4, 6, 3),
+    "Conv2d": lambda nn: nn.Conv2d(2, 4, (3, 2), groups=2),
+    "Conv3d": lambda nn: nn.Conv3d(2, 3, 2),
+    "ConvTranspose1d": lambda nn: nn.ConvTranspose1d(4, 6, 3),
+    "ConvTranspose2d": lambda nn: nn.ConvTranspose2d(4, 2, 3, groups=2),
+    "ConvTranspose3d": lambda nn: nn.ConvTranspose3d(2, 3, 2),
+    "Embedding": lambda nn: nn.Embedding(10, 4, padding_idx=2),
+    "EmbeddingBag": lambda nn: nn.EmbeddingBag(10, 4),
+    "RNN": lambda nn: nn.RNN(3, 4, num_layers=2, nonlinearity="relu"),
+    "LSTM": lambda nn: nn.LSTM(3, 4, proj_size=2),
+    "GRU": lambda nn: nn.GRU(3, 4, bidirectional=True),
+    "RNNCell": lambda nn: nn.RNNCell(3, 4),
+    "LSTMCell": lambda nn: nn.LSTMCell(3, 4),
+    "GRUCell": lambda nn: nn.GRUCell(3, 4),
+    "MultiheadAttention": lambda nn: nn.MultiheadAttention(8, 2, kdim=5, vdim=6,
+                                                           add_bias_kv=True),
+    "Transformer": lambda nn: nn.Transformer(8, 2, 1, 1, 16),
+    "AdaptiveLogSoftmaxWithLoss": lambda nn: nn.AdaptiveLogSoftmaxWithLoss(8, 10, [4, 8]),
+    "PReLU": lambda nn: nn.PReLU(3),
+    "LayerNorm": lambda nn: nn.LayerNorm(4),
+    "GroupNorm": lambda nn: nn.GroupNorm(2, 4),
+    "RMSNorm": lambda nn: nn.RMSNorm(4),
+    "BatchNorm1d": lambda nn: nn.BatchNorm1d(3),
+    "BatchNorm2d": lambda nn: nn.BatchNorm2d(3),
+    "BatchNorm3d": lambda nn: nn.BatchNorm3d(3),
+    "SyncBatchNorm": lambda nn: nn.SyncBatchNorm(3),
+    "InstanceNorm1d": lambda nn: nn.InstanceNorm1d(3, affine=True),
+    "InstanceNorm2d": lambda nn: nn.InstanceNorm2d(3, affine=True),
+    "InstanceNorm3d": lambda nn: nn.InstanceNorm3d(3, affine=True),
+}
+_LAZY = {
+    "LazyLinear": _lazy(lambda nn: nn.LazyLinear(3), 2, 5),
+    "LazyConv1d": _lazy(lambda nn: nn.LazyConv1d(4, 3), 1, 2, 6),
+    "LazyConv2d": _lazy(lambda nn: nn.LazyConv2d(4, 3), 1, 2, 5, 5),
+    "LazyConv3d": _lazy(lambda nn: nn.LazyConv3d(2, 2), 1, 2, 3, 3, 3),
+    "LazyConvTranspose1d": _lazy(lambda nn: nn.LazyConvTranspose1d(4, 3), 1, 2, 6),
+    "LazyConvTranspose2d": _lazy(lambda nn: nn.LazyConvTranspose2d(4, 3), 1, 2, 5, 5),
+    "LazyConvTranspose3d": _lazy(lambda nn: nn.LazyConvTranspose3d(2, 2), 1, 2, 3, 3, 3),
+    "LazyBatchNorm1d": _lazy(lambda nn: nn.LazyBatchNorm1d(), 2, 3),
+    "LazyBatchNorm2d": _lazy(lambda nn: nn.LazyBatchNorm2d(), 2, 3, 2, 2),
+    "LazyBatchNorm3d": _lazy(lambda nn: nn.LazyBatchNorm3d(), 2, 3, 2, 2, 2),
+    "LazyInstanceNorm1d": _lazy(lambda nn: nn.LazyInstanceNorm1d(affine=True), 2, 3, 4),
+    "LazyInstanceNorm2d": _lazy(lambda nn: nn.LazyInstanceNorm2d(affine=True), 2, 3, 2, 2),
+    "LazyInstanceNorm3d": _lazy(lambda nn: nn.LazyInstanceNorm3d(affine=True),
+                                2, 3, 2, 2, 2),
+}
+_BASES = {"RNNBase", "RNNCellBase"}  # built through their subclasses
+
+
+def test_the_layer_table_covers_every_layer_that_initializes():
+    import inspect
+
+    layers = {name for name, c in vars(ember.nn).items()
+              if inspect.isclass(c) and issubclass(c, ember.nn.Module)
+              and (hasattr(c, "reset_parameters") or hasattr(c, "_reset_parameters"))}
+    assert layers - set(_LAYERS) - set(_LAZY) - _BASES == set()
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("name", sorted(_LAYERS) + sorted(_LAZY))
+def test_every_layer_initializes_like_torch(name):
+    if name in _LAYERS:
+        def build(lib):
+            return _LAYERS[name](lib.nn)
+    else:
+        def build(lib):
+            return _LAZY[name](lib.nn, lib)
+    _same(1, lambda lib: list(build(lib).state_dict().values()),
+          lambda lib: list(build(lib).state_dict().values()))
+
+
+# ------------------------------------------------- item sizes, float32 and float64
+@cephes_normals
+@pytest.mark.parametrize("n", [1, 7, 16, 17, 1000, 10007])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fills_and_init_at_every_size(n, dtype):
+    def draws(lib):
+        kind = getattr(lib, dtype)
+        init = lib.nn.init
+        return [lib.empty(n, dtype=kind).normal_(0.5, 2.0),
+                lib.empty(n, dtype=kind).uniform_(-3.0, 1.5),
+                lib.bernoulli(lib.full((n,), 0.4, dtype=kind)),
+                init.uniform_(lib.empty(n, dtype=kind), -0.2, 0.2),
+                init.normal_(lib.empty(n, dtype=kind), 0.0, 0.02),
+                init.xavier_uniform_(lib.empty(n, 1, dtype=kind)),
+                init.kaiming_normal_(lib.empty(1, n, dtype=kind)),
+                init.trunc_normal_(lib.empty(n, dtype=kind), std=0.02)]
+    _same(n, draws, draws)
