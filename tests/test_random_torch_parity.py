@@ -150,9 +150,15 @@ def test_integer_fills_and_sampling_functions():
 # ----------------------------------------------------------------------------- nn.init
 @cephes_normals
 @pytest.mark.parametrize("mean,std,a,b", [(0.0, 1.0, -2.0, 2.0), (0.0, 0.5, -0.1, 0.1),
-                                          (0.0, 1.0, 2.0, 3.0), (0.3, 0.02, 0.25, 0.4)])
-def test_trunc_normal_(mean, std, a, b):
-    _same(6, *both(lambda lib: lib.nn.init.trunc_normal_(lib.empty(50, 3), mean, std, a, b)))
+                                          (0.0, 1.0, 2.0, 3.0), (0.3, 0.02, 0.25, 0.4),
+                                          (0.0, 1.0, -5.0, -4.5)])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.filterwarnings("ignore:mean is more than 2 std")
+def test_trunc_normal_(mean, std, a, b, dtype):
+    def draw(lib):
+        return lib.nn.init.trunc_normal_(lib.empty(50, 3, dtype=getattr(lib, dtype)), mean,
+                                         std, a, b)
+    _same(6, draw, draw)
 
 
 @cephes_normals

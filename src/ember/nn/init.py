@@ -104,7 +104,7 @@ def _trunc_normal_exact(g, n: int, kind: str, mean, std, a, b):
     whole fresh normal draw replacing the values outside until none is; otherwise uniform
     candidates on [a, b], each kept when log(u) is at most its log density relative to the
     peak (u from a second uniform draw of the same size), rejected ones drawn again."""
-    work = np.float64 if kind == "float64" else np.float32
+    work = np.dtype(kind).type  # PyTorch computes in the tensor's dtype
     lo, hi = work(a), work(b)
     if _normal_cdf((b - mean) / std) - _normal_cdf((a - mean) / std) > 0.3:
         values = mt_normal(g, n, kind, mean, std)
