@@ -381,3 +381,17 @@ def test_fills_and_init_at_every_size(n, dtype):
                 init.kaiming_normal_(lib.empty(1, n, dtype=kind)),
                 init.trunc_normal_(lib.empty(n, dtype=kind), std=0.02)]
     _same(n, draws, draws)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_poisson_and_bernoulli_of_a_tensor(dtype, transposed):
+    rates = np.concatenate([np.linspace(0, 30, 61), [100.0, 1000.0, 0.001]]).reshape(8, 8)
+
+    def draws(lib):
+        r = lib.tensor(rates, dtype=getattr(lib, dtype))
+        p = lib.linspace(0, 1, 64, dtype=getattr(lib, dtype)).reshape(8, 8)
+        if transposed:
+            r, p = r.t(), p.t()
+        return [lib.poisson(r), lib.bernoulli(p), lib.poisson(lib.zeros(3))]
+    _same(5, draws, draws)

@@ -19,6 +19,7 @@ from .._mt_stream import geometric as mt_geometric
 from .._mt_stream import log_normal as mt_log_normal
 from .._mt_stream import multinomial as mt_multinomial
 from .._mt_stream import normal as mt_normal
+from .._mt_stream import poisson as mt_poisson
 from .._mt_stream import random_from_to as mt_random_from_to
 from .._mt_stream import random_full as mt_random_full
 from .._mt_stream import uniform as mt_uniform
@@ -363,12 +364,12 @@ def bernoulli(input, p=None, *, generator=None):
             raise RuntimeError(f"bernoulli expects p to be in [0, 1], but got p={probs}")
         name = "BernoulliBackward1"
     source = _source(input._device, generator, "bernoulli")
-    if _exact(source):  # PyTorch: empty_like(input).bernoulli_(input or p)
+    if _exact(source):  # PyTorch fills a fresh contiguous tensor: in C order
         if p is None:
-            drawn = mt_bernoulli_tensor(source, _in_fill_order(input._data, input._data))
+            drawn = mt_bernoulli_tensor(source, input._data)
         else:
             drawn = mt_bernoulli_scalar(source, input._data.size, probs)
-        sample = _laid_out(input._data, drawn).astype(input._data.dtype)
+        sample = drawn.reshape(_shape_of(input)).astype(input._data.dtype)
         return _sampled(name, input, sample)
     u = source.random(_shape_of(input), dtype=np.float64)
     sample = xp.asarray(u < probs).astype(input._data.dtype)
@@ -387,11 +388,10 @@ def poisson(input, generator=None):
         raise RuntimeError("poisson(): invalid Poisson rate, expected every rate in input to "
                            "be non-negative (and not nan)")
     source = _source(input._device, generator, "poisson")
-    if _exact(source):
-        # PyTorch's own Poisson sampler is not reproduced: a NumPy generator seeded by one
-        # 64-bit draw keeps the counts repeatable under manual_seed
-        source = np.random.default_rng(int(source.random_uint64(1)[0]))
-    counts = source.poisson(rates, size=rates.shape)
+    if _exact(source):  # into a fresh contiguous tensor: in C order
+        counts = mt_poisson(source, rates)
+    else:
+        counts = source.poisson(rates, size=rates.shape)
     return _sampled("PoissonBackward0", input, counts.astype(input._data.dtype))
 
 
