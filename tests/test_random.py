@@ -370,8 +370,13 @@ def test_bad_argument_leaves_tensor_and_version_untouched():
 
 
 def test_set_state_refuses_foreign_tensors():
-    with pytest.raises(RuntimeError, match="not a state returned by get_state"):
+    # PyTorch's checks and messages: the size of its state layout, then its contents
+    with pytest.raises(RuntimeError, match="CPUGeneratorImplState of size 5056"):
         ember.Generator().set_state(ember.tensor([1, 2, 3], dtype=ember.uint8))
+    with pytest.raises(RuntimeError, match="Invalid mt19937 state"):
+        ember.Generator().set_state(ember.zeros(5056, dtype=ember.uint8))
+    with pytest.raises(TypeError, match="RNG state must be"):
+        ember.Generator().set_state(ember.zeros(5056))
 
 
 def test_rand_stays_below_one_in_half():

@@ -2,8 +2,7 @@
 order: ``nn.init``'s functions and the default initialization of Linear, Conv2d, LSTM,
 Embedding and Transformer come out equal to the bit. The recipes here are the order in
 which ember's layers must draw. The tests at the end check ember's own layers and
-functions after ``ember.manual_seed``; they are expected to fail until ember's default
-generator draws from ``_mt_stream``."""
+functions after ``ember.manual_seed``."""
 import math
 import platform
 
@@ -262,15 +261,12 @@ def test_data_loader_shuffle_and_random_split_recipes():
 
 
 # ------------------------------------------------- ember's own layers (integration)
-_integration = pytest.mark.xfail(
-    strict=False, reason="ember's default generator does not draw from _mt_stream yet")
 
 
 def _params(module):
     return {k: v.detach().numpy() for k, v in module.state_dict().items()}
 
 
-@_integration
 @pytest.mark.parametrize("build", [
     lambda nn: nn.Linear(20, 7),
     lambda nn: nn.Conv2d(3, 8, 3),
@@ -289,7 +285,6 @@ def test_ember_layers_initialize_like_torch(build):
         assert np.array_equal(got[name], want[name]), name
 
 
-@_integration
 @pytest.mark.parametrize("n", [1, 7, 16, 17, 1000, 10007])
 def test_ember_creation_functions_draw_torch_numbers(n):
     for dtype in ("float32", "float64"):
@@ -324,7 +319,6 @@ def _train(lib, dropout: float):
     return losses
 
 
-@_integration
 @pytest.mark.parametrize("dropout", [0.0, 0.2])
 def test_seeded_mlp_trains_like_torch(dropout):
     np.testing.assert_allclose(_train(ember, dropout), _train(torch, dropout), rtol=1e-5)

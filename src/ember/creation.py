@@ -12,6 +12,11 @@ import warnings
 import numpy as np
 
 from . import backend, dtypes
+from ._mt_stream import TorchCompatibleGenerator
+from ._mt_stream import normal as mt_normal
+from ._mt_stream import random_from_to as mt_random_from_to
+from ._mt_stream import randperm as mt_randperm
+from ._mt_stream import uniform as mt_uniform
 from .random import generator_for
 from .tensor import Tensor
 
@@ -314,7 +319,15 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
     shape = _shape(size, "rand")
     d = _dtype_or_default(dtype)
     target = _device(device)
-    array = generator_for(target, generator).random(shape, dtype=np.float64).astype(d.numpy)
+    source = generator_for(target, generator)
+    if isinstance(source, TorchCompatibleGenerator):
+        if not d.is_floating_point:
+            raise RuntimeError(f'"check_uniform_bounds" not implemented for '
+                               f"'{d.name}': rand draws real numbers")
+        array = mt_uniform(source, _numel(shape), _draw_kind(d)).reshape(shape)
+        array = array.astype(d.numpy, copy=False)
+        return _finish(array, target, requires_grad)
+    array = source.random(shape, dtype=np.float64).astype(d.numpy)
     if d.is_floating_point and d.numpy.itemsize < 8:
         # a float64 draw just below 1 can round up to 1 in a narrower dtype: keep [0, 1)
         below_one = float(np.nextafter(d.numpy.type(1), d.numpy.type(0)))
@@ -327,7 +340,15 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -
     shape = _shape(size, "randn")
     d = _dtype_or_default(dtype)
     target = _device(device)
-    array = generator_for(target, generator).standard_normal(shape, dtype=np.float64)
+    source = generator_for(target, generator)
+    if isinstance(source, TorchCompatibleGenerator):
+        if not d.is_floating_point:
+            raise RuntimeError(f'"normal_kernel_cpu" not implemented for \'{d.name}\': '
+                               "randn draws real numbers")
+        array = mt_normal(source, _numel(shape), _draw_kind(d)).reshape(shape)
+        array = array.astype(d.numpy, copy=False)
+        return _finish(array, target, requires_grad)
+    array = source.standard_normal(shape, dtype=np.float64)
     return _finish(array.astype(d.numpy), target, requires_grad)
 
 
@@ -346,16 +367,37 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     shape = _shape((size,) if isinstance(size, int) else tuple(size), "randint")
     d = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
     target = _device(device)
-    array = generator_for(target, generator).integers(low, high, shape, dtype=np.int64)
+    source = generator_for(target, generator)
+    if isinstance(source, TorchCompatibleGenerator):
+        array = mt_random_from_to(source, _numel(shape), int(low), int(high),
+                                  d.numpy).reshape(shape)
+    else:
+        array = source.integers(low, high, shape, dtype=np.int64)
     return _finish(array.astype(d.numpy, copy=False), target, requires_grad)
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A random permutation of 0..n-1."""
     target = _device(device)
-    array = generator_for(target, generator).permutation(n).astype(
-        (dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)).numpy)
+    kind = (dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)).numpy
+    source = generator_for(target, generator)
+    if isinstance(source, TorchCompatibleGenerator):
+        if n < 0:
+            raise RuntimeError(f"randperm(): n must be non-negative, got {n}")
+        array = mt_randperm(source, n).astype(kind)
+    else:
+        array = source.permutation(n).astype(kind)
     return _finish(array, target, requires_grad)
+
+
+def _draw_kind(d) -> str:
+    """The float dtype the CPU stream draws in for ``d`` (float32 for other formats)."""
+    name = np.dtype(d.numpy).name
+    return name if name in ("float16", "float32", "float64") else "float32"
+
+
+def _numel(shape) -> int:
+    return int(np.prod(shape, dtype=np.int64))
 
 
 def _like(function, input: Tensor, dtype, device, requires_grad, *args, **kwargs):

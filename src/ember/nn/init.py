@@ -1,7 +1,13 @@
 """``ember.nn.init``: fill parameters in place with the standard initial distributions.
 
 Every function works under ``no_grad``, draws from ember's default generator for the
-tensor's device (or ``generator=``), and returns the tensor it filled.
+tensor's device (or ``generator=``), and returns the tensor it filled. On CPU the draws,
+their order and the bounds are PyTorch's, so a seeded model starts from PyTorch's weights.
+
+>>> import ember
+>>> _ = ember.manual_seed(0)
+>>> ember.nn.init.uniform_(ember.empty(3), -1.0, 1.0)  # torch gives the same
+tensor([-0.0075,  0.5364, -0.8230])
 """
 from __future__ import annotations
 
@@ -11,6 +17,10 @@ import warnings
 import numpy as np
 
 from .. import grad_mode, tracing
+from .._mt_stream import TorchCompatibleGenerator
+from .._mt_stream import normal as mt_normal
+from .._mt_stream import randperm as mt_randperm
+from .._mt_stream import uniform as mt_uniform
 from ..random import generator_for
 from ..tensor import Tensor
 
@@ -68,19 +78,59 @@ def calculate_gain(nonlinearity: str, param=None) -> float:
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
-    """Fill with values drawn from U(a, b)."""
+    """Fill with values drawn from U(a, b) (``tensor.uniform_(a, b)`` without grad)."""
     _check(tensor, "uniform_")
-    # random() and standard_normal() are the draws NumPy's and CuPy's generators share.
-    values = _rng(tensor, generator).random(tuple(tensor.shape), dtype=np.float64)
-    return _fill(tensor, (values * (b - a) + a).astype(tensor._data.dtype))
+    with grad_mode.no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
-    """Fill with values drawn from N(mean, std^2)."""
+    """Fill with values drawn from N(mean, std^2) (``tensor.normal_`` without grad)."""
     _check(tensor, "normal_")
-    values = _rng(tensor, generator).standard_normal(tuple(tensor.shape),
-                                                     dtype=np.float64) * std + mean
-    return _fill(tensor, values.astype(tensor._data.dtype))
+    with grad_mode.no_grad():
+        return tensor.normal_(mean, std, generator=generator)
+
+
+def _exact_stream(tensor: Tensor, generator):
+    """The CPU stream that reproduces PyTorch's draws, or None on CUDA."""
+    source = _rng(tensor, generator)
+    return source if isinstance(source, TorchCompatibleGenerator) else None
+
+
+def _normal_cdf(x: float) -> float:
+    return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+
+def _trunc_normal_exact(g, n: int, kind: str, mean, std, a, b):
+    """PyTorch's sampler: when [a, b] holds more than 30% of the mass, normals, with a
+    whole fresh normal draw replacing the values outside until none is; otherwise uniform
+    candidates on [a, b], each kept when log(u) is at most its log density relative to the
+    peak (u from a second uniform draw of the same size), rejected ones drawn again."""
+    work = np.dtype(kind).type  # PyTorch computes in the tensor's dtype
+    lo, hi = work(a), work(b)
+    if _normal_cdf((b - mean) / std) - _normal_cdf((a - mean) / std) > 0.3:
+        values = mt_normal(g, n, kind, mean, std)
+        while True:
+            outside = (values < lo) | (values > hi)
+            if not outside.any():
+                return values
+            values = np.where(outside, mt_normal(g, n, kind, mean, std), values)
+    mode = max(a, min(mean, b))
+    log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+    def rejected(candidates):
+        log_density = ((candidates.astype(work) - work(mean)) / work(std)) ** 2
+        log_density = log_density * work(-0.5) - work(log_peak)
+        log_u = np.log(mt_uniform(g, n, kind).astype(np.float64)).astype(work)
+        return log_u > log_density
+
+    values = mt_uniform(g, n, kind, a, b)
+    pending = rejected(values)
+    while pending.any():
+        candidates = mt_uniform(g, n, kind, a, b)
+        values = np.where(pending, candidates, values)
+        pending = np.where(pending, rejected(candidates), pending)
+    return values
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
@@ -93,6 +143,11 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
                       "distribution of values may be incorrect.", stacklevel=2)
     if not a < b:
         raise ValueError(f"nn.init.trunc_normal_: expected a < b, got a={a}, b={b}")
+    exact = _exact_stream(tensor, generator)
+    if exact is not None:
+        kind = tensor._data.dtype.name
+        values = _trunc_normal_exact(exact, tensor.numel(), kind, mean, std, a, b)
+        return _fill(tensor, values.reshape(tuple(tensor.shape)))
     rng = _rng(tensor, generator)
     xp = _xp(tensor)
     values = rng.standard_normal((tensor.numel(),)) * std + mean
@@ -201,7 +256,8 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     gain = calculate_gain(nonlinearity, a)
-    bound = math.sqrt(3.0) * gain / math.sqrt(fan)
+    std = gain / math.sqrt(fan)
+    bound = math.sqrt(3.0) * std  # rounded in this order, as PyTorch does
     return uniform_(tensor, -bound, bound, generator)
 
 
@@ -229,7 +285,12 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
     xp = _xp(tensor)
-    flat = _rng(tensor, generator).standard_normal((rows, cols))
+    exact = _exact_stream(tensor, generator)
+    if exact is not None:  # PyTorch: new_empty((rows, cols)).normal_(0, 1)
+        kind = tensor._data.dtype.name
+        flat = mt_normal(exact, rows * cols, kind).reshape(rows, cols).astype(np.float64)
+    else:
+        flat = _rng(tensor, generator).standard_normal((rows, cols))
     if rows < cols:
         flat = flat.T
     q, r = xp.linalg.qr(flat)
@@ -247,6 +308,15 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape
     num_zeros = int(math.ceil(sparsity * rows))
+    exact = _exact_stream(tensor, generator)
+    if exact is not None:
+        # PyTorch: normal_(0, std), then per column a randperm of the rows whose first
+        # num_zeros entries are zeroed
+        kind = tensor._data.dtype.name
+        values = mt_normal(exact, rows * cols, kind, 0.0, std).reshape(rows, cols)
+        for col in range(cols):
+            values[mt_randperm(exact, rows)[:num_zeros], col] = 0
+        return _fill(tensor, values)
     rng = _rng(tensor, generator)
     xp = _xp(tensor)
     values = rng.standard_normal((rows, cols)) * std

@@ -16,6 +16,9 @@ import warnings
 import numpy as np
 
 from .. import backend, dtypes, tracing
+from .._mt_stream import TorchCompatibleGenerator
+from .._mt_stream import bernoulli_scalar as mt_bernoulli_scalar
+from .._mt_stream import exponential as mt_exponential
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor, _inplace
@@ -173,7 +176,12 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     ensure_tensor(logits, "gumbel_softmax")
     xp = xp_of(logits)
     rng = generator_for(logits._device)
-    noise = rng.standard_exponential(size=logits._data.shape)
+    if isinstance(rng, TorchCompatibleGenerator):
+        # PyTorch: -empty_like(logits).exponential_().log(), in the logits' dtype
+        kind = logits._data.dtype
+        noise = mt_exponential(rng, logits._data.size, kind.name).reshape(logits._data.shape)
+    else:
+        noise = rng.standard_exponential(size=logits._data.shape)
     gumbels = _constant((-xp.log(noise)).astype(logits._data.dtype), logits)
     soft = softmax((logits + gumbels) / tau, dim)
     if not hard:
@@ -277,11 +285,14 @@ def _check_p(p, name: str) -> float:
 
 
 def _keep_mask(input: Tensor, shape: tuple, p: float):
-    """Bernoulli(1 - p) keep mask of ``shape`` from ember's default generator (so
-    ``ember.manual_seed`` makes it reproducible)."""
+    """Bernoulli(1 - p) keep mask of ``shape`` from ember's default generator, drawn on CPU
+    as PyTorch draws it (``empty(shape).bernoulli_(1 - p)``)."""
     from ..random import generator_for
 
     rng = generator_for(input._device)
+    if isinstance(rng, TorchCompatibleGenerator):
+        n = int(np.prod(shape, dtype=np.int64))
+        return mt_bernoulli_scalar(rng, n, 1.0 - p).reshape(shape)
     return rng.random(size=shape) < (1.0 - p)
 
 
@@ -301,7 +312,9 @@ def _dropout(input, p, training, inplace, mask_shape, name: str):
     if p == 1.0:
         factor = xp.zeros(mask_shape)
     else:
-        factor = _keep_mask(input, mask_shape, p) / (1.0 - p)
+        # PyTorch divides the mask by 1 - p in the input's dtype
+        kind = input._data.dtype.type
+        factor = _keep_mask(input, mask_shape, p).astype(kind) / kind(1.0 - p)
     return _apply_mask(input, factor, inplace)
 
 

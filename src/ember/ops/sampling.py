@@ -1,7 +1,7 @@
 """Random sampling ops: the in-place fills (``uniform_``, ``normal_``, ...) and the sampling
 functions (``bernoulli``, ``multinomial``, ``poisson``, ``normal``), drawing from the
-generators of ``ember.random``.
-
+generators of ``ember.random``. On CPU they draw PyTorch's numbers, in PyTorch's order
+(``ember._mt_stream``); on CUDA they draw from CuPy.
 """
 from __future__ import annotations
 
@@ -10,6 +10,19 @@ import numbers
 import numpy as np
 
 from .. import backend, dtypes
+from .._mt_stream import TorchCompatibleGenerator
+from .._mt_stream import bernoulli_scalar as mt_bernoulli_scalar
+from .._mt_stream import bernoulli_tensor as mt_bernoulli_tensor
+from .._mt_stream import cauchy as mt_cauchy
+from .._mt_stream import exponential as mt_exponential
+from .._mt_stream import geometric as mt_geometric
+from .._mt_stream import log_normal as mt_log_normal
+from .._mt_stream import multinomial as mt_multinomial
+from .._mt_stream import normal as mt_normal
+from .._mt_stream import poisson as mt_poisson
+from .._mt_stream import random_from_to as mt_random_from_to
+from .._mt_stream import random_full as mt_random_full
+from .._mt_stream import uniform as mt_uniform
 from ..autograd.function import Function
 from ..creation import _device, _dtype_or_default, _finish, _shape
 from ..random import Generator, generator_for
@@ -17,11 +30,10 @@ from ..tensor import Tensor, _inplace
 from .registry import Sample, register_op
 
 # ----------------------------------------------------------------------------- sampling
-# The in-place fills (Tensor.uniform_, normal_, ...) and the sampling functions
-# (bernoulli, multinomial, poisson, normal) draw float64 (or int64) arrays from the
-# generator of the tensor's device and cast them to the tensor's dtype. Their results have
-# no reparameterized gradient: as in PyTorch, the gradient reaching their inputs is zero.
-
+# On CPU the draws come from the PyTorch-compatible stream, in the tensor's dtype and in
+# the order PyTorch fills the tensor (its memory order). On CUDA they are float64 (or
+# int64) CuPy arrays cast to the tensor's dtype. Their results have no reparameterized
+# gradient: as in PyTorch, the gradient reaching their inputs is zero.
 
 
 class _Sampled(Function):
@@ -75,6 +87,42 @@ def _xp(t):
     return backend.xp_for_device(t._device)
 
 
+def _exact(source) -> bool:
+    """Whether ``source`` is the CPU stream that reproduces PyTorch's draws."""
+    return isinstance(source, TorchCompatibleGenerator)
+
+
+def _fill_axes(data) -> list:
+    """The axes of ``data`` from the slowest-varying to the fastest in memory: PyTorch
+    fills a tensor in this order (``_mt_stream.fill_order``)."""
+    strides = [abs(s) for s in data.strides]
+    return sorted(range(data.ndim), key=lambda axis: -strides[axis])
+
+
+def _laid_out(data, values):
+    """``values`` (flat, in ``data``'s fill order) as an array of ``data``'s shape."""
+    axes = _fill_axes(data)
+    out = np.empty(data.shape, dtype=values.dtype)
+    out.transpose(axes)[...] = values.reshape([data.shape[a] for a in axes])
+    return out
+
+
+def _in_fill_order(data, values):
+    """``values`` (an array of ``data``'s shape) flattened in ``data``'s fill order."""
+    return np.ascontiguousarray(values.transpose(_fill_axes(data))).reshape(-1)
+
+
+def _draw_kind(dtype) -> str:
+    """The dtype the stream draws in: ``dtype``, or float32 for other float formats (their
+    draws are then rounded to ``dtype``)."""
+    name = np.dtype(dtype).name
+    return name if name in ("float16", "float32", "float64") else "float32"
+
+
+def _float_kind(t) -> str:
+    return _draw_kind(t._data.dtype)
+
+
 def _shape_of(t) -> tuple:
     return tuple(t._data.shape)
 
@@ -118,8 +166,12 @@ def uniform_(t, from_=0.0, to=1.0, *, generator=None, **kwargs):
     if not from_ <= to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={from_} > to={to}")
+    source = _source(t._device, generator, "uniform_")
+    if _exact(source):
+        drawn = mt_uniform(source, t._data.size, _float_kind(t), from_, to)
+        return _write(t, "UniformBackward0", _laid_out(t._data, drawn))
     xp = _xp(t)
-    u = _source(t._device, generator, "uniform_").random(_shape_of(t), dtype=np.float64)
+    u = source.random(_shape_of(t), dtype=np.float64)
     values = _float_draw(t, from_ + (to - from_) * u)
     if from_ < to:
         below = np.nextafter(t._data.dtype.type(to), t._data.dtype.type(from_))
@@ -133,8 +185,12 @@ def normal_(t, mean=0.0, std=1.0, *, generator=None):
     _require_float(t, "normal_")
     if not std >= 0.0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    z = _source(t._device, generator, "normal_").standard_normal(_shape_of(t),
-                                                                 dtype=np.float64)
+    source = _source(t._device, generator, "normal_")
+    if _exact(source):
+        drawn = mt_normal(source, t._data.size, _float_kind(t), mean, std,
+                          contiguous=t._data.flags.c_contiguous)
+        return _write(t, "NormalBackward0", _laid_out(t._data, drawn))
+    z = source.standard_normal(_shape_of(t), dtype=np.float64)
     return _write(t, "NormalBackward0", _float_draw(t, mean + std * z))
 
 
@@ -145,8 +201,11 @@ def log_normal_(t, mean=1.0, std=2.0, *, generator=None):
     _require_float(t, "log_normal_")
     if not std > 0.0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
-    z = _source(t._device, generator, "log_normal_").standard_normal(_shape_of(t),
-                                                                     dtype=np.float64)
+    source = _source(t._device, generator, "log_normal_")
+    if _exact(source):
+        drawn = mt_log_normal(source, t._data.size, _float_kind(t), mean, std)
+        return _write(t, "LogNormalBackward0", _laid_out(t._data, drawn))
+    z = source.standard_normal(_shape_of(t), dtype=np.float64)
     return _write(t, "LogNormalBackward0", _float_draw(t, _xp(t).exp(mean + std * z)))
 
 
@@ -156,8 +215,11 @@ def exponential_(t, lambd=1.0, *, generator=None):
     _require_float(t, "exponential_")
     if not lambd > 0.0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    e = _source(t._device, generator, "exponential_").standard_exponential(
-        _shape_of(t), dtype=np.float64)
+    source = _source(t._device, generator, "exponential_")
+    if _exact(source):
+        drawn = mt_exponential(source, t._data.size, _float_kind(t), lambd)
+        return _write(t, "ExponentialBackward0", _laid_out(t._data, drawn))
+    e = source.standard_exponential(_shape_of(t), dtype=np.float64)
     return _write(t, "ExponentialBackward0", _float_draw(t, e / lambd))
 
 
@@ -169,7 +231,11 @@ def cauchy_(t, median=0.0, sigma=1.0, *, generator=None):
     _require_float(t, "cauchy_")
     if not sigma > 0.0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
-    u = _source(t._device, generator, "cauchy_").random(_shape_of(t), dtype=np.float64)
+    source = _source(t._device, generator, "cauchy_")
+    if _exact(source):
+        drawn = mt_cauchy(source, t._data.size, _float_kind(t), median, sigma)
+        return _write(t, "CauchyBackward0", _laid_out(t._data, drawn))
+    u = source.random(_shape_of(t), dtype=np.float64)
     values = median + sigma * _xp(t).tan(np.pi * (u - 0.5))
     return _write(t, "CauchyBackward0", _float_draw(t, values))
 
@@ -181,8 +247,12 @@ def geometric_(t, p, *, generator=None):
     p = _number(p, "geometric_", "p")
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    source = _source(t._device, generator, "geometric_")
+    if _exact(source):
+        drawn = mt_geometric(source, t._data.size, p, t._data.dtype)
+        return _write(t, "GeometricBackward0", _laid_out(t._data, drawn))
     xp = _xp(t)
-    u = _source(t._device, generator, "geometric_").random(_shape_of(t), dtype=np.float64)
+    u = source.random(_shape_of(t), dtype=np.float64)
     k = xp.maximum(xp.ceil(xp.log1p(-u) / np.log1p(-p)), 1.0)
     if not t.dtype.is_floating_point:
         info = np.iinfo(t._data.dtype) if t._data.dtype.kind in "iu" else None
@@ -212,7 +282,15 @@ def bernoulli_(t, p=0.5, *, generator=None):
         if not 0 <= probs <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={probs}")
         name = "BernoulliBackward1"
-    u = _source(t._device, generator, "bernoulli_").random(_shape_of(t), dtype=np.float64)
+    source = _source(t._device, generator, "bernoulli_")
+    if _exact(source):
+        if isinstance(p, Tensor):
+            ordered = _in_fill_order(t._data, xp.broadcast_to(p._data, _shape_of(t)))
+            drawn = mt_bernoulli_tensor(source, ordered)
+        else:
+            drawn = mt_bernoulli_scalar(source, t._data.size, probs)
+        return _write(t, name, _laid_out(t._data, drawn))
+    u = source.random(_shape_of(t), dtype=np.float64)
     return _write(t, name, u < probs)
 
 
@@ -255,8 +333,14 @@ def random_(t, from_=None, to=None, *, generator=None, **kwargs):
         raise RuntimeError(
             f"random_: the range [{low}, {high + 1}) doesn't fit {t.dtype.name}, whose "
             f"values (as exact integers) lie in [{low_limit}, {high_limit}]")
-    values = _source(t._device, generator, "random_").integers(
-        low, high, size=_shape_of(t), dtype=np.int64, endpoint=True)
+    source = _source(t._device, generator, "random_")
+    if _exact(source):
+        if from_ is None and to is None:
+            drawn = mt_random_full(source, t._data.size, dt)
+        else:
+            drawn = mt_random_from_to(source, t._data.size, low, high + 1, dt)
+        return _write(t, "RandomBackward0", _laid_out(t._data, drawn))
+    values = source.integers(low, high, size=_shape_of(t), dtype=np.int64, endpoint=True)
     return _write(t, "RandomBackward0", values)
 
 
@@ -279,8 +363,15 @@ def bernoulli(input, p=None, *, generator=None):
         if not 0 <= probs <= 1:
             raise RuntimeError(f"bernoulli expects p to be in [0, 1], but got p={probs}")
         name = "BernoulliBackward1"
-    u = _source(input._device, generator, "bernoulli").random(_shape_of(input),
-                                                               dtype=np.float64)
+    source = _source(input._device, generator, "bernoulli")
+    if _exact(source):  # PyTorch fills a fresh contiguous tensor: in C order
+        if p is None:
+            drawn = mt_bernoulli_tensor(source, input._data)
+        else:
+            drawn = mt_bernoulli_scalar(source, input._data.size, probs)
+        sample = drawn.reshape(_shape_of(input)).astype(input._data.dtype)
+        return _sampled(name, input, sample)
+    u = source.random(_shape_of(input), dtype=np.float64)
     sample = xp.asarray(u < probs).astype(input._data.dtype)
     return _sampled(name, input, sample)
 
@@ -296,7 +387,11 @@ def poisson(input, generator=None):
     if input.numel() and not bool((rates >= 0).all()):
         raise RuntimeError("poisson(): invalid Poisson rate, expected every rate in input to "
                            "be non-negative (and not nan)")
-    counts = _source(input._device, generator, "poisson").poisson(rates, size=rates.shape)
+    source = _source(input._device, generator, "poisson")
+    if _exact(source):  # into a fresh contiguous tensor: in C order
+        counts = mt_poisson(source, rates)
+    else:
+        counts = source.poisson(rates, size=rates.shape)
     return _sampled("PoissonBackward0", input, counts.astype(input._data.dtype))
 
 
@@ -345,6 +440,12 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     elif categories == 0:
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     rng = _source(input._device, generator, "multinomial")
+    if _exact(rng):
+        index = mt_multinomial(rng, input._data.reshape(-1, categories), num_samples,
+                               replacement)
+        if input.dim() == 1:
+            index = index.reshape(num_samples)
+        return Tensor._make(index, input._device, False)
     if replacement:
         cdf = xp.cumsum(weights, axis=1)
         cdf /= cdf[:, -1:]
@@ -393,7 +494,12 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
             raise RuntimeError(f'"normal" is not defined for {d.name} tensors: it draws real '
                                "numbers, so dtype must be a floating-point dtype")
         target = _device(device)
-        z = _source(target, generator, "normal").standard_normal(shape, dtype=np.float64)
+        source = _source(target, generator, "normal")
+        if _exact(source):  # PyTorch: empty(size).normal_(mean, std)
+            n = int(np.prod(shape, dtype=np.int64))
+            drawn = mt_normal(source, n, _draw_kind(d.numpy), mean, std).reshape(shape)
+            return _finish(drawn.astype(d.numpy, copy=False), target, requires_grad)
+        z = source.standard_normal(shape, dtype=np.float64)
         return _finish((mean + std * z).astype(d.numpy), target, requires_grad)
     if size is not None:
         raise TypeError("normal(): argument 'size' is only accepted with a number mean and "
@@ -425,8 +531,21 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     except ValueError:
         raise RuntimeError(f"normal(): mean of shape {list(mean.shape)} and std of shape "
                            f"{list(std.shape)} can't be broadcast together") from None
-    z = _source(ref._device, generator, "normal").standard_normal(shape, dtype=np.float64)
-    sample = xp.asarray(mean_values + std_values * z).astype(result_dtype.numpy)
+    source = _source(ref._device, generator, "normal")
+    if _exact(source):
+        # PyTorch: output.normal_(0, 1) then mul_(std) and add_(mean) in the output's
+        # dtype (with a number std: normal_(0, std), then add_(mean))
+        kind = np.dtype(result_dtype.numpy)
+        n = int(np.prod(shape, dtype=np.int64))
+        scale = 1.0 if isinstance(std, Tensor) else std
+        z = mt_normal(source, n, _draw_kind(kind), 0.0, scale).reshape(shape).astype(kind)
+        if isinstance(std, Tensor):
+            z = z * std._data.astype(kind)
+        sample = (z + (mean._data.astype(kind) if isinstance(mean, Tensor)
+                       else kind.type(mean))).astype(kind)
+    else:
+        z = source.standard_normal(shape, dtype=np.float64)
+        sample = xp.asarray(mean_values + std_values * z).astype(result_dtype.numpy)
     name = "NormalBackward3" if len(tensors) == 2 else (
         "NormalBackward1" if isinstance(mean, Tensor) else "NormalBackward2")
     return _sampled(name, *tensors, sample)

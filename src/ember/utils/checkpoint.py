@@ -189,16 +189,15 @@ class _RngState:
     def __init__(self, args):
         from .. import random
 
-        self._cpu = random.default_generator.rng.bit_generator.state
         self._cuda = {}
         for a in args:
             if isinstance(a, Tensor) and a.device.type == "cuda" and \
                     a.device.index not in self._cuda:
                 generator = _cuda_generator(a.device)
-                seed = int(random.default_generator.rng.integers(0, 2 ** 62))
-                self._cpu = random.default_generator.rng.bit_generator.state
+                seed = _draw_seed()
                 generator.manual_seed(seed)
                 self._cuda[a.device.index] = (generator, seed)
+        self._cpu = random.get_rng_state()
 
     def replay(self):
         import contextlib
@@ -207,21 +206,25 @@ class _RngState:
 
         @contextlib.contextmanager
         def replaying():
-            bit_generator = random.default_generator.rng.bit_generator
-            current = bit_generator.state
-            after = {i: int(random.default_generator.rng.integers(0, 2 ** 62))
-                     for i in self._cuda}
-            current = bit_generator.state
-            bit_generator.state = self._cpu
+            after = {i: _draw_seed() for i in self._cuda}
+            current = random.get_rng_state()
+            random.set_rng_state(self._cpu)
             for generator, seed in self._cuda.values():
                 generator.manual_seed(seed)
             try:
                 yield
             finally:
-                bit_generator.state = current
+                random.set_rng_state(current)
                 for index, (generator, _) in self._cuda.items():
                     generator.manual_seed(after[index])
         return replaying()
+
+
+def _draw_seed() -> int:
+    """A seed for a CUDA generator, drawn from the default CPU generator."""
+    from .data.sampler import _random_seed
+
+    return _random_seed()
 
 
 def _cuda_generator(device):

@@ -177,10 +177,9 @@ def _pin(data):
 def _base_seed(loader: DataLoader) -> int:
     """Drawn by every iterator, with or without workers, so both consume the generator
     alike and a seeded shuffle gives the same batches whatever num_workers is."""
-    from ...random import default_generator
+    from .sampler import _random_seed
 
-    rng = loader.generator.rng if loader.generator is not None else default_generator.rng
-    return int(rng.integers(0, 2 ** 62))
+    return _random_seed(loader.generator)
 
 
 class _SingleProcessIterator:

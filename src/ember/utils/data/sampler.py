@@ -11,14 +11,29 @@ __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler
            "WeightedRandomSampler", "BatchSampler"]
 
 
-def _rng(generator) -> np.random.Generator:
-    """The NumPy generator to draw from: the given ember Generator's, or a fresh one seeded
-    from ember's default generator (so ``ember.manual_seed`` makes shuffles repeatable)."""
-    if generator is not None:
-        return generator.rng
-    from ...random import default_generator
+def _random_seed(generator=None) -> int:
+    """``empty((), dtype=int64).random_()``: one seed drawn from ``generator`` (or the
+    default generator), as PyTorch's samplers and DataLoader draw theirs."""
+    from ... import dtypes
+    from ...creation import empty
 
-    return np.random.default_rng(int(default_generator.rng.integers(0, 2 ** 63)))
+    return int(empty((), dtype=dtypes.int64).random_(generator=generator).item())
+
+
+def _own_generator(generator):
+    """``generator``, or as PyTorch's RandomSampler does without one: a fresh Generator
+    seeded by a draw from the default generator."""
+    if generator is not None:
+        return generator
+    from ...random import Generator
+
+    return Generator().manual_seed(_random_seed())
+
+
+def _randperm(n: int, generator) -> list:
+    from ...creation import randperm
+
+    return randperm(n, generator=generator).tolist()
 
 
 class Sampler:
@@ -68,14 +83,18 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
+        from ...creation import randint
+
         n = len(self.data_source)
-        rng = _rng(self.generator)
-        if self.replacement:
-            yield from rng.integers(0, n, size=self.num_samples).tolist()
+        generator = _own_generator(self.generator)
+        if self.replacement:  # in blocks of 32, as PyTorch draws them
+            for _ in range(self.num_samples // 32):
+                yield from randint(0, n, (32,), generator=generator).tolist()
+            yield from randint(0, n, (self.num_samples % 32,), generator=generator).tolist()
             return
         for _ in range(self.num_samples // n):
-            yield from rng.permutation(n).tolist()
-        yield from rng.permutation(n)[: self.num_samples % n].tolist()
+            yield from _randperm(n, generator)
+        yield from _randperm(n, generator)[: self.num_samples % n]
 
     def __len__(self) -> int:
         return self.num_samples
@@ -89,7 +108,7 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        for i in _rng(self.generator).permutation(len(self.indices)).tolist():
+        for i in _randperm(len(self.indices), self.generator):
             yield self.indices[i]
 
     def __len__(self) -> int:
@@ -125,15 +144,15 @@ class WeightedRandomSampler(Sampler):
         from ...creation import tensor
 
         self.weights = tensor(array, dtype=None)
-        self._probabilities = array / array.sum()
         self.num_samples = num_samples
         self.replacement = replacement
         self.generator = generator
 
     def __iter__(self):
-        rng = _rng(self.generator)
-        yield from rng.choice(len(self._probabilities), size=self.num_samples,
-                              replace=self.replacement, p=self._probabilities).tolist()
+        from ...ops.sampling import multinomial
+
+        yield from multinomial(self.weights, self.num_samples, self.replacement,
+                               generator=self.generator).tolist()
 
     def __len__(self) -> int:
         return self.num_samples
