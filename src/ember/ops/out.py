@@ -1,0 +1,91 @@
+"""``out=``: the one mechanism that gives the public op functions PyTorch's ``out`` keyword.
+
+``register_op`` wraps each function of the ``ember``, ``linalg`` and ``special`` namespaces
+that has no ``out`` of its own: the op runs as usual, then its result is written into
+``out`` (resized when its shape differs, as PyTorch does) and ``out`` is returned.
+
+>>> import ember
+>>> z = ember.empty(3)
+>>> ember.add(ember.ones(3), 2, out=z) is z
+True
+>>> z
+tensor([3., 3., 3.])
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from typing import Callable
+
+from .. import dtypes
+from ..grad_mode import is_grad_enabled
+from ..tensor import Tensor
+
+__all__ = ["with_out", "write_out"]
+
+
+def _write_one(name: str, out, result) -> Tensor:
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if not isinstance(result, Tensor):
+        raise TypeError(f"{name}(): does not return a tensor, so out= does not apply")
+    if out.device != result.device:
+        raise RuntimeError(f"{name}(): expected out tensor on {result.device}, "
+                           f"but got it on {out.device}")
+    if not dtypes.can_cast(result.dtype, out.dtype):
+        raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output "
+                           f"type {out.dtype}")
+    if out.shape == result.shape:
+        out.copy_(result)
+        return out
+    if out.numel() != 0:
+        warnings.warn(
+            f"An output with one or more elements was resized since it had shape "
+            f"{list(out.shape)}, which does not match the required output shape "
+            f"{list(result.shape)}. This behavior is deprecated, and in a future PyTorch "
+            "release outputs will not be resized unless they have zero elements. You can "
+            "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
+            "t.resize_(0).", UserWarning, stacklevel=4)
+    out.data = result.detach().to(out.dtype)
+    return out
+
+
+def write_out(name: str, out, result):
+    """Write ``result`` (a Tensor or a tuple of Tensors) into ``out``; return ``out``."""
+    if is_grad_enabled():
+        results = result if isinstance(result, tuple) else (result,)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        if any(isinstance(t, Tensor) and t.requires_grad for t in (*results, *outs)):
+            raise RuntimeError(
+                f"{name}(): functions with out=... arguments don't support automatic "
+                "differentiation, but one of the arguments requires grad.")
+    if isinstance(result, tuple):
+        if not isinstance(out, (tuple, list)) or len(out) != len(result):
+            raise TypeError(f"{name}(): argument 'out' must be a tuple of {len(result)} "
+                            "Tensors")
+        return type(result)(*(_write_one(name, o, r) for o, r in zip(out, result))) \
+            if hasattr(result, "_fields") else tuple(
+                _write_one(name, o, r) for o, r in zip(out, result))
+    return _write_one(name, out, result)
+
+
+def with_out(function: Callable, name: str) -> Callable:
+    """``function`` with a keyword-only ``out=None``; the function itself when it has one."""
+    try:
+        sig = inspect.signature(function)
+    except (TypeError, ValueError):
+        return function
+    if "out" in sig.parameters or any(
+            p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+        return function
+
+    @functools.wraps(function)
+    def public(*args, out=None, **kwargs):
+        result = function(*args, **kwargs)
+        return result if out is None else write_out(name, out, result)
+
+    params = list(sig.parameters.values())
+    params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
+    public.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    return public
