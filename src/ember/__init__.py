@@ -53,6 +53,7 @@ from .dtypes import (
     uint8,
 )
 from .grad_mode import is_grad_enabled, is_inference_mode_enabled
+from .legacy import *  # noqa: F403
 from .random import (
     Generator,
     default_generator,
@@ -91,6 +92,3 @@ def can_cast(from_: dtype, to: dtype) -> bool:
 def is_floating_point(input: Tensor) -> bool:
     return input.is_floating_point()
 
-
-def get_default_device() -> device:
-    return device("cpu")

@@ -12,17 +12,39 @@ import warnings
 import numpy as np
 
 from . import backend, dtypes
+from .outputs import sized
 from .random import generator_for
 from .tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones", "full",
            "empty", "eye", "arange", "linspace", "logspace", "rand", "randn", "randint",
            "randperm", "zeros_like", "ones_like", "full_like", "empty_like",
-           "rand_like", "randn_like", "randint_like", "is_tensor", "numel", "scalar_tensor"]
+           "rand_like", "randn_like", "randint_like", "is_tensor", "numel", "scalar_tensor",
+           "set_default_device", "get_default_device"]
+
+
+_DEFAULT_DEVICE = [backend.CPU]
+
+
+def set_default_device(device) -> None:
+    """The device the factories (``tensor``, ``zeros``, ``rand``, ...) use when given no
+    ``device=``; ``None`` restores the CPU.
+
+    >>> import ember
+    >>> ember.set_default_device("cpu")
+    >>> ember.zeros(2).device
+    device(type='cpu')
+    """
+    _DEFAULT_DEVICE[0] = backend.CPU if device is None else backend.parse_device(device)
+
+
+def get_default_device():
+    """The device factories use when given no ``device=`` (see ``set_default_device``)."""
+    return _DEFAULT_DEVICE[0]
 
 
 def _device(device):
-    return backend.CPU if device is None else backend.parse_device(device)
+    return _DEFAULT_DEVICE[0] if device is None else backend.parse_device(device)
 
 
 def _finish(array, device, requires_grad: bool) -> Tensor:
@@ -184,16 +206,19 @@ def _filled(kind: str, size, dtype, device, requires_grad, what: str) -> Tensor:
     return _finish(array, target, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+@sized
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of zeros, e.g. ``zeros(2, 3)`` or ``zeros((2, 3))``."""
     return _filled("zeros", size, dtype, device, requires_grad, "zeros")
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+@sized
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of ones."""
     return _filled("ones", size, dtype, device, requires_grad, "ones")
 
 
+@sized
 def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
     """An uninitialized tensor (its values are whatever the memory held)."""
     return _filled("empty", size, dtype, device, requires_grad, "empty")
@@ -285,6 +310,7 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
     return (base ** exponents).to(_dtype_or_default(dtype)).requires_grad_(requires_grad)
 
 
+@sized
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform samples from [0, 1)."""
     shape = _shape(size, "rand")
@@ -298,6 +324,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
     return _finish(array, target, requires_grad)
 
 
+@sized
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal samples."""
     shape = _shape(size, "randn")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..tensor import _F, Tensor
-from .out import with_out
+from ..outputs import with_out
 
 __all__ = ["register_op", "OPS", "OpInfo", "Sample", "NAMESPACES"]
 

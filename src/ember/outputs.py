@@ -1,4 +1,4 @@
-"""``out=``: the one mechanism that gives the public op functions PyTorch's ``out`` keyword.
+"""``out=`` and ``size=``: how public functions get PyTorch's ``out`` and ``size`` keywords.
 
 ``register_op`` wraps each function of the ``ember``, ``linalg`` and ``special`` namespaces
 that has no ``out`` of its own: the op runs as usual, then its result is written into
@@ -18,11 +18,11 @@ import inspect
 import warnings
 from typing import Callable
 
-from .. import dtypes
-from ..grad_mode import is_grad_enabled
-from ..tensor import Tensor
+from . import dtypes
+from .grad_mode import is_grad_enabled
+from .tensor import Tensor
 
-__all__ = ["with_out", "write_out"]
+__all__ = ["with_out", "write_out", "sized"]
 
 
 def _write_one(name: str, out, result) -> Tensor:
@@ -86,6 +86,36 @@ def with_out(function: Callable, name: str) -> Callable:
         return result if out is None else write_out(name, out, result)
 
     params = list(sig.parameters.values())
+    params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
+    public.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    return public
+
+
+def sized(function: Callable) -> Callable:
+    """A factory taking its shape as ``*size`` that also accepts PyTorch's ``size=`` keyword
+    (``randn(size=(2, 3))``) and ``out=``.
+
+    >>> import ember
+    >>> ember.zeros(size=(2, 3)).shape
+    ember.Size([2, 3])
+    """
+    name = function.__name__
+    sig = inspect.signature(function)
+
+    @functools.wraps(function)
+    def public(*size_args, size=None, out=None, **kwargs):
+        if size is not None:
+            if size_args:
+                raise TypeError(f"{name}() received an invalid combination of arguments: "
+                                "size given both positionally and as size=")
+            size_args = (size,)
+        result = function(*size_args, **kwargs)
+        return result if out is None else write_out(name, out, result)
+
+    params = [p for p in sig.parameters.values() if p.kind is not p.VAR_POSITIONAL
+              and p.name != "out"]
+    params.insert(0, inspect.Parameter("size_args", inspect.Parameter.VAR_POSITIONAL))
+    params.insert(1, inspect.Parameter("size", inspect.Parameter.KEYWORD_ONLY, default=None))
     params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
     public.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
     return public
