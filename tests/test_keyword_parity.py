@@ -28,6 +28,13 @@ _SAME_DEFAULT = {("None", "torch.preserve_format"), ("None", "torch.contiguous_f
 ALLOWED: dict[str, str] = {}
 
 
+def _torch_spelling(text: str) -> str:
+    """ember.int64 -> torch.int64; torch.long -> torch.int64 (one dtype, two names)."""
+    text = re.sub(r"^ember\.", "torch.", text)
+    return {"torch.long": "torch.int64", "torch.float": "torch.float32",
+            "torch.int": "torch.int32", "torch.double": "torch.float64"}.get(text, text)
+
+
 def _split(params: str) -> list[str]:
     parts, depth, cur = [], 0, ""
     for ch in params:
@@ -55,11 +62,20 @@ def torch_params(fn, name: str) -> dict[str, str | None] | None:
     except (TypeError, ValueError):
         pass
     doc = (getattr(fn, "__doc__", None) or "").strip()
-    m = re.match(rf"{re.escape(name)}\((.*)\)\s*(->.*)?$", doc.splitlines()[0] if doc else "")
-    if not m:
+    first = doc.splitlines()[0] if doc else ""
+    if not first.startswith(name + "("):
+        return None
+    depth, end = 0, None
+    for i, ch in enumerate(first):
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == ")" and depth == 0:
+            end = i
+            break
+    if end is None:
         return None
     out = {}
-    for part in _split(m.group(1)):
+    for part in _split(first[len(name) + 1:end]):
         if part in ("*", "/") or not part:
             continue
         key, _, default = part.partition("=")
@@ -114,7 +130,8 @@ def differences() -> dict[str, str]:
                 continue
             if tdef in (None, "<*size>"):
                 continue
-            edef = ep[kw]
+            edef = _torch_spelling(ep[kw])
+            tdef = _torch_spelling(tdef)
             if edef != tdef and (edef, tdef) not in _SAME_DEFAULT:
                 found[f"{key}: {kw}"] = f"default {edef} (PyTorch {tdef})"
     return found

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from . import backend, dtypes
-from .outputs import sized
+from .outputs import out_keyword, sized
 from .random import generator_for
 from .tensor import Tensor
 
@@ -150,7 +150,29 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     return tensor(data, dtype=dtype, device=device)
 
 
-asarray = as_tensor
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> Tensor:
+    """A tensor from ``obj`` sharing its memory when it can (``copy=None``), always copying
+    (``copy=True``) or never (``copy=False``: ValueError when a copy is needed).
+
+    >>> import numpy as np, ember
+    >>> a = np.zeros(2, dtype=np.float32)
+    >>> ember.asarray(a, copy=False).numpy() is not None
+    True
+    """
+    out = as_tensor(obj, dtype=dtype, device=device)
+    source = obj._data if isinstance(obj, Tensor) else obj
+    if copy is True:
+        out = out.detach().clone()
+    elif copy is False:
+        shared = isinstance(source, np.ndarray) and isinstance(out._data, np.ndarray) and \
+            np.shares_memory(source, out._data)
+        if not (shared or out._data is source):
+            raise ValueError("asarray(): copy=False, but a copy is needed for this input")
+    if requires_grad:
+        if out is obj:
+            out = out.detach()
+        out.requires_grad_(True)
+    return out
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -166,8 +188,16 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._make(array, backend.CPU)
 
 
-def from_dlpack(ext) -> Tensor:
-    """A tensor sharing memory with any DLPack producer (NumPy, CuPy, PyTorch, JAX...)."""
+def from_dlpack(ext, *, device=None, copy=None) -> Tensor:
+    """A tensor sharing memory with any DLPack producer (NumPy, CuPy, PyTorch, JAX...);
+    ``device=`` moves it there, ``copy=True`` always copies."""
+    out = _from_dlpack(ext)
+    if device is not None:
+        out = out.to(device)
+    return out.clone() if copy else out
+
+
+def _from_dlpack(ext) -> Tensor:
     if isinstance(ext, Tensor):
         return ext
     kind, index = ext.__dlpack_device__()
@@ -224,6 +254,7 @@ def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=Non
     return _filled("empty", size, dtype, device, requires_grad, "empty")
 
 
+@out_keyword
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor filled with ``fill_value``; the dtype follows the value (bool, int64 or the
     default float) unless given."""
@@ -241,6 +272,7 @@ def scalar_tensor(value, *, dtype=None, device=None, requires_grad=False) -> Ten
                 requires_grad=requires_grad)
 
 
+@out_keyword
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """The identity matrix (n x m)."""
     target = _device(device)
@@ -249,6 +281,7 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=
     return _finish(array, target, requires_grad)
 
 
+@out_keyword
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Values from ``start`` up to (not including) ``end`` by ``step``. Integer arguments
     give int64, any float argument the default float dtype.
@@ -280,6 +313,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     return _finish(array, target, requires_grad)
 
 
+@out_keyword
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     if steps < 0:
@@ -303,6 +337,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
     return _finish(array, target, requires_grad)
 
 
+@out_keyword
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
              requires_grad=False) -> Tensor:
     """``base ** linspace(start, end, steps)``."""
@@ -334,6 +369,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -
     return _finish(array.astype(d.numpy), target, requires_grad)
 
 
+@out_keyword
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False) -> Tensor:
     """Integers uniformly from [low, high); ``randint(high, size)`` starts at 0."""
@@ -353,7 +389,8 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     return _finish(array.astype(d.numpy, copy=False), target, requires_grad)
 
 
-def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+@out_keyword
+def randperm(n: int, *, generator=None, dtype=dtypes.int64, device=None, requires_grad=False) -> Tensor:
     """A random permutation of 0..n-1."""
     target = _device(device)
     array = generator_for(target, generator).permutation(n).astype(
@@ -387,20 +424,23 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
                 device=device or input.device, requires_grad=requires_grad)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(rand, input, dtype, device, requires_grad)
+def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
+              memory_format=None):
+    return _like(rand, input, dtype, device, requires_grad, generator=generator)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(randn, input, dtype, device, requires_grad)
+def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
+               memory_format=None):
+    return _like(randn, input, dtype, device, requires_grad, generator=generator)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False,
-                 memory_format=None):
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
+                 requires_grad=False, memory_format=None):
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
-                   device=device or input.device, requires_grad=requires_grad)
+    return randint(low, high, tuple(input.shape), generator=generator,
+                   dtype=dtype or input.dtype, device=device or input.device,
+                   requires_grad=requires_grad)
 
 
 def is_tensor(obj) -> bool:

@@ -22,7 +22,7 @@ from . import dtypes
 from .grad_mode import is_grad_enabled
 from .tensor import Tensor
 
-__all__ = ["with_out", "write_out", "sized"]
+__all__ = ["with_out", "write_out", "sized", "out_keyword"]
 
 
 def _write_one(name: str, out, result) -> Tensor:
@@ -89,6 +89,11 @@ def with_out(function: Callable, name: str) -> Callable:
     params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
     public.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
     return public
+
+
+def out_keyword(function: Callable) -> Callable:
+    """Decorator form of ``with_out`` for functions outside the op registry."""
+    return with_out(function, function.__name__)
 
 
 def sized(function: Callable) -> Callable:

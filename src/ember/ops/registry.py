@@ -84,7 +84,7 @@ def register_op(name: str | None = None, *, namespace: str = "ember", methods=()
         for alias in also:
             NAMESPACES[namespace][alias] = exported
         for other in exported_in:
-            NAMESPACES[other][public] = function
+            NAMESPACES[other][public] = exported
         key = public if namespace == "ember" else f"{namespace}.{public}"
         if key in OPS:
             raise RuntimeError(f"op {key} is registered twice")
