@@ -98,7 +98,12 @@ def ember_params(fn):
 
 def _pairs():
     for label, theirs, ours in (("torch", torch, ember),
-                                ("torch.nn.functional", torch.nn.functional, EF)):
+                                ("torch.nn.functional", torch.nn.functional, EF),
+                                ("torch.linalg", torch.linalg, ember.linalg),
+                                ("torch.special", torch.special, ember.special),
+                                ("torch.fft", torch.fft, getattr(ember, "fft", None))):
+        if ours is None:
+            continue
         for name in sorted(dir(theirs)):
             if name.startswith("_") or not hasattr(ours, name):
                 continue

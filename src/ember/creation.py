@@ -150,7 +150,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     return tensor(data, dtype=dtype, device=device)
 
 
-def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> Tensor:
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None) -> Tensor:
     """A tensor from ``obj`` sharing its memory when it can (``copy=None``), always copying
     (``copy=True``) or never (``copy=False``: ValueError when a copy is needed).
 

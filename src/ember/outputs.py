@@ -70,8 +70,17 @@ def write_out(name: str, out, result):
     return _write_one(name, out, result)
 
 
-def with_out(function: Callable, name: str) -> Callable:
-    """``function`` with a keyword-only ``out=None``; the function itself when it has one."""
+def _factory_defaults(kwargs: dict, out) -> dict:
+    """A factory given ``out`` and no dtype/device makes ``out``'s, as PyTorch does."""
+    if isinstance(out, Tensor):
+        kwargs.setdefault("dtype", out.dtype)
+        kwargs.setdefault("device", out.device)
+    return kwargs
+
+
+def with_out(function: Callable, name: str, factory: bool = False) -> Callable:
+    """``function`` with a keyword-only ``out=None``; the function itself when it has one.
+    ``factory``: without dtype=/device=, the result takes ``out``'s."""
     try:
         sig = inspect.signature(function)
     except (TypeError, ValueError):
@@ -82,6 +91,8 @@ def with_out(function: Callable, name: str) -> Callable:
 
     @functools.wraps(function)
     def public(*args, out=None, **kwargs):
+        if factory and out is not None:
+            kwargs = _factory_defaults(kwargs, out)
         result = function(*args, **kwargs)
         return result if out is None else write_out(name, out, result)
 
@@ -92,8 +103,8 @@ def with_out(function: Callable, name: str) -> Callable:
 
 
 def out_keyword(function: Callable) -> Callable:
-    """Decorator form of ``with_out`` for functions outside the op registry."""
-    return with_out(function, function.__name__)
+    """Decorator form of ``with_out`` for the factories outside the op registry."""
+    return with_out(function, function.__name__, factory=True)
 
 
 def sized(function: Callable) -> Callable:
@@ -114,6 +125,8 @@ def sized(function: Callable) -> Callable:
                 raise TypeError(f"{name}() received an invalid combination of arguments: "
                                 "size given both positionally and as size=")
             size_args = (size,)
+        if out is not None:
+            kwargs = _factory_defaults(kwargs, out)
         result = function(*size_args, **kwargs)
         return result if out is None else write_out(name, out, result)
 

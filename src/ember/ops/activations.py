@@ -88,7 +88,7 @@ NAMESPACES[_F]["relu_"] = _relu_inplace
 # sigmoid and tanh have the same signature in both namespaces
 NAMESPACES[_F]["sigmoid"] = sigmoid
 NAMESPACES[_F]["tanh"] = tanh
-NAMESPACES["special"]["expit"] = sigmoid
+NAMESPACES["special"]["expit"] = NAMESPACES["ember"]["sigmoid"]  # with out=
 
 
 class Hardtanh(Function):
