@@ -86,8 +86,8 @@ def relu(input, inplace: bool = False):
 NAMESPACES["ember"]["relu_"] = _relu_inplace
 NAMESPACES[_F]["relu_"] = _relu_inplace
 # sigmoid and tanh have the same signature in both namespaces
-NAMESPACES[_F]["sigmoid"] = sigmoid
-NAMESPACES[_F]["tanh"] = tanh
+NAMESPACES[_F]["sigmoid"] = NAMESPACES["ember"]["sigmoid"]
+NAMESPACES[_F]["tanh"] = NAMESPACES["ember"]["tanh"]
 NAMESPACES["special"]["expit"] = NAMESPACES["ember"]["sigmoid"]  # with out=
 
 
