@@ -161,3 +161,35 @@ def test_legacy_constructors():
         ember.LongTensor(t)
     with pytest.raises(TypeError, match="invalid combination"):
         ember.FloatTensor(2, "a")
+
+
+def test_functional_inplace_forms():
+    x = ember.tensor([0.0, 1.0])
+    assert ember.exp_(x) is x and x.tolist()[0] == 1.0
+    assert ember.zero_(x) is x and x.tolist() == [0.0, 0.0]
+    with pytest.raises(TypeError, match="must be Tensor"):
+        ember.exp_([1.0])
+
+
+def test_inplace_comparisons_and_aliases():
+    x = ember.tensor([1.0, -2.0, 3.0])
+    y = x.clone()
+    assert y.lt_(0) is y and y.tolist() == [0.0, 1.0, 0.0] and y.dtype == ember.float32
+    assert x.clone().greater_equal_(1).tolist() == [1.0, 0.0, 1.0]
+    assert x.divide(2).tolist() == [0.5, -1.0, 1.5]
+    assert x.multiply(2).tolist() == x.subtract(-x).tolist()
+    assert ember.sgn(x).tolist() == [1.0, -1.0, 1.0] and x.clone().sgn_().tolist()[1] == -1.0
+    with pytest.raises(RuntimeError, match="bool tensor"):
+        ember.positive(ember.tensor([True]))
+    with pytest.raises(RuntimeError, match="Integer division"):
+        ember.addcdiv(x, ember.tensor([1, 2, 3]), ember.tensor([1, 1, 1]))
+    with pytest.raises(RuntimeError, match="last dimension must match"):
+        ember.inner(ember.ones(2, 3), ember.ones(2, 4))
+    with pytest.raises(RuntimeError, match="matrices"):
+        ember.adjoint(ember.ones(3))
+
+
+def test_constants():
+    import math
+    assert ember.pi == math.pi and ember.e == math.e and ember.inf == math.inf
+    assert math.isnan(ember.nan) and ember.newaxis is None

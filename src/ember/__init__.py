@@ -9,6 +9,8 @@ tensor([2.0000, 2.6667, 3.3333])
 """
 from __future__ import annotations
 
+from math import e, inf, nan, pi
+
 from . import (
     autograd,
     cuda,
@@ -68,6 +70,7 @@ from .tensor import Size, Tensor
 
 __version__ = "0.1.0"
 
+
 # PyTorch computes IEEE results (inf, nan) silently; NumPy warns on each. Silence those
 # floating-point warnings where ember's own code raised them, and only there.
 import warnings as _warnings
@@ -75,6 +78,8 @@ import warnings as _warnings
 _warnings.filterwarnings(
     "ignore", message=r"(overflow|invalid value|divide by zero|underflow) encountered",
     category=RuntimeWarning, module=r"ember(\.|$)")
+
+newaxis = None
 
 # Every registered op in the ember namespace: ember.exp, ember.matmul, ...
 globals().update(ops.NAMESPACES["ember"])

@@ -390,7 +390,8 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 
 @out_keyword
-def randperm(n: int, *, generator=None, dtype=dtypes.int64, device=None, requires_grad=False) -> Tensor:
+def randperm(n: int, *, generator=None, dtype=dtypes.int64, device=None,
+             requires_grad=False) -> Tensor:
     """A random permutation of 0..n-1."""
     target = _device(device)
     array = generator_for(target, generator).permutation(n).astype(

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..tensor import _F, Tensor
 from ..outputs import with_out
+from ..tensor import _F, Tensor
 
 __all__ = ["register_op", "OPS", "OpInfo", "Sample", "NAMESPACES"]
 
