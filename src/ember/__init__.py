@@ -16,6 +16,7 @@ from . import (
     cuda,
     distributed,
     distributions,
+    fft,
     linalg,
     nn,
     ops,

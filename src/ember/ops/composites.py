@@ -13,7 +13,7 @@ from ._util import ensure_tensor
 from .arithmetic import _inplace_method, div, mul, pow, sub
 from .products import tensordot
 from .registry import NAMESPACES, Sample, bind_method, register_op
-from .shape import transpose
+from .shape import roll, transpose
 from .unary import sign
 
 
@@ -171,3 +171,33 @@ for _name in ("abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcs
               "sqrt_", "square_", "tan_", "trunc_", "xlogy_", "zero_"):
     if hasattr(Tensor, _name) and _name not in NAMESPACES["ember"]:
         NAMESPACES["ember"][_name] = _functional_inplace(_name)
+
+
+def _shift_dims(input, dim, what):
+    ensure_tensor(input, what, "input")
+    if dim is None:
+        return tuple(range(input.ndim))
+    return (dim,) if isinstance(dim, int) else tuple(dim)
+
+
+@register_op(namespace="fft", samples=lambda make: [
+    Sample((make((3, 4)),)), Sample((make((5, 2)),), {"dim": 0}, name="dim 0"),
+    Sample((make((2, 3, 5)),), {"dim": (-1, 1)}, name="two dims")])
+def fftshift(input, dim=None):
+    """Move the zero-frequency term to the center: a roll by ``n // 2`` along ``dim`` (all
+    dims by default)."""
+    dims = _shift_dims(input, dim, "fft.fftshift")
+    if not dims:
+        return input
+    return roll(input, tuple(input.shape[d] // 2 for d in dims), dims)
+
+
+@register_op(namespace="fft", samples=lambda make: [
+    Sample((make((3, 4)),)), Sample((make((5, 2)),), {"dim": 0}, name="dim 0"),
+    Sample((make((2, 3, 5)),), {"dim": (-1, 1)}, name="two dims")])
+def ifftshift(input, dim=None):
+    """The inverse of ``fftshift``: a roll by ``-(n // 2)`` along ``dim``."""
+    dims = _shift_dims(input, dim, "fft.ifftshift")
+    if not dims:
+        return input
+    return roll(input, tuple(-(input.shape[d] // 2) for d in dims), dims)

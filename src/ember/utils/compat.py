@@ -201,7 +201,7 @@ def _not_api(namespace: str, obj) -> bool:
     classes and modules defined elsewhere, docstring fragments."""
     if namespace == "torch.Tensor":
         return False
-    if isinstance(obj, str):
+    if isinstance(obj, (str, dict)):   # docstring fragments
         return True
     if isinstance(obj, types.ModuleType):
         return not obj.__name__.startswith(namespace + ".")
@@ -215,8 +215,8 @@ def _not_api(namespace: str, obj) -> bool:
     return False
 
 
-_EXTRA_NOT_API = {"torch.optim.lr_scheduler.inf", "torch.nn.common_types",
-                  "torch.nn.factory_kwargs"}
+_EXTRA_NOT_API = {"torch.optim.lr_scheduler.inf", "torch.optim.lr_scheduler.TYPE_CHECKING",
+                  "torch.nn.common_types", "torch.nn.factory_kwargs"}
 
 
 def _reason(qualified: str) -> str | None:
