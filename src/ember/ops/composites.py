@@ -7,14 +7,16 @@ from __future__ import annotations
 import math
 
 from .. import dtypes
+from ..creation import full_like, ones_like
 from ..tensor import Tensor
 from . import _samples, comparison
 from ._util import ensure_tensor
 from .arithmetic import _inplace_method, div, mul, pow, sub
+from .neural import log_softmax, softmax
 from .products import tensordot
 from .registry import NAMESPACES, Sample, bind_method, register_op
-from .shape import roll, transpose
-from .unary import sign
+from .shape import roll, stack, transpose
+from .unary import log, log1p, sign
 
 
 def _ternary(make):
@@ -201,3 +203,106 @@ def ifftshift(input, dim=None):
     if not dims:
         return input
     return roll(input, tuple(-(input.shape[d] // 2) for d in dims), dims)
+
+
+# ------------------------------------------------------------------------------- linalg
+def _prod(shape) -> int:
+    return math.prod(int(s) for s in shape)
+
+
+@register_op(namespace="linalg", samples=lambda make: [
+    Sample((make((4,)),)), Sample((make((2, 3)),), {"N": 4}, name="batched, N=4"),
+    Sample((make((3,)),), {"N": 2}, name="N=2")])
+def vander(x, N=None):
+    """The Vandermonde matrix of ``x`` (shape (*, n)): columns ``x ** 0, ..., x ** (N - 1)``
+    (N defaults to n), shape (*, n, N)."""
+    ensure_tensor(x, "linalg.vander", "x")
+    if x.ndim == 0:
+        raise RuntimeError("linalg.vander: x must have at least one dimension")
+    n = x.shape[-1] if N is None else N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    columns = [ones_like(x)]
+    for _ in range(n - 1):
+        columns.append(columns[-1] * x)       # products, not pow: exact gradients at 0
+    return stack(columns, dim=-1)
+
+
+@register_op(namespace="linalg", atol=1e-6, samples=lambda make: [
+    Sample((make((4, 2, 2)) + 3 * _identity_like(make, (4, 4)).reshape(4, 2, 2),),
+           {"ind": 1}, name="4x(2x2)"),
+    Sample((make((2, 3, 6)) + 3 * _identity_like(make, (6, 6)).reshape(2, 3, 6),),
+           {"ind": 2}, name="(2x3)x6")])
+def tensorinv(A, ind=2):
+    """The inverse of ``A`` seen as a matrix of its first ``ind`` dims by the rest: the
+    result has shape ``A.shape[ind:] + A.shape[:ind]``."""
+    ensure_tensor(A, "linalg.tensorinv", "A")
+    if ind <= 0:
+        raise RuntimeError(f"linalg.tensorinv: Expected a strictly positive integer for "
+                           f"'ind', but got {ind}")
+    rows, cols = _prod(A.shape[:ind]), _prod(A.shape[ind:])
+    if rows != cols:
+        raise RuntimeError(f"linalg.tensorinv: Expected self to satisfy the requirement "
+                           f"prod(self.shape[ind:]) == prod(self.shape[:ind]), but got "
+                           f"{cols} != {rows}")
+    inverse = NAMESPACES["linalg"]["inv"](A.reshape(rows, cols))
+    return inverse.reshape(*A.shape[ind:], *A.shape[:ind])
+
+
+@register_op(namespace="linalg", atol=1e-6, samples=lambda make: [
+    Sample((make((2, 3, 6)) + 3 * _identity_like(make, (6, 6)).reshape(2, 3, 6),
+            make((2, 3))), name="(2x3)x6"),
+    Sample((make((6, 2, 3)) + 3 * _identity_like(make, (6, 6)).reshape(6, 2, 3),
+            make((2, 3))), {"dims": (0,)}, name="dims=(0,)")])
+def tensorsolve(A, B, dims=None):
+    """The ``X`` with ``tensordot(A, X, X.ndim) == B``; ``dims`` first moves those dims of
+    ``A`` to the end. X has shape ``A.shape[B.ndim:]``."""
+    ensure_tensor(A, "linalg.tensorsolve", "A")
+    ensure_tensor(B, "linalg.tensorsolve", "B")
+    if dims is not None:
+        dims = [d % A.ndim for d in dims]
+        order = [d for d in range(A.ndim) if d not in dims] + dims
+        A = A.permute(*order)
+    rows, result_shape = B.numel(), tuple(A.shape[B.ndim:])
+    if _prod(A.shape[:B.ndim]) != rows or _prod(result_shape) != rows:
+        raise RuntimeError("linalg.tensorsolve: Expected self to satisfy the requirement "
+                           "prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), "
+                           f"but got shapes {list(A.shape)} and {list(B.shape)}")
+    x = NAMESPACES["linalg"]["solve"](A.reshape(rows, rows), B.reshape(rows))
+    return x.reshape(*result_shape)
+
+
+def _identity_like(make, shape):
+    eye = make(shape, requires_grad=False) * 0
+    n = shape[0]
+    for i in range(n):
+        eye[i, i] = 1.0
+    return eye
+
+
+# ------------------------------------------------------------------------------ special
+NAMESPACES["special"]["softmax"] = softmax
+NAMESPACES["special"]["log_softmax"] = log_softmax
+
+
+@register_op(namespace="special", samples=_samples.binary(0.1, 2.0, -0.5, 2.0,
+                                                                scalars=(0.5, 2.5)))
+def xlog1py(input, other):
+    """``input * log1p(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
+    if not isinstance(input, Tensor):
+        ensure_tensor(other, "special.xlog1py", "other")
+        input = full_like(_to_float(other), input)
+    elif not isinstance(other, Tensor):
+        other = full_like(_to_float(input), other)
+    product = input * log1p(other)
+    return comparison.where((input == 0) & (other == other), 0.0, product)
+
+
+@register_op(namespace="special", samples=_samples.unary(0.1, 3.0))
+def entr(input):
+    """The elementwise entropy ``-x ln x``: 0 at 0, -inf below 0."""
+    ensure_tensor(input, "special.entr", "input")
+    x = _to_float(input)
+    safe = comparison.where(x > 0, x, 1.0)
+    value = comparison.where(x > 0, -x * log(safe), 0.0)
+    return comparison.where(x < 0, -math.inf, value)
