@@ -306,3 +306,75 @@ def entr(input):
     safe = comparison.where(x > 0, x, 1.0)
     value = comparison.where(x > 0, -x * log(safe), 0.0)
     return comparison.where(x < 0, -math.inf, value)
+
+
+# ---------------------------------------------------------------- orthogonal polynomials
+def _polynomial(what, x, n, first, step):
+    """Evaluate a three-term recurrence p_{k+1} = step(k, x, p_{k-1}, p_k) from p_0 = 1 and
+    p_1 = first(x) at the (integer-truncated) degrees ``n``; 0 where n < 0."""
+    if not isinstance(x, Tensor) and not isinstance(n, Tensor):
+        raise TypeError(f"{what}(): expected at least one Tensor argument")
+    like = x if isinstance(x, Tensor) else n
+    x = _to_float(x if isinstance(x, Tensor) else full_like(_to_float(like), x))
+    n = n if isinstance(n, Tensor) else full_like(x, n)
+    if n.dtype.is_floating_point:
+        n = n.trunc()
+    x, n = x * ones_like(n).to(x.dtype), n * ones_like(x).to(n.dtype)  # broadcast both
+    top = int(n.max().item()) if n.numel() else -1
+    prev, cur = ones_like(x), first(x)
+    result = comparison.where(n == 0, prev, x * 0)
+    for k in range(1, top + 1):
+        result = comparison.where(n == k, cur, result)
+        prev, cur = cur, step(k, x, prev, cur)
+    return comparison.where(n < 0, x * 0, result)
+
+
+def _chebyshev(first, shifted=False):
+    def evaluate(what, x, n):
+        if shifted:
+            x = _to_float(x) * 2 - 1 if isinstance(x, Tensor) else 2 * x - 1
+        return _polynomial(what, x, n, first, lambda k, x, p, c: 2 * x * c - p)
+    return evaluate
+
+
+_POLYNOMIALS = {
+    "chebyshev_polynomial_t": _chebyshev(lambda x: x),
+    "chebyshev_polynomial_u": _chebyshev(lambda x: 2 * x),
+    "chebyshev_polynomial_v": _chebyshev(lambda x: 2 * x - 1),
+    "chebyshev_polynomial_w": _chebyshev(lambda x: 2 * x + 1),
+    "shifted_chebyshev_polynomial_t": _chebyshev(lambda x: x, shifted=True),
+    "shifted_chebyshev_polynomial_u": _chebyshev(lambda x: 2 * x, shifted=True),
+    "shifted_chebyshev_polynomial_v": _chebyshev(lambda x: 2 * x - 1, shifted=True),
+    "shifted_chebyshev_polynomial_w": _chebyshev(lambda x: 2 * x + 1, shifted=True),
+    "hermite_polynomial_h": lambda what, x, n: _polynomial(
+        what, x, n, lambda x: 2 * x, lambda k, x, p, c: 2 * x * c - 2 * k * p),
+    "hermite_polynomial_he": lambda what, x, n: _polynomial(
+        what, x, n, lambda x: x, lambda k, x, p, c: x * c - k * p),
+    "laguerre_polynomial_l": lambda what, x, n: _polynomial(
+        what, x, n, lambda x: 1 - x, lambda k, x, p, c: ((2 * k + 1 - x) * c - k * p) / (k + 1)),
+    "legendre_polynomial_p": lambda what, x, n: _polynomial(
+        what, x, n, lambda x: x, lambda k, x, p, c: ((2 * k + 1) * x * c - k * p) / (k + 1)),
+}
+
+
+def _polynomial_samples(make):
+    return [Sample((make((3, 4), low=-1.0, high=1.0, requires_grad=False), 3), name="n=3"),
+            Sample((make((5,), low=-1.0, high=1.0, requires_grad=False),
+                    make.int((5,), -1, 6)), name="n tensor"),
+            Sample((make((2, 1), requires_grad=False), make.int((1, 3), 0, 4)),
+                   name="broadcast")]
+
+
+def _register_polynomial(name, evaluate):
+    def function(input, n):
+        return evaluate(f"special.{name}", input, n)
+
+    function.__name__ = name
+    function.__doc__ = (f"The {name.replace('_', ' ')} of degree ``n`` (truncated to an "
+                        "integer; 0 where n < 0) at ``input``, by its three-term recurrence.")
+    register_op(name, namespace="special", differentiable=False,
+                samples=_polynomial_samples)(function)
+
+
+for _name, _evaluate in _POLYNOMIALS.items():
+    _register_polynomial(_name, _evaluate)
