@@ -9,10 +9,10 @@ import math
 from .. import dtypes
 from ..creation import full_like, ones_like
 from ..tensor import Tensor
-from . import _samples, comparison
+from . import _samples, comparison, pooling
 from ._util import ensure_tensor
 from .arithmetic import _inplace_method, div, mul, pow, sub
-from .neural import log_softmax, softmax
+from .neural import log_softmax, pairwise_distance, softmax
 from .products import tensordot
 from .registry import NAMESPACES, Sample, bind_method, register_op
 from .shape import roll, stack, transpose
@@ -378,3 +378,115 @@ def _register_polynomial(name, evaluate):
 
 for _name, _evaluate in _POLYNOMIALS.items():
     _register_polynomial(_name, _evaluate)
+
+
+# ------------------------------------------------------------------ nn.functional forms
+_FN = "nn.functional"
+
+
+def _with_indices(pool, dims):
+    if "adaptive" in pool.__name__:
+        def function(input, output_size, return_indices=False):
+            return pool(input, output_size, return_indices=True)
+    else:
+        def function(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                     return_indices=False):
+            return pool(input, kernel_size, stride, padding, dilation, ceil_mode,
+                        return_indices=True)
+    function.__name__ = pool.__name__ + "_with_indices"
+    function.__doc__ = f"``{pool.__name__}(..., return_indices=True)``: (output, indices)."
+    if "adaptive" in pool.__name__:
+        samples = [Sample((None, 2)), Sample((None, (3,) * dims), name="size 3")]
+    else:
+        samples = [Sample((None, 2)), Sample((None, 3, 2, 1), name="k3 s2 p1")]
+    shape = (2, 3) + (5,) * dims
+
+    def make_samples(make):
+        return [Sample((make(shape),) + s.args[1:], s.kwargs, s.name) for s in samples]
+    register_op(namespace=_FN, samples=make_samples)(function)
+
+
+for _pool, _dims in ((pooling.max_pool1d, 1), (pooling.max_pool2d, 2), (pooling.max_pool3d, 3),
+                     (pooling.adaptive_max_pool1d, 1), (pooling.adaptive_max_pool2d, 2),
+                     (pooling.adaptive_max_pool3d, 3)):
+    _with_indices(_pool, _dims)
+
+
+@register_op(namespace=_FN, torch=None, samples=lambda make: [
+    Sample((make((1, 2, 3, 3)),), {"scale_factor": 2}, name="scale 2"),
+    Sample((make((1, 2, 4)),), {"size": 6, "mode": "linear"}, name="linear")])
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated spelling of ``interpolate`` (same arguments)."""
+    return pooling.interpolate(input, size, scale_factor, mode, align_corners)
+
+
+@register_op(namespace=_FN, torch=None, samples=lambda make: [
+    Sample((make((1, 2, 3, 3)),), {"scale_factor": 2})])
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(input, size, scale_factor, mode="nearest")``."""
+    return pooling.interpolate(input, size, scale_factor, mode="nearest")
+
+
+@register_op(namespace=_FN, torch=None, samples=lambda make: [
+    Sample((make((1, 2, 3, 3)),), {"size": (5, 4)})])
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(input, size, scale_factor, mode="bilinear",
+    align_corners=True)``."""
+    return pooling.interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+@register_op(namespace=_FN, samples=lambda make: [
+    Sample((make((1, 4, 2, 2)), 2)), Sample((make((2, 6, 3)), 3), name="1-d, 3 groups")])
+def channel_shuffle(input, groups):
+    """Split the channels (dim 1) into ``groups`` and interleave them:
+    (N, g * k, ...) -> (N, k * g, ...)."""
+    ensure_tensor(input, "channel_shuffle", "input")
+    if input.ndim < 3:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but "
+                           f"got input with sizes {list(input.shape)}")
+    if groups <= 0 or input.shape[1] % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got "
+                           f"{input.shape[1]} channels and {groups} groups.")
+    n, c, rest = input.shape[0], input.shape[1], tuple(input.shape[2:])
+    shuffled = transpose(input.reshape(n, groups, c // groups, *rest), 1, 2)
+    return shuffled.reshape(n, c, *rest)
+
+
+@register_op(namespace=_FN, samples=lambda make: [
+    Sample((make((4, 3)),)), Sample((make((5, 2)),), {"p": 1.0}, name="p=1")])
+def pdist(input, p=2):
+    """The p-norm distances between all pairs of rows of an (N, M) input: the upper
+    triangle of the distance matrix, row by row, as N * (N - 1) / 2 values."""
+    ensure_tensor(input, "pdist", "input")
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    n = input.shape[0]
+    rows, cols = NAMESPACES["ember"]["triu_indices"](n, n, 1, device=input.device)
+    diff = input[rows] - input[cols]
+    return NAMESPACES["linalg"]["vector_norm"](diff, p, dim=-1)
+
+
+@register_op(namespace=_FN, samples=lambda make: [
+    Sample((make((4, 3)), make((4, 3)), make((4, 3)))),
+    Sample((make((4, 3)), make((4, 3)), make((4, 3))), {"swap": True, "margin": 0.5,
+                                                       "reduction": "sum"}, name="swap")])
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """``max(d(a, p) - d(a, n) + margin, 0)`` with any distance ``d`` (default
+    ``pairwise_distance``); ``swap`` uses ``min(d(a, n), d(p, n))`` as the negative
+    distance."""
+    if margin <= 0:
+        raise RuntimeError(f"triplet_margin_with_distance_loss: expected margin to be greater "
+                           f"than 0, got {margin} instead")
+    d = pairwise_distance if distance_function is None else distance_function
+    d_pos, d_neg = d(anchor, positive), d(anchor, negative)
+    if swap:
+        d_neg = NAMESPACES["ember"]["minimum"](d_neg, d(positive, negative))
+    loss = NAMESPACES["ember"]["clamp_min"](d_pos - d_neg + margin, 0.0)
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{reduction} is not a valid value for reduction")

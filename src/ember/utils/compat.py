@@ -87,7 +87,8 @@ LEFT_OUT: dict[str, list[str]] = {
         "torch.ExcludeDispatchKeyGuard", "torch.DisableTorchFunction*", "torch.Sym*",
         "torch.sym_*", "torch.while_loop", "torch.cond", "torch.PyTorchFile*",
         "torch.*StorageContext", "torch.ScriptModuleSerializer", "torch.Benchmark*",
-        "torch.ThroughputBenchmark", "torch.TYPE_CHECKING", "torch.classproperty",
+        "torch.ThroughputBenchmark", "torch.TYPE_CHECKING", "torch.ModuleDict",
+        "torch.ParameterDict", "torch.BufferDict", "torch.CallStack", "torch.FatalError", "torch.classproperty",
         "torch.get_file_path", "torch.typename", "torch.return_types",
         "torch.nn.functional.BroadcastingList*", "torch.nn.functional.DType",
         "torch.nn.functional.boolean_dispatch", "torch.nn.functional.assert_int_or_pair",
@@ -216,6 +217,7 @@ def _not_api(namespace: str, obj) -> bool:
 
 
 _EXTRA_NOT_API = {"torch.optim.lr_scheduler.inf", "torch.optim.lr_scheduler.TYPE_CHECKING",
+                  "torch.nn.functional.TYPE_CHECKING",
                   "torch.nn.common_types", "torch.nn.factory_kwargs"}
 
 

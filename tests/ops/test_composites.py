@@ -1,0 +1,70 @@
+"""The composite ops' error paths and the forms the op table does not reach."""
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+
+torch = pytest.importorskip("torch", reason="PyTorch is the oracle")
+
+
+def test_triplet_margin_with_distance_loss_module_matches_pytorch():
+    rng = np.random.default_rng(0)
+    a, p, n = (rng.random((4, 3)) for _ in range(3))
+    for kwargs in ({}, {"swap": True, "margin": 0.3}, {"reduction": "none"}):
+        ours = ember.nn.TripletMarginWithDistanceLoss(**kwargs)(
+            *map(ember.tensor, (a, p, n)))
+        theirs = torch.nn.TripletMarginWithDistanceLoss(**kwargs)(
+            *map(torch.tensor, (a, p, n)))
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+    cosine = lambda x, y: 1 - F.cosine_similarity(x, y)  # noqa: E731
+    loss = ember.nn.TripletMarginWithDistanceLoss(distance_function=cosine)
+    assert loss(*map(ember.tensor, (a, p, n))).ndim == 0
+    with pytest.raises(ValueError, match="margin"):
+        ember.nn.TripletMarginWithDistanceLoss(margin=0)
+    with pytest.raises(ValueError, match="not a valid value"):
+        F.triplet_margin_with_distance_loss(*map(ember.tensor, (a, p, n)), reduction="x")
+
+
+def test_error_paths():
+    with pytest.raises(RuntimeError, match="divisible by groups"):
+        F.channel_shuffle(ember.ones(1, 3, 2), 2)
+    with pytest.raises(RuntimeError, match="2D"):
+        F.pdist(ember.ones(3))
+    with pytest.raises(RuntimeError, match="greater than 1"):
+        ember.linalg.vander(ember.ones(3), N=1)
+    with pytest.raises(RuntimeError, match="prod"):
+        ember.linalg.tensorinv(ember.ones(2, 3), ind=1)
+    with pytest.raises(RuntimeError, match="strictly positive"):
+        ember.linalg.tensorinv(ember.ones(2, 2), ind=0)
+    with pytest.raises(RuntimeError, match="prod"):
+        ember.linalg.tensorsolve(ember.ones(2, 3), ember.ones(2))
+    with pytest.raises(TypeError, match="at least one Tensor"):
+        ember.special.chebyshev_polynomial_t(0.5, 2)
+
+
+def test_polynomial_scalar_forms_match_pytorch():
+    x = np.linspace(-1, 1, 5)
+    ours = ember.special.legendre_polynomial_p(0.3, ember.tensor([0, 1, 2, 7])).numpy()
+    theirs = torch.special.legendre_polynomial_p(0.3, torch.tensor([0, 1, 2, 7])).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+    ours = ember.special.hermite_polynomial_h(ember.tensor(x), 4.7).numpy()
+    theirs = torch.special.hermite_polynomial_h(torch.tensor(x), 4.7).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def test_vander_gradient_at_zero_is_finite():
+    x = ember.tensor([0.0, 2.0], requires_grad=True)
+    ember.linalg.vander(x, N=4).sum().backward()
+    t = torch.tensor([0.0, 2.0], requires_grad=True)
+    torch.linalg.vander(t, N=4).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy())
+
+
+def test_with_indices_forms():
+    x = ember.randn(1, 2, 6, 6)
+    out, idx = F.max_pool2d_with_indices(x, 2)
+    ref, ref_idx = F.max_pool2d(x, 2, return_indices=True)
+    assert ember.equal(out, ref) and ember.equal(idx, ref_idx)
+    out, idx = F.adaptive_max_pool1d_with_indices(ember.randn(1, 2, 7), 3)
+    assert out.shape == idx.shape == (1, 2, 3)
