@@ -24,7 +24,8 @@ KEYWORDS = ("out", "dtype", "device", "requires_grad", "generator", "size", "kee
 _SAME_DEFAULT = {("None", "torch.preserve_format"), ("None", "torch.contiguous_format"),
                  ("None", "torch.strided")}
 
-# "namespace.name: keyword" -> why ember differs. Each entry is checked to still differ.
+# "namespace.name: keyword" -> why ember differs. Each entry is checked to still differ;
+# empty while every shared function matches.
 ALLOWED: dict[str, str] = {}
 
 
@@ -115,30 +116,35 @@ def _pairs():
             yield f"{label}.{name}", name, t, e
 
 
+def compare(key: str, tp: dict, ep: dict, varkw: bool) -> dict[str, str]:
+    """The differences between PyTorch's parameters ``tp`` and ember's ``ep``."""
+    found = {}
+    for kw in KEYWORDS:
+        if kw in tp:
+            tdef = tp[kw]
+        elif kw == "size" and "*size" in tp:
+            tdef = "<*size>"
+        else:
+            continue
+        if kw not in ep:
+            if not varkw:
+                found[f"{key}: {kw}"] = "missing"
+            continue
+        if tdef in (None, "<*size>"):
+            continue
+        edef, tdef = _torch_spelling(ep[kw]), _torch_spelling(tdef)
+        if edef != tdef and (edef, tdef) not in _SAME_DEFAULT:
+            found[f"{key}: {kw}"] = f"default {edef} (PyTorch {tdef})"
+    return found
+
+
 def differences() -> dict[str, str]:
     found = {}
     for key, name, t, e in _pairs():
         tp = torch_params(t, name)
         ep, varkw = ember_params(e)
-        if tp is None or ep is None:
-            continue
-        for kw in KEYWORDS:
-            if kw in tp:
-                tdef = tp[kw]
-            elif kw == "size" and "*size" in tp:
-                tdef = "<*size>"
-            else:
-                continue
-            if kw not in ep:
-                if not varkw:
-                    found[f"{key}: {kw}"] = "missing"
-                continue
-            if tdef in (None, "<*size>"):
-                continue
-            edef = _torch_spelling(ep[kw])
-            tdef = _torch_spelling(tdef)
-            if edef != tdef and (edef, tdef) not in _SAME_DEFAULT:
-                found[f"{key}: {kw}"] = f"default {edef} (PyTorch {tdef})"
+        if tp is not None and ep is not None:
+            found.update(compare(key, tp, ep, varkw))
     return found
 
 
@@ -158,3 +164,25 @@ def test_parser_reads_builtin_docstrings():
     assert torch_params(torch.add, "add") is not None
     params = torch_params(torch.randn, "randn")
     assert "*size" in params and params["out"] == "None"
+
+
+def test_compare_finds_each_kind_of_difference():
+    def ours(input, *, dtype=None, keepdim=True):
+        pass
+
+    tp = torch_params(torch.sum, "sum")       # sum(input, *, dtype=None) -> Tensor
+    assert compare("x", tp, *ember_params(ours)) == {}
+    tp = {"input": None, "*size": None, "out": "None", "keepdim": "False",
+          "memory_format": "torch.preserve_format", "dtype": "torch.long"}
+    found = compare("f", tp, {"input": None, "keepdim": "True", "memory_format": "None",
+                              "dtype": "ember.int64"}, False)
+    assert found == {"f: out": "missing", "f: size": "missing",
+                     "f: keepdim": "default True (PyTorch False)"}
+    assert compare("f", tp, {}, True) == {}       # **kwargs accepts anything
+
+
+def test_pairs_cover_the_common_functions():
+    keys = {key for key, *_ in _pairs()}
+    assert {"torch.add", "torch.randn", "torch.nn.functional.relu", "torch.linalg.inv",
+            "torch.special.erf"} <= keys
+    assert len(keys) > 400
