@@ -68,3 +68,30 @@ def test_with_indices_forms():
     assert ember.equal(out, ref) and ember.equal(idx, ref_idx)
     out, idx = F.adaptive_max_pool1d_with_indices(ember.randn(1, 2, 7), 3)
     assert out.shape == idx.shape == (1, 2, 3)
+
+
+def test_tensor_queries_match_pytorch():
+    for data in ([2.0], [0], [[True]]):
+        assert ember.is_nonzero(ember.tensor(data)) == torch.is_nonzero(torch.tensor(data))
+    for data in ([], [1, 2]):
+        with pytest.raises(RuntimeError, match="ambiguous"):
+            ember.tensor(data).is_nonzero()
+    x = ember.ones(2, 3)
+    assert x.is_same_size(ember.zeros(2, 3)) and not ember.is_same_size(x, ember.ones(3, 2))
+    for dtype in ("uint8", "int8", "float32", "bool"):
+        assert ember.zeros(1, dtype=getattr(ember, dtype)).is_signed() == \
+            torch.zeros(1, dtype=getattr(torch, dtype)).is_signed(), dtype
+
+
+def test_split_with_sizes_and_inplace_cumulative():
+    x = ember.arange(12.0).reshape(3, 4)
+    parts = x.split_with_sizes([1, 3], dim=1)
+    assert [p.shape[1] for p in parts] == [1, 3]
+    with pytest.raises(RuntimeError, match="sum exactly"):
+        x.split_with_sizes([1, 2], dim=1)
+    y = x.clone()
+    assert y.cumsum_(0) is y and y.tolist() == ember.cumsum(x, 0).tolist()
+    z = x.clone() + 1
+    assert z.cumprod_(1).tolist() == ember.cumprod(x + 1, 1).tolist()
+    with pytest.raises(RuntimeError, match="not expandable"):
+        x.sum_to_size(2, 4)

@@ -14,8 +14,9 @@ from ._util import ensure_tensor
 from .arithmetic import _inplace_method, div, mul, pow, sub
 from .neural import log_softmax, pairwise_distance, softmax
 from .products import tensordot
+from .reductions import cumprod, cumsum
 from .registry import NAMESPACES, Sample, bind_method, register_op
-from .shape import roll, stack, transpose
+from .shape import roll, split, stack, transpose
 from .unary import log, log1p, sign
 
 
@@ -490,3 +491,65 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     if reduction == "none":
         return loss
     raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+# ------------------------------------------------------------------ small Tensor queries
+def is_nonzero(input) -> bool:
+    """Whether a one-element tensor is nonzero (ambiguous for more or fewer elements)."""
+    ensure_tensor(input, "is_nonzero", "input")
+    if input.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if input.numel() > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.item() != 0)
+
+
+def is_same_size(input, other) -> bool:
+    """Whether two tensors have the same shape."""
+    ensure_tensor(input, "is_same_size", "input")
+    ensure_tensor(other, "is_same_size", "other")
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def is_signed(input) -> bool:
+    """Whether the tensor's dtype is signed (floats and signed integers)."""
+    ensure_tensor(input, "is_signed", "input")
+    return bool(input.dtype.is_signed)
+
+
+for _query in (is_nonzero, is_same_size, is_signed):
+    NAMESPACES["ember"][_query.__name__] = _query
+    bind_method(_query.__name__, _query)
+
+
+@register_op(methods=("sum_to_size",), torch=lambda torch, x, *size: x.sum_to_size(*size),
+             samples=lambda make: [Sample((make((2, 3, 4)), 3, 1)),
+                                   Sample((make((2, 3)), (1, 3)), name="tuple"),
+                                   Sample((make((2, 3)), 2, 3), name="same")])
+def sum_to_size(input, *size):
+    """Sum ``input`` down to ``size``, a shape it broadcasts from (the adjoint of
+    ``expand``)."""
+    ensure_tensor(input, "sum_to_size", "input")
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) \
+        else tuple(size)
+    lead = input.ndim - len(shape)
+    if lead < 0 or any(s not in (1, d) for s, d in zip(shape, input.shape[lead:])):
+        raise RuntimeError(f"size {{{', '.join(map(str, shape))}}} is not expandable to size "
+                           f"{{{', '.join(map(str, input.shape))}}}.")
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
+                                      if s == 1 and input.shape[lead + i] != 1)
+    out = input.sum(dim=dims, keepdim=True) if dims else input
+    return out.reshape(*shape)
+
+
+def _split_with_sizes(self, split_sizes, dim=0):
+    if sum(split_sizes) != self.shape[dim]:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
+                           f"{self.shape[dim]} (input tensor's size at dimension {dim}), but "
+                           f"got split_sizes={list(split_sizes)}")
+    return split(self, list(split_sizes), dim)
+
+
+bind_method("split_with_sizes", _split_with_sizes)
+bind_method("cumsum_", _inplace_method("cumsum_", cumsum))
+bind_method("cumprod_", _inplace_method("cumprod_", cumprod))
