@@ -95,3 +95,18 @@ def test_split_with_sizes_and_inplace_cumulative():
     assert z.cumprod_(1).tolist() == ember.cumprod(x + 1, 1).tolist()
     with pytest.raises(RuntimeError, match="not expandable"):
         x.sum_to_size(2, 4)
+
+
+def test_variable():
+    from ember.autograd import Variable
+
+    t = ember.ones(2)
+    v = Variable(t, requires_grad=True)
+    assert v.requires_grad and v.is_leaf and not t.requires_grad
+    (v * 2).sum().backward()
+    assert v.grad.tolist() == [2.0, 2.0]
+    assert isinstance(t, Variable) and not isinstance([1.0], Variable)
+    with pytest.raises(TypeError, match="has to be a tensor"):
+        Variable([1.0])
+    with pytest.raises(RuntimeError, match="volatile"):
+        Variable(t, volatile=True)
