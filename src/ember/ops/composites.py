@@ -1,4 +1,4 @@
-"""Ops PyTorch offers that are compositions of ember's ops (their gradients come from the
+"""Ops PyTorch offers that are mostly compositions of ember's ops (their gradients come from the
 parts): addcmul, addcdiv, deg2rad, rad2deg, inner, float_power, adjoint, positive,
 isposinf, isneginf; the functional in-place forms (``torch.exp_(x)``) and the in-place
 comparisons (``x.lt_(y)``)."""
@@ -7,17 +7,18 @@ from __future__ import annotations
 import math
 
 from .. import dtypes
+from ..autograd.function import Function
 from ..creation import full_like, ones_like
 from ..tensor import Tensor
 from . import _samples, comparison, pooling
-from ._util import ensure_tensor
+from ._util import ensure_tensor, float_operand
 from .arithmetic import _inplace_method, div, mul, pow, sub
 from .neural import log_softmax, pairwise_distance, softmax
 from .products import tensordot
 from .reductions import cumprod, cumsum
 from .registry import NAMESPACES, Sample, bind_method, register_op
 from .shape import roll, split, stack, transpose
-from .unary import log, log1p, sign
+from .unary import log1p, sign
 
 
 def _ternary(make):
@@ -299,14 +300,29 @@ def xlog1py(input, other):
     return comparison.where((input == 0) & (other == other), 0.0, product)
 
 
+class Entr(Function):
+    array_backward = True
+    node_name = "SpecialEntrBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        safe = xp.where(x > 0, x, 1)
+        value = xp.where(x > 0, -x * xp.log(safe), x * 0)      # 0 at 0, NaN stays NaN
+        return xp.where(x < 0, -math.inf, value).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        m = ctx.math
+        return grad * -(m.log(x) + 1)          # +inf at 0 and NaN below, as PyTorch
+
+
 @register_op(namespace="special", samples=_samples.unary(0.1, 3.0))
 def entr(input):
-    """The elementwise entropy ``-x ln x``: 0 at 0, -inf below 0."""
-    ensure_tensor(input, "special.entr", "input")
-    x = _to_float(input)
-    safe = comparison.where(x > 0, x, 1.0)
-    value = comparison.where(x > 0, -x * log(safe), 0.0)
-    return comparison.where(x < 0, -math.inf, value)
+    """The elementwise entropy ``-x ln x``: 0 at 0, -inf below 0, NaN for NaN."""
+    return Entr.apply(float_operand(input, "special.entr"))
 
 
 # ---------------------------------------------------------------- orthogonal polynomials
