@@ -9,11 +9,14 @@ tensor([2.0000, 2.6667, 3.3333])
 """
 from __future__ import annotations
 
+from math import e, inf, nan, pi
+
 from . import (
     autograd,
     cuda,
     distributed,
     distributions,
+    fft,
     linalg,
     nn,
     ops,
@@ -54,6 +57,7 @@ from .dtypes import (
     uint8,
 )
 from .grad_mode import is_grad_enabled, is_inference_mode_enabled
+from .legacy import *  # noqa: F403
 from .random import (
     Generator,
     default_generator,
@@ -68,6 +72,7 @@ from .tensor import Size, Tensor
 
 __version__ = "0.1.0"
 
+
 # PyTorch computes IEEE results (inf, nan) silently; NumPy warns on each. Silence those
 # floating-point warnings where ember's own code raised them, and only there.
 import warnings as _warnings
@@ -75,6 +80,8 @@ import warnings as _warnings
 _warnings.filterwarnings(
     "ignore", message=r"(overflow|invalid value|divide by zero|underflow) encountered",
     category=RuntimeWarning, module=r"ember(\.|$)")
+
+newaxis = None
 
 # Every registered op in the ember namespace: ember.exp, ember.matmul, ...
 globals().update(ops.NAMESPACES["ember"])
@@ -92,6 +99,3 @@ def can_cast(from_: dtype, to: dtype) -> bool:
 def is_floating_point(input: Tensor) -> bool:
     return input.is_floating_point()
 
-
-def get_default_device() -> device:
-    return device("cpu")

@@ -17,17 +17,39 @@ from ._mt_stream import normal as mt_normal
 from ._mt_stream import random_from_to as mt_random_from_to
 from ._mt_stream import randperm as mt_randperm
 from ._mt_stream import uniform as mt_uniform
+from .outputs import out_keyword, sized
 from .random import generator_for
 from .tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones", "full",
            "empty", "eye", "arange", "linspace", "logspace", "rand", "randn", "randint",
            "randperm", "zeros_like", "ones_like", "full_like", "empty_like",
-           "rand_like", "randn_like", "randint_like", "is_tensor", "numel", "scalar_tensor"]
+           "rand_like", "randn_like", "randint_like", "is_tensor", "numel", "scalar_tensor",
+           "set_default_device", "get_default_device"]
+
+
+_DEFAULT_DEVICE = [backend.CPU]
+
+
+def set_default_device(device) -> None:
+    """The device the factories (``tensor``, ``zeros``, ``rand``, ...) use when given no
+    ``device=``; ``None`` restores the CPU.
+
+    >>> import ember
+    >>> ember.set_default_device("cpu")
+    >>> ember.zeros(2).device
+    device(type='cpu')
+    """
+    _DEFAULT_DEVICE[0] = backend.CPU if device is None else backend.parse_device(device)
+
+
+def get_default_device():
+    """The device factories use when given no ``device=`` (see ``set_default_device``)."""
+    return _DEFAULT_DEVICE[0]
 
 
 def _device(device):
-    return backend.CPU if device is None else backend.parse_device(device)
+    return _DEFAULT_DEVICE[0] if device is None else backend.parse_device(device)
 
 
 def _finish(array, device, requires_grad: bool) -> Tensor:
@@ -133,7 +155,29 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     return tensor(data, dtype=dtype, device=device)
 
 
-asarray = as_tensor
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None) -> Tensor:
+    """A tensor from ``obj`` sharing its memory when it can (``copy=None``), always copying
+    (``copy=True``) or never (``copy=False``: ValueError when a copy is needed).
+
+    >>> import numpy as np, ember
+    >>> a = np.zeros(2, dtype=np.float32)
+    >>> ember.asarray(a, copy=False).numpy() is not None
+    True
+    """
+    out = as_tensor(obj, dtype=dtype, device=device)
+    source = obj._data if isinstance(obj, Tensor) else obj
+    if copy is True:
+        out = out.detach().clone()
+    elif copy is False:
+        shared = isinstance(source, np.ndarray) and isinstance(out._data, np.ndarray) and \
+            np.shares_memory(source, out._data)
+        if not (shared or out._data is source):
+            raise ValueError("asarray(): copy=False, but a copy is needed for this input")
+    if requires_grad:
+        if out is obj:
+            out = out.detach()
+        out.requires_grad_(True)
+    return out
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -149,8 +193,16 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._make(array, backend.CPU)
 
 
-def from_dlpack(ext) -> Tensor:
-    """A tensor sharing memory with any DLPack producer (NumPy, CuPy, PyTorch, JAX...)."""
+def from_dlpack(ext, *, device=None, copy=None) -> Tensor:
+    """A tensor sharing memory with any DLPack producer (NumPy, CuPy, PyTorch, JAX...);
+    ``device=`` moves it there, ``copy=True`` always copies."""
+    out = _from_dlpack(ext)
+    if device is not None:
+        out = out.to(device)
+    return out.clone() if copy else out
+
+
+def _from_dlpack(ext) -> Tensor:
     if isinstance(ext, Tensor):
         return ext
     kind, index = ext.__dlpack_device__()
@@ -189,21 +241,25 @@ def _filled(kind: str, size, dtype, device, requires_grad, what: str) -> Tensor:
     return _finish(array, target, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+@sized
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of zeros, e.g. ``zeros(2, 3)`` or ``zeros((2, 3))``."""
     return _filled("zeros", size, dtype, device, requires_grad, "zeros")
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+@sized
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of ones."""
     return _filled("ones", size, dtype, device, requires_grad, "ones")
 
 
+@sized
 def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
     """An uninitialized tensor (its values are whatever the memory held)."""
     return _filled("empty", size, dtype, device, requires_grad, "empty")
 
 
+@out_keyword
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor filled with ``fill_value``; the dtype follows the value (bool, int64 or the
     default float) unless given."""
@@ -221,6 +277,7 @@ def scalar_tensor(value, *, dtype=None, device=None, requires_grad=False) -> Ten
                 requires_grad=requires_grad)
 
 
+@out_keyword
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """The identity matrix (n x m)."""
     target = _device(device)
@@ -229,6 +286,7 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=
     return _finish(array, target, requires_grad)
 
 
+@out_keyword
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Values from ``start`` up to (not including) ``end`` by ``step``. Integer arguments
     give int64, any float argument the default float dtype.
@@ -260,6 +318,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     return _finish(array, target, requires_grad)
 
 
+@out_keyword
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
 
@@ -306,6 +365,7 @@ def _check_range_args(name: str, start, end, steps) -> None:
                             f"must be a number or a 0-d Tensor, not {type(value).__name__}")
 
 
+@out_keyword
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
              requires_grad=False) -> Tensor:
     """``base ** linspace(start, end, steps)``."""
@@ -314,6 +374,7 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
     return (base ** exponents).to(_dtype_or_default(dtype)).requires_grad_(requires_grad)
 
 
+@sized
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform samples from [0, 1)."""
     shape = _shape(size, "rand")
@@ -335,6 +396,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
     return _finish(array, target, requires_grad)
 
 
+@sized
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal samples."""
     shape = _shape(size, "randn")
@@ -352,6 +414,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -
     return _finish(array.astype(d.numpy), target, requires_grad)
 
 
+@out_keyword
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False) -> Tensor:
     """Integers uniformly from [low, high); ``randint(high, size)`` starts at 0."""
@@ -376,7 +439,9 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     return _finish(array.astype(d.numpy, copy=False), target, requires_grad)
 
 
-def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+@out_keyword
+def randperm(n: int, *, generator=None, dtype=dtypes.int64, device=None,
+             requires_grad=False) -> Tensor:
     """A random permutation of 0..n-1."""
     target = _device(device)
     kind = (dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)).numpy
@@ -426,20 +491,23 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
                 device=device or input.device, requires_grad=requires_grad)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(rand, input, dtype, device, requires_grad)
+def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
+              memory_format=None):
+    return _like(rand, input, dtype, device, requires_grad, generator=generator)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(randn, input, dtype, device, requires_grad)
+def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
+               memory_format=None):
+    return _like(randn, input, dtype, device, requires_grad, generator=generator)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False,
-                 memory_format=None):
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
+                 requires_grad=False, memory_format=None):
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
-                   device=device or input.device, requires_grad=requires_grad)
+    return randint(low, high, tuple(input.shape), generator=generator,
+                   dtype=dtype or input.dtype, device=device or input.device,
+                   requires_grad=requires_grad)
 
 
 def is_tensor(obj) -> bool:

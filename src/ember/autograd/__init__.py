@@ -11,10 +11,11 @@ from .explain import explain  # the step-through backward
 from .function import Function as _OpFunction
 from .function import FunctionCtx
 from .gradcheck import gradcheck, gradgradcheck
+from .variable import Variable
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "gradcheck", "gradgradcheck",
            "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "detect_anomaly",
-           "set_detect_anomaly", "once_differentiable"]
+           "set_detect_anomaly", "once_differentiable", "Variable"]
 
 
 def _as_tuple(value):

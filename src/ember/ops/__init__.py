@@ -4,6 +4,7 @@ from . import (
     activations,
     arithmetic,
     comparison,
+    composites,
     conv,
     decompositions,
     factories,

@@ -86,9 +86,9 @@ def relu(input, inplace: bool = False):
 NAMESPACES["ember"]["relu_"] = _relu_inplace
 NAMESPACES[_F]["relu_"] = _relu_inplace
 # sigmoid and tanh have the same signature in both namespaces
-NAMESPACES[_F]["sigmoid"] = sigmoid
-NAMESPACES[_F]["tanh"] = tanh
-NAMESPACES["special"]["expit"] = sigmoid
+NAMESPACES[_F]["sigmoid"] = NAMESPACES["ember"]["sigmoid"]
+NAMESPACES[_F]["tanh"] = NAMESPACES["ember"]["tanh"]
+NAMESPACES["special"]["expit"] = NAMESPACES["ember"]["sigmoid"]  # with out=
 
 
 class Hardtanh(Function):

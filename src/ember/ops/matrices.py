@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd.function import Function
+from ..dtypes import int64 as _INT64
 from ..tensor import Tensor
 from ._util import ensure_tensor, wrap_dim
 from .products import _inplace_form
@@ -280,14 +281,14 @@ def _index_builder_samples(make):
 
 
 @register_op(differentiable=False, samples=_index_builder_samples)
-def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+def tril_indices(row, col, offset=0, *, dtype=_INT64, device="cpu", layout=None):
     """Coordinates of the lower triangle (``j - i <= offset``) of a row x col matrix, as a
     2 x N int64 tensor (row indices, then column indices) in row-major order."""
     return _triangle_indices("tril_indices", True, row, col, offset, dtype, device)
 
 
 @register_op(differentiable=False, samples=_index_builder_samples)
-def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+def triu_indices(row, col, offset=0, *, dtype=_INT64, device="cpu", layout=None):
     """Coordinates of the upper triangle (``j - i >= offset``) of a row x col matrix, as a
     2 x N int64 tensor (row indices, then column indices) in row-major order."""
     return _triangle_indices("triu_indices", False, row, col, offset, dtype, device)

@@ -637,7 +637,8 @@ for _function in (addmm, addmv, addbmm, baddbmm):
 
 
 # ============================================================================ vecdot, multi_dot
-NAMESPACES["linalg"]["matmul"] = matmul  # torch.linalg.matmul is torch.matmul
+# torch.linalg.matmul is torch.matmul
+NAMESPACES["linalg"]["matmul"] = NAMESPACES["ember"]["matmul"]
 
 
 @register_op(namespace="linalg", samples=lambda make: [

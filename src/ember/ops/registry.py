@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..outputs import with_out
 from ..tensor import _F, Tensor
 
 __all__ = ["register_op", "OPS", "OpInfo", "Sample", "NAMESPACES"]
@@ -51,6 +52,9 @@ NAMESPACES: dict[str, dict[str, Callable]] = {
     "ember": {}, "linalg": {}, "nn.functional": {}, "special": {}, "fft": {},
 }
 
+# namespaces whose functions take PyTorch's out= (nn.functional's do not)
+_WITH_OUT = ("ember", "linalg", "special")
+
 
 def register_op(name: str | None = None, *, namespace: str = "ember", methods=(),
                 samples: Callable | None = None, torch: Any = "same",
@@ -75,11 +79,12 @@ def register_op(name: str | None = None, *, namespace: str = "ember", methods=()
             setattr(Tensor, method, function)
         if internal:
             return function
-        NAMESPACES[namespace][public] = function
+        exported = with_out(function, public) if namespace in _WITH_OUT else function
+        NAMESPACES[namespace][public] = exported
         for alias in also:
-            NAMESPACES[namespace][alias] = function
+            NAMESPACES[namespace][alias] = exported
         for other in exported_in:
-            NAMESPACES[other][public] = function
+            NAMESPACES[other][public] = exported
         key = public if namespace == "ember" else f"{namespace}.{public}"
         if key in OPS:
             raise RuntimeError(f"op {key} is registered twice")

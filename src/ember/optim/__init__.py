@@ -15,7 +15,8 @@ from .adagrad import Adagrad
 from .adam import Adam, Adamax, AdamW, NAdam, RAdam
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop",
-           "Adagrad", "Adadelta", "lr_scheduler"]
+           "Rprop", "Adagrad", "Adadelta", "lr_scheduler"]

@@ -12,6 +12,7 @@ __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss",
            "GaussianNLLLoss",
            "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "MultiMarginLoss",
            "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginLoss",
+           "TripletMarginWithDistanceLoss",
            "CosineEmbeddingLoss", "CTCLoss"]
 
 
@@ -271,6 +272,26 @@ class TripletMarginLoss(_Loss):
     def forward(self, anchor, positive, negative):
         return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p,
                                      eps=self.eps, swap=self.swap, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """max(d(a, p) - d(a, n) + margin, 0) with any distance function ``d`` (default: the
+    pairwise 2-norm distance)."""
+
+    def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean"):
+        super().__init__(None, None, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
+                             f"than 0, got {margin} instead")
+        self.distance_function = distance_function
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
 
 
 class CosineEmbeddingLoss(_Loss):
