@@ -30,6 +30,7 @@ from .backend.device import device
 from .creation import *  # noqa: F403
 from .creation import asarray
 from .dtypes import (
+    bfloat16,
     bool,
     double,
     dtype,

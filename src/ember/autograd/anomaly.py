@@ -65,7 +65,7 @@ def run_checked(node, grads):
     results = node._run_backward(grads)
     if _flag.check_nan:
         for i, g in enumerate(results):
-            if g is not None and g._data.dtype.kind == "f" and \
+            if g is not None and g._data.dtype.kind in "fV" and \
                     not bool(backend.xp_of(g._data).isfinite(g._data).all()):
                 stack = getattr(node, "_forward_stack", "(no stack recorded: the forward ran "
                                 "outside detect_anomaly)")

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import backend
+
 
 def _axes(dim, ndim: int):
     if dim is None:
@@ -194,7 +196,7 @@ class ArrayMath:
             a = xp.ascontiguousarray(a)
         if b.ndim > 2 and not b.flags.c_contiguous:
             b = xp.ascontiguousarray(b)
-        return xp.matmul(a, b)
+        return backend.matmul(xp, a, b)
 
     def outer(self, a, b):
         return self.xp.outer(a, b)

@@ -9,8 +9,8 @@ import numpy as np
 from . import cpu, cuda
 from .device import CPU, device
 
-__all__ = ["device", "CPU", "xp_of", "xp_for_device", "move", "parse_device", "scatter_add",
-           "scatter_reduce", "as_strided"]
+__all__ = ["device", "CPU", "matmul", "xp_of", "xp_for_device", "move", "parse_device",
+           "scatter_add", "scatter_reduce", "as_strided"]
 
 
 def parse_device(value) -> device:
@@ -97,3 +97,10 @@ def linalg_errors(array):
     if isinstance(array, np.ndarray):
         return contextlib.nullcontext()
     return cuda.linalg_errstate()
+
+
+def matmul(xp, a, b):
+    """``a @ b`` in the operands' dtype: NumPy multiplies bfloat16 in float32 (as BLAS
+    accumulates) and returns float32, so the result is rounded back."""
+    out = xp.matmul(a, b)
+    return out if out.dtype == a.dtype else out.astype(a.dtype)

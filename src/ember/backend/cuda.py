@@ -224,7 +224,7 @@ def scatter_reduce(target, index, values, op: str) -> None:
     if target.dtype in (cp.float32, cp.float64):
         work_dtype = target.dtype
     else:  # float16 in float64, integers and bools in int64
-        work_dtype = cp.float64 if target.dtype.kind == "f" else cp.int64
+        work_dtype = cp.float64 if target.dtype.kind in "fV" else cp.int64
     work = target if target.dtype == work_dtype and target.flags.c_contiguous else \
         cp.ascontiguousarray(target, dtype=work_dtype)
     values = cp.broadcast_to(cp.asarray(values, dtype=work_dtype), positions.shape)

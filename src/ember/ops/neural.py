@@ -53,7 +53,7 @@ def _softmax_input(input, dim, dtype, name: str, stacklevel):
         dtype, stacklevel = stacklevel, 3
     if dtype is not None:
         input = input.to(dtypes.to_dtype(dtype))
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise RuntimeError(f"{name}(): expected a floating-point input but got "
                            f"{input.dtype.name}; pass dtype=ember.float32 or call .float() "
                            "first")
@@ -247,7 +247,7 @@ class Linear(Function):
             ctx.node_name = "ViewBackward0" if bias is not None else "UnsafeViewBackward0"
         elif bias is None:
             ctx.node_name = "MmBackward0"
-        out = ctx.xp.matmul(x, weight.T)
+        out = backend.matmul(ctx.xp, x, weight.T)
         if bias is not None:
             out += bias
         return out
@@ -320,7 +320,7 @@ def _dropout(input, p, training, inplace, mask_shape, name: str):
     ensure_tensor(input, name)
     if not training or p == 0.0:
         return input
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise RuntimeError(f"{name}(): expected a floating-point input, got {input.dtype.name}")
     xp = _xp(input)
     if p == 1.0:

@@ -21,7 +21,7 @@ __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm"
 
 def _check_float(input, op):
     ensure_tensor(input, op)
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise RuntimeError(f"{op}(): expected a floating-point input, but got "
                            f"{input.dtype.name}")
 

@@ -167,7 +167,7 @@ def _check_input(input, n: int, op: str):
         raise RuntimeError(f"{op}(): Expected {n + 1}D or {n + 2}D (batch mode) tensor for "
                            f"input with optional 0 dim batch size, but got input of size: "
                            f"{_sizes(input.shape)}")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise RuntimeError(f"{op}(): expected a floating-point input, but got "
                            f"{input.dtype.name}")
     if any(s == 0 for s in input.shape[ndim - n:]):
@@ -810,7 +810,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if align_corners is not None and mode not in _MODE_DIMS:
         raise ValueError("align_corners option can only be set with the interpolating modes: "
                          "linear | bilinear | bicubic | trilinear")
-    if input._data.dtype.kind != "f" and mode not in ("nearest", "nearest-exact"):
+    if input._data.dtype.kind not in "fV" and mode not in ("nearest", "nearest-exact"):
         raise NotImplementedError(f"interpolate(): mode '{mode}' needs a floating-point "
                                   f"input, got {input.dtype.name} (nearest modes accept it)")
     in_size = tuple(input.shape[2:])
