@@ -10,6 +10,7 @@ tensor([2.0000, 2.6667, 3.3333])
 from __future__ import annotations
 
 from . import (
+    amp,
     autograd,
     cuda,
     distributed,
@@ -24,6 +25,7 @@ from . import (
     viz,
 )
 from . import dtypes as _dtypes
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from ._tensor_str import get_printoptions, set_printoptions
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .backend.device import device

@@ -97,7 +97,7 @@ class ArrayMath:
 
     # --------------------------------------------------------------- elementwise
     def where(self, condition, a, b):
-        return self.xp.where(condition, a, b)
+        return backend.where(self.xp, condition, a, b)
 
     def exp(self, x):
         return self.xp.exp(x)
@@ -232,7 +232,7 @@ class ArrayMath:
         return self.xp.isnan(x)
 
     def einsum(self, equation: str, *operands):
-        return self.xp.einsum(equation, *operands, optimize=len(operands) > 1)
+        return backend.einsum(self.xp, equation, *operands)
 
     def eye(self, n: int, like):
         """The n x n identity in ``like``'s dtype and device."""

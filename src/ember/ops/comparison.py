@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
 from . import _samples
@@ -136,7 +136,7 @@ class Where(Function):
     def forward(ctx, condition, x, y):
         ctx.save_for_backward(condition)
         ctx.shapes = (np.shape(x), np.shape(y))
-        return ctx.xp.where(condition, x, y)
+        return backend.where(ctx.xp, condition, x, y)
 
     @staticmethod
     def backward(ctx, grad):

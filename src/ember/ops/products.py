@@ -299,7 +299,7 @@ class Einsum(Function):
         ctx.equation = equation
         ctx.sizes = [a.shape for a in arrays]
         ctx.save_for_backward(*arrays)
-        return ctx.xp.einsum(equation, *arrays, optimize=len(arrays) > 1)
+        return backend.einsum(ctx.xp, equation, *arrays)
 
     @staticmethod
     def backward(ctx, grad):
