@@ -12,6 +12,7 @@ from __future__ import annotations
 from . import (
     amp,
     autograd,
+    cpu,
     cuda,
     distributed,
     distributions,

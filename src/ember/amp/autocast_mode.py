@@ -95,7 +95,14 @@ class autocast:
         self.fast_dtype = _DEFAULT_DTYPE[device_type] if dtype is None else dtype
         self._enabled = enabled
         self._cache_enabled = cache_enabled
-        if enabled and self.fast_dtype not in _SUPPORTED[device_type]:
+        if enabled and device_type == "cuda":
+            from .. import cuda
+
+            if not cuda.is_available():
+                warnings.warn("User provided device_type of 'cuda', but CUDA is not "
+                              "available. Disabling", stacklevel=2)
+                self._enabled = False
+        if self._enabled and self.fast_dtype not in _SUPPORTED[device_type]:
             names = ", ".join(repr(d) for d in _SUPPORTED[device_type])
             warnings.warn(f"In {device_type.upper()} autocast, but the target dtype is not "
                           f"supported. Disabling autocast.\n{device_type.upper()} Autocast "

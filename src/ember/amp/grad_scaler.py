@@ -151,7 +151,8 @@ class GradScaler:
             else:
                 self._growth_tracker += 1
                 if self._growth_tracker == self._growth_interval:
-                    grown = np.float32(self._scale * np.float32(self._growth_factor))
+                    with np.errstate(over="ignore"):  # growth past float32's max is refused
+                        grown = np.float32(self._scale * np.float32(self._growth_factor))
                     if math.isfinite(grown):
                         self._scale = grown
                     self._growth_tracker = 0
