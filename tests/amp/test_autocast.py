@@ -101,3 +101,22 @@ def test_aliases():
     assert ember.cpu.amp.autocast(dtype=ember.bfloat16).device_type == "cpu"
     assert ember.cuda.amp.autocast(enabled=False).device_type == "cuda"
     assert issubclass(ember.cuda.amp.GradScaler, ember.amp.GradScaler)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from ember.amp import autocast_mode, cpu, cuda, grad_scaler
+
+    for module in (autocast_mode, grad_scaler, cpu, cuda):
+        result = doctest.testmod(module, extraglobs={"ember": ember})
+        assert result.failed == 0, module.__name__
+
+
+def test_docs_page_examples_run():
+    import pathlib
+    import re
+
+    page = pathlib.Path(__file__).resolve().parents[2] / "docs" / "amp.md"
+    for block in re.findall(r"```python\n(.*?)```", page.read_text(), re.S):
+        exec(compile(block, str(page), "exec"), {})
