@@ -14,6 +14,8 @@ from typing import Any
 _cupy: Any = None
 _available: bool | None = None
 _reason = ""
+# The test suite's strict stand-in for CuPy (backend/standin.py), for CPU-only machines.
+STANDIN = os.environ.get("EMBER_TEST_STANDIN") == "1"
 
 
 def _driver_present() -> bool:
@@ -30,7 +32,9 @@ def is_available() -> bool:
     global _available, _reason
     if _available is None:
         _available = False
-        if importlib.util.find_spec("cupy") is None:
+        if STANDIN:
+            _available = _load() is not None
+        elif importlib.util.find_spec("cupy") is None:
             _reason = "CuPy is not installed: pip install 'ember[cuda12]' or 'ember[cuda13]'"
         elif not _driver_present():
             _reason = "no NVIDIA driver was found on this machine"
@@ -54,10 +58,25 @@ def cupy():
 def _load():
     global _cupy
     if _cupy is None:
-        import cupy
+        if STANDIN:
+            from . import standin
 
-        _cupy = cupy
+            _cupy = standin.cupy
+        else:
+            import cupy
+
+            _cupy = cupy
     return _cupy
+
+
+def _cupyx():
+    if STANDIN:
+        from . import standin
+
+        return standin.cupyx
+    import cupyx
+
+    return cupyx
 
 
 def device_count() -> int:
@@ -209,11 +228,15 @@ def scatter_reduce(target, index, values, op: str) -> None:
     global _multiply_kernel
     cp = cupy()
     if op != "multiply":
-        import cupyx
-
+        cupyx = _cupyx()
         scatter = {"add": cupyx.scatter_add, "maximum": cupyx.scatter_max,
                    "minimum": cupyx.scatter_min}[op]
         scatter(target, index, values)
+        return
+    if STANDIN:  # no kernels to compile on the stand-in: the host's multiply.at
+        from . import standin
+
+        standin.multiply_at(target, index, values)
         return
     if _multiply_kernel is None:
         _multiply_kernel = cp.ElementwiseKernel(
@@ -236,9 +259,7 @@ def scatter_reduce(target, index, values, op: str) -> None:
 def linalg_errstate():
     """CuPy's linalg routines report singular / non-positive-definite inputs (as
     numpy.linalg.LinAlgError) only inside ``cupyx.errstate(linalg='raise')``."""
-    import cupyx
-
-    return cupyx.errstate(linalg="raise")
+    return _cupyx().errstate(linalg="raise")
 
 
 def pinned_copy(array):
