@@ -26,8 +26,8 @@ from . import (
     viz,
 )
 from . import dtypes as _dtypes
-from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from ._tensor_str import get_printoptions, set_printoptions
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .backend.device import device
 from .creation import *  # noqa: F403

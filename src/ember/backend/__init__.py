@@ -9,8 +9,8 @@ import numpy as np
 from . import cpu, cuda
 from .device import CPU, device
 
-__all__ = ["device", "CPU", "matmul", "einsum", "where", "xp_of", "xp_for_device", "move", "parse_device",
-           "scatter_add", "scatter_reduce", "as_strided"]
+__all__ = ["device", "CPU", "matmul", "einsum", "where", "xp_of", "xp_for_device", "move",
+           "parse_device", "scatter_add", "scatter_reduce", "as_strided"]
 
 
 def parse_device(value) -> device:

@@ -211,7 +211,7 @@ class FloorDivide(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        if not (a if isinstance(a, ctx.xp.ndarray) else b).dtype.kind in "fV":
+        if (a if isinstance(a, ctx.xp.ndarray) else b).dtype.kind not in "fV":
             _check_integer_divisor(ctx.xp, b)
         return ctx.xp.floor_divide(a, b)
 
