@@ -1,8 +1,8 @@
 """A strict stand-in for CuPy, for the CPU test suite (``EMBER_TEST_STANDIN=1``).
 
-Its arrays keep NumPy arrays underneath but behave as CuPy's do: NumPy refuses them
-(``np.asarray``, ``__array__``, NumPy functions and ufuncs raise), mixing them with NumPy
-arrays in one op raises, ``.get()`` is the way to the host, and each reports the device
+Its arrays keep NumPy arrays underneath but behave as CuPy's do: NumPy cannot convert
+them (``np.asarray``, ``np.array``, ``__array__`` raise), mixing them with NumPy arrays in
+one op raises (NumPy functions called on them run as CuPy's, on device arrays only), ``.get()`` is the way to the host, and each reports the device
 it was made on. An op that lets a NumPy array or a NumPy call into its CUDA path fails
 on a CPU-only machine. ``backend/cuda.py`` hands this module out instead of CuPy when the
 variable is set; nothing else uses it.
@@ -94,13 +94,15 @@ class ndarray:
         raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use "
                         "`.get()` to construct a NumPy array explicitly.")
 
+    # NumPy functions and ufuncs dispatch to CuPy's own (NEP 13/18), as on CuPy: they take
+    # device arrays only, so a NumPy array among the inputs still raises
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        raise TypeError(f"NumPy's {ufunc.__name__} was called on a stand-in CUDA array: use "
-                        "the array's xp (CuPy), not numpy")
+        if "out" in kwargs:
+            kwargs["out"] = tuple(_unwrap(o) for o in kwargs["out"])
+        return _call(getattr(ufunc, method), inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        raise TypeError(f"numpy.{func.__name__} was called on a stand-in CUDA array: use the "
-                        "array's xp (CuPy), not numpy")
+        return _call(func, args, kwargs)
 
     # ---------------------------------------------------------------- CuPy's own API
     @property
