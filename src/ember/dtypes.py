@@ -84,6 +84,7 @@ class _MissingDtype(dtype):
 try:  # bfloat16 arrays come from ml_dtypes, the type NumPy lacks
     import ml_dtypes as _ml_dtypes
 except ImportError:  # pragma: no cover - depends on the environment
+    _ml_dtypes = None
     bfloat16: dtype = _MissingDtype("bfloat16", 2, "ml_dtypes")
 else:
     bfloat16 = dtype("bfloat16", _ml_dtypes.bfloat16, 2)
@@ -226,7 +227,8 @@ class finfo:
         if not d.is_floating_point:
             raise TypeError("ember.finfo() requires a floating point input type. Use "
                             "ember.iinfo to handle 'ember.finfo'")
-        info = _ml_dtypes.finfo(d.numpy) if d is bfloat16 else np.finfo(d.numpy)
+        # NumPy has no finfo for ml_dtypes' bfloat16 (d.numpy raises when it is missing)
+        info = np.finfo(d.numpy) if d is not bfloat16 else _ml_dtypes.finfo(d.numpy)
         self.bits = builtins.int(info.bits)
         self.eps = builtins.float(info.eps)
         self.max = builtins.float(info.max)

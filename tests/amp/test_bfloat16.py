@@ -67,3 +67,11 @@ def test_missing_package_names_it():
     assert repr(missing) == "ember.bfloat16" and missing.is_floating_point
     with pytest.raises(ImportError, match="pip install ml_dtypes"):
         ember.zeros(2, dtype=missing)
+    with pytest.raises(ImportError, match="ml_dtypes"):
+        ember.ones(2).to(missing)
+
+
+def test_module_bfloat16_casts_parameters():
+    model = ember.nn.Linear(3, 2).bfloat16()
+    assert model.weight.dtype is ember.bfloat16 and model.bias.dtype is ember.bfloat16
+    assert model(ember.randn(4, 3).bfloat16()).dtype is ember.bfloat16
