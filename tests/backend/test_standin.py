@@ -64,3 +64,28 @@ def test_cuda_standin_tensors_through_ember(monkeypatch):
     with pytest.raises(TypeError):
         np.asarray(x._data)
     assert x.cpu().device.type == "cpu"
+
+
+def test_cuda_standin_catches_an_op_that_leaks_numpy():
+    import ember
+    from ember.autograd.function import Function
+    from ember.backend import cuda
+
+    if not cuda.STANDIN:
+        pytest.skip("run with EMBER_TEST_STANDIN=1 (make test-standin)")
+
+    class HostRoundTrip(Function):  # the bug the stand-in exists to catch
+        @staticmethod
+        def forward(ctx, x):
+            return ctx.xp.asarray(np.asarray(x) * 2)
+
+    class HostConstant(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x + np.arange(x.shape[-1])
+
+    x = ember.randn(3, device="cuda")
+    for leaky in (HostRoundTrip, HostConstant):
+        with pytest.raises(TypeError):
+            leaky.apply(x)
+    assert HostRoundTrip.apply(ember.randn(3)).shape == (3,)  # fine on the CPU
