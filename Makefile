@@ -42,7 +42,7 @@ gpu-check:
 # that leak NumPy fail on a CPU-only machine.
 test-standin: $(STAMP)
 	EMBER_TEST_STANDIN=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 \
-		-p no:cacheprovider tests/ops/test_op_table.py tests/backend/test_standin.py -k cuda
+		-p no:cacheprovider tests/ops/test_op_table.py tests/backend/test_standin.py tests/amp/test_autocast.py -k cuda
 
 # Side-by-side with PyTorch (installed in .venv by .ci/run, or pip install torch==2.13.0).
 bench: $(STAMP)

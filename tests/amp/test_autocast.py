@@ -120,3 +120,20 @@ def test_docs_page_examples_run():
     page = pathlib.Path(__file__).resolve().parents[2] / "docs" / "amp.md"
     for block in re.findall(r"```python\n(.*?)```", page.read_text(), re.S):
         exec(compile(block, str(page), "exec"), {})
+
+
+@pytest.mark.skipif(not ember.cuda.is_available(), reason="needs CUDA (or EMBER_TEST_STANDIN=1)")
+def test_cuda_policies_on_cuda_tensors():
+    a = ember.randn(4, 4, device="cuda")
+    with ember.autocast("cuda"):
+        products = (a @ a, F.linear(a, a), ember.mm(a, a))
+        wide = (F.softmax(a, dim=1), a.sum(), a.exp(), F.layer_norm(a, (4,)))
+        kept = F.softmax(a, dim=1, dtype=ember.float64)
+        mixed = ember.cat([a.half(), a])
+        cpu = ember.randn(2, 2) @ ember.randn(2, 2)
+    assert all(p.dtype is ember.float16 and p.device.type == "cuda" for p in products)
+    assert all(w.dtype is ember.float32 for w in wide)
+    assert kept.dtype is ember.float64 and mixed.dtype is ember.float32
+    assert cpu.dtype is ember.float32
+    with ember.autocast("cuda"):
+        assert F.softmax(products[0], dim=1).dtype is ember.float32

@@ -161,7 +161,13 @@ def to_host(array):
 def from_host(array, index: int | None):
     cp = cupy()
     with cp.cuda.Device(index):
-        return cp.asarray(array)
+        if array.dtype.kind != "V":
+            return cp.asarray(array)
+        try:  # bfloat16: CuPy builds that know ml_dtypes' type hold it
+            return cp.asarray(array)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"this CuPy build cannot hold {array.dtype} arrays ({error}); "
+                            "keep bfloat16 tensors on the CPU, or use float16 on CUDA") from None
 
 
 def scatter_add(target, index, values) -> None:
