@@ -296,8 +296,8 @@ class _RandomState:
     def __getattr__(self, name):
         method = getattr(self._state, name)
 
-        def draw(*args, dtype=None, **kwargs):
-            out = method(*args, **kwargs)
+        def draw(*args, dtype=None, **kwargs):  # parameters may be device arrays
+            out = method(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()})
             if dtype is not None and isinstance(out, (np.ndarray, np.generic)):
                 out = np.asarray(out).astype(dtype)
             return _wrap(out)
