@@ -137,3 +137,16 @@ def test_cuda_policies_on_cuda_tensors():
     assert cpu.dtype is ember.float32
     with ember.autocast("cuda"):
         assert F.softmax(products[0], dim=1).dtype is ember.float32
+
+
+def test_layer_norm_keeps_a_bfloat16_activation_with_float32_parameters():
+    torch = pytest.importorskip("torch")
+    model = ember.nn.Sequential(ember.nn.Linear(6, 4), ember.nn.LayerNorm(4))
+    reference = torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.LayerNorm(4))
+    with ember.autocast("cpu"):
+        ours = model(ember.randn(2, 6))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        theirs = reference(torch.randn(2, 6))
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1] == "bfloat16"
+    ours.float().sum().backward()
+    assert model[1].weight.grad.dtype is ember.float32

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd import grad_mode
 from ._util import ensure_tensor, wrap_dim
 from .conv import _Geometry, _sizes
@@ -163,6 +164,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     normalized_shape, dims = _normalized_dims(input, normalized_shape, "layer_norm")
     _check_elementwise_param(weight, "weight", normalized_shape, "layer_norm")
     _check_elementwise_param(bias, "bias", normalized_shape, "layer_norm")
+    low = input.dtype.itemsize == 2 and any(
+        p is not None and p.dtype is dtypes.float32 for p in (weight, bias))
+    if low:  # a 16-bit input with float32 parameters (as under autocast) stays 16-bit
+        out, _, _ = _standardize(input.float(), list(dims), eps)
+        return _affine(out, weight, bias, normalized_shape).to(input.dtype)
     out, _, _ = _standardize(input, list(dims), eps)
     return _affine(out, weight, bias, normalized_shape)
 
@@ -179,7 +185,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     normalized_shape, dims = _normalized_dims(input, normalized_shape, "rms_norm")
     _check_elementwise_param(weight, "weight", normalized_shape, "rms_norm")
     if eps is None:
-        eps = float(np.finfo(input._data.dtype).eps)
+        eps = dtypes.finfo(input.dtype).eps
     out = input * ((input * input).mean(dim=list(dims), keepdim=True) + eps).rsqrt()
     return out * weight if weight is not None else out
 
