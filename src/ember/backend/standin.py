@@ -1,11 +1,12 @@
 """A strict stand-in for CuPy, for the CPU test suite (``EMBER_TEST_STANDIN=1``).
 
 Its arrays keep NumPy arrays underneath but behave as CuPy's do: NumPy cannot convert
-them (``np.asarray``, ``np.array``, ``__array__`` raise), mixing them with NumPy arrays in
-one op raises (NumPy functions called on them run as CuPy's, on device arrays only), ``.get()`` is the way to the host, and each reports the device
-it was made on. An op that lets a NumPy array or a NumPy call into its CUDA path fails
-on a CPU-only machine. ``backend/cuda.py`` hands this module out instead of CuPy when the
-variable is set; nothing else uses it.
+them (``np.asarray``, ``np.array``, ``__array__`` raise); mixing them with NumPy arrays
+in one op raises (NumPy functions called on them run as CuPy's, on device arrays only);
+``.get()`` is the way to the host; reductions give 0-d device arrays; and each array
+reports the device it was made on. A CUDA path that lets a host array in, or converts a
+device array implicitly, fails on a CPU-only machine. ``backend/cuda.py`` hands this
+module out instead of CuPy when the variable is set; nothing else uses it.
 """
 from __future__ import annotations
 
