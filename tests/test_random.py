@@ -247,7 +247,7 @@ def test_fills_keep_dtype_device_and_bump_version(device, name, args, dtype):
     before = t._version
     out = getattr(t, name)(*args)
     assert out is t
-    assert t.dtype is dtype and t.device == ember.device(device) and t.shape == (2, 3)
+    assert t.dtype is dtype and t.device.type == device and t.shape == (2, 3)
     assert t._version == before + 1 and view._version == t._version
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 from math import e, inf, nan, pi
 
 from . import (
+    amp,
     autograd,
+    cpu,
     cuda,
     distributed,
     distributions,
@@ -28,12 +30,14 @@ from . import (
 )
 from . import dtypes as _dtypes
 from ._tensor_str import get_printoptions, set_printoptions
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .backend.device import device
 from .compiler import compile
 from .creation import *  # noqa: F403
 from .creation import asarray
 from .dtypes import (
+    bfloat16,
     bool,
     double,
     dtype,

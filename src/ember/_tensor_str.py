@@ -152,11 +152,11 @@ def _format(array: np.ndarray, indent: int, summarize: bool, formatter: _Formatt
 
 def array_str(array: np.ndarray, indent: int) -> str:
     """The bracketed values of an array, formatted and wrapped like PyTorch."""
-    if array.dtype == np.float16:
+    if array.dtype.itemsize == 2 and array.dtype.kind in "fV":  # float16, bfloat16
         array = array.astype(np.float32)
     summarize = array.size > PRINT_OPTS.threshold
     formatter = _Formatter(_summarized(array) if summarize else array,
-                           array.dtype.kind == "f")
+                           array.dtype.kind in "fV")
     return _format(array, indent, summarize, formatter)
 
 

@@ -78,7 +78,7 @@ def _infer_dtype(array: np.ndarray, data) -> dtypes.dtype:
     if kind in "iu":
         return dtypes.from_numpy(array.dtype) if isinstance(data, (np.ndarray, np.generic)) \
             else dtypes.int64
-    if kind == "f":
+    if kind in "fV":
         if isinstance(data, np.ndarray) or isinstance(data, np.generic):
             return dtypes.from_numpy(array.dtype)
         return dtypes.get_default_dtype()

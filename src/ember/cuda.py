@@ -2,9 +2,10 @@
 ``ember.backend.cuda``; this module is the PyTorch-named front."""
 from __future__ import annotations
 
+from .amp import cuda as amp
 from .backend import cuda as _cuda
 
-__all__ = ["is_available", "device_count", "current_device", "set_device", "synchronize",
+__all__ = ["amp", "is_available", "device_count", "current_device", "set_device", "synchronize",
            "get_device_name", "memory_allocated", "empty_cache", "manual_seed",
            "manual_seed_all"]
 

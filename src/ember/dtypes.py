@@ -12,7 +12,7 @@ import builtins
 import numpy as np
 
 __all__ = [
-    "dtype", "float16", "float32", "float64", "half", "float", "double",
+    "dtype", "float16", "bfloat16", "float32", "float64", "half", "float", "double",
     "int8", "int16", "int32", "int64", "short", "int", "long", "uint8", "bool",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast",
 ]
@@ -67,9 +67,41 @@ int64 = long = dtype("int64", np.int64, 1)
 uint8 = dtype("uint8", np.uint8, 1)
 bool = dtype("bool", np.bool_, 0)
 
+
+
+class _MissingDtype(dtype):
+    """A dtype whose NumPy type comes from an extra that is not installed: naming it works,
+    using it raises ImportError naming the package."""
+
+    __slots__ = ("_package",)
+
+    def __init__(self, name: str, itemsize: int, package: str):
+        self.name = name
+        self.is_floating_point = True
+        self.is_signed = True
+        self.itemsize = itemsize
+        self._category = 2
+        self._package = package
+
+    @property  # type: ignore[override]
+    def numpy(self):
+        raise ImportError(f"ember.{self.name} needs the '{self._package}' package: "
+                          f"pip install {self._package}")
+
+
+try:  # bfloat16 arrays come from ml_dtypes, the type NumPy lacks
+    import ml_dtypes as _ml_dtypes
+except ImportError:  # pragma: no cover - depends on the environment
+    _ml_dtypes = None
+    bfloat16: dtype = _MissingDtype("bfloat16", 2, "ml_dtypes")
+else:
+    bfloat16 = dtype("bfloat16", _ml_dtypes.bfloat16, 2)
+
 ALL = (bool, uint8, int8, int16, int32, int64, float16, float32, float64)
-_NAMES = {d.name: d for d in ALL}
+_NAMES = {d.name: d for d in ALL + (bfloat16,)}
 _FROM_NUMPY = {d.numpy: d for d in ALL}
+if not isinstance(bfloat16, _MissingDtype):
+    _FROM_NUMPY[bfloat16.numpy] = bfloat16
 _default_float = float32
 
 
@@ -87,7 +119,7 @@ def from_numpy(np_dtype) -> dtype:
         return {2: int32, 4: int64, 8: int64}[np_dtype.itemsize]
     raise TypeError(
         f"can't convert NumPy arrays of dtype {np_dtype}; ember supports "
-        + ", ".join(d.name for d in ALL)
+        + ", ".join(d.name for d in ALL) + " and bfloat16"
     )
 
 
@@ -122,7 +154,7 @@ def set_default_dtype(d: dtype) -> None:
     """Set the dtype of new floating-point tensors; only float32 and float64 make sense."""
     global _default_float
     d = to_dtype(d)
-    if d not in (float32, float64, float16):
+    if d not in (float32, float64, float16, bfloat16):
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
     _default_float = d
 
@@ -131,6 +163,8 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """The smallest dtype both ``a`` and ``b`` cast to safely, by PyTorch's table."""
     if a is b:
         return a
+    if {a.name, b.name} == {"bfloat16", "float16"}:
+        return float32  # neither holds the other: float32 holds both
     if a._category != b._category:
         high, low = (a, b) if a._category > b._category else (b, a)
         if high._category == 2 or low._category == 0:
@@ -201,7 +235,8 @@ class finfo:
         if not d.is_floating_point:
             raise TypeError("ember.finfo() requires a floating point input type. Use "
                             "ember.iinfo to handle 'ember.finfo'")
-        info = np.finfo(d.numpy)
+        # NumPy has no finfo for ml_dtypes' bfloat16 (d.numpy raises when it is missing)
+        info = np.finfo(d.numpy) if d is not bfloat16 else _ml_dtypes.finfo(d.numpy)
         self.bits = builtins.int(info.bits)
         self.eps = builtins.float(info.eps)
         self.max = builtins.float(info.max)

@@ -158,7 +158,7 @@ class Tensor:
         return int(self._data.nbytes)
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return self._data.dtype.kind in "fV"
 
     def is_complex(self) -> bool:
         return False
@@ -201,7 +201,7 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use "
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
-        if requires_grad and self._data.dtype.kind != "f":
+        if requires_grad and self._data.dtype.kind not in "fV":
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients "
                 f"(this one is {self.dtype.name}; convert it first, e.g. x.float())")
@@ -400,6 +400,9 @@ class Tensor:
 
     def half(self) -> "Tensor":
         return self.to(dtypes.float16)
+
+    def bfloat16(self) -> "Tensor":
+        return self.to(dtypes.bfloat16)
 
     def int(self) -> "Tensor":
         return self.to(dtypes.int32)

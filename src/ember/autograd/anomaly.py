@@ -98,7 +98,7 @@ def run_checked(node, grads):
                 continue
             data = _array(g)
             xp = backend.xp_of(data)
-            if data.dtype.kind not in "fc" or bool(xp.isfinite(data).all()):
+            if data.dtype.kind not in "fcV" or bool(xp.isfinite(data).all()):
                 continue
             stack = getattr(node, "_forward_stack", "(no stack recorded: the forward ran "
                             "outside detect_anomaly)\n")

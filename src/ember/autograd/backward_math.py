@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import backend
+
 
 def _axes(dim, ndim: int):
     if dim is None:
@@ -95,7 +97,7 @@ class ArrayMath:
 
     # --------------------------------------------------------------- elementwise
     def where(self, condition, a, b):
-        return self.xp.where(condition, a, b)
+        return backend.where(self.xp, condition, a, b)
 
     def exp(self, x):
         return self.xp.exp(x)
@@ -196,7 +198,7 @@ class ArrayMath:
             a = xp.ascontiguousarray(a)
         if b.ndim > 2 and not b.flags.c_contiguous:
             b = xp.ascontiguousarray(b)
-        return xp.matmul(a, b)
+        return backend.matmul(xp, a, b)
 
     def outer(self, a, b):
         return self.xp.outer(a, b)
@@ -232,7 +234,7 @@ class ArrayMath:
         return self.xp.isnan(x)
 
     def einsum(self, equation: str, *operands):
-        return self.xp.einsum(equation, *operands, optimize=len(operands) > 1)
+        return backend.einsum(self.xp, equation, *operands)
 
     def eye(self, n: int, like):
         """The n x n identity in ``like``'s dtype and device."""

@@ -382,7 +382,7 @@ class Function(FunctionCtx):
         if type(result) is not _ndarray:
             result = _np.asarray(result)
         out = Tensor._make(result, device, False)
-        if requires_grad and result.dtype.kind == "f" and id(result) not in \
+        if requires_grad and result.dtype.kind in "fV" and id(result) not in \
                 ctx._non_differentiable:
             out._requires_grad = True
             out.grad_fn = ctx
@@ -440,7 +440,7 @@ def _apply_one(cls, tensor, args, kwargs):
     if type(result) is not _ndarray:
         result = _np.asarray(result)
     out = Tensor._make(result, CPU, False)
-    if recording and result.dtype.kind == "f" and id(result) not in ctx._non_differentiable:
+    if recording and result.dtype.kind in "fV" and id(result) not in ctx._non_differentiable:
         out._requires_grad = True
         out.grad_fn = ctx
         if ctx._to_save:
@@ -578,7 +578,7 @@ def _wrap_outputs(cls, ctx, args, arrays, result, requires_grad):
         original = result  # NumPy gives scalars for 0-d results; forward may have saved one
         if type(result) is not ndarray:
             result = xp.asarray(result)
-        differentiable = requires_grad and result.dtype.kind == "f" and id(result) not in non_diff
+        differentiable = requires_grad and result.dtype.kind in "fV" and id(result) not in non_diff
         out = make(result, device, differentiable)
         if differentiable:
             out.grad_fn = ctx
@@ -594,7 +594,7 @@ def _wrap_outputs(cls, ctx, args, arrays, result, requires_grad):
         outputs.append(array)
         if type(array) is not ndarray:
             array = xp.asarray(array)
-        differentiable = requires_grad and array.dtype.kind == "f" and id(array) not in non_diff
+        differentiable = requires_grad and array.dtype.kind in "fV" and id(array) not in non_diff
         t = make(array, device, differentiable)
         if differentiable:
             t.grad_fn = ctx

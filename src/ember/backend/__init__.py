@@ -9,8 +9,8 @@ import numpy as np
 from . import cpu, cuda
 from .device import CPU, device
 
-__all__ = ["device", "CPU", "xp_of", "xp_for_device", "move", "parse_device", "scatter_add",
-           "scatter_reduce", "as_strided"]
+__all__ = ["device", "CPU", "matmul", "einsum", "where", "xp_of", "xp_for_device", "move",
+           "parse_device", "scatter_add", "scatter_reduce", "as_strided"]
 
 
 def parse_device(value) -> device:
@@ -97,3 +97,31 @@ def linalg_errors(array):
     if isinstance(array, np.ndarray):
         return contextlib.nullcontext()
     return cuda.linalg_errstate()
+
+
+def matmul(xp, a, b):
+    """``a @ b`` in the operands' dtype: NumPy multiplies bfloat16 in float32 (as BLAS
+    accumulates) and returns float32, so the result is rounded back."""
+    out = xp.matmul(a, b)
+    return out if out.dtype == a.dtype else out.astype(a.dtype)
+
+
+def where(xp, condition, a, b):
+    """``xp.where`` that keeps the array operand's dtype when the other is a Python
+    number: NumPy widens bfloat16 meeting a Python float."""
+    out = xp.where(condition, a, b)
+    like = a if hasattr(a, "dtype") else b
+    if hasattr(like, "dtype") and not (hasattr(a, "dtype") and hasattr(b, "dtype")) \
+            and out.dtype != like.dtype and like.dtype.kind == "V":
+        return out.astype(like.dtype)
+    return out
+
+
+def einsum(xp, equation: str, *arrays):
+    """``xp.einsum`` in the operands' dtype; NumPy has no bfloat16 einsum, so bfloat16
+    runs in float32 and is rounded back (as a bfloat16 GEMM accumulates in float32)."""
+    low = arrays[0].dtype if arrays and arrays[0].dtype.kind == "V" else None
+    if low is not None:
+        arrays = tuple(a.astype(np.float32) for a in arrays)
+    out = xp.einsum(equation, *arrays, optimize=len(arrays) > 1)
+    return out if low is None else out.astype(low)

@@ -14,6 +14,8 @@ from typing import Any
 _cupy: Any = None
 _available: bool | None = None
 _reason = ""
+# The test suite's strict stand-in for CuPy (backend/standin.py), for CPU-only machines.
+STANDIN = os.environ.get("EMBER_TEST_STANDIN") == "1"
 
 
 def _driver_present() -> bool:
@@ -30,7 +32,9 @@ def is_available() -> bool:
     global _available, _reason
     if _available is None:
         _available = False
-        if importlib.util.find_spec("cupy") is None:
+        if STANDIN:
+            _available = _load() is not None
+        elif importlib.util.find_spec("cupy") is None:
             _reason = "CuPy is not installed: pip install 'ember[cuda12]' or 'ember[cuda13]'"
         elif not _driver_present():
             _reason = "no NVIDIA driver was found on this machine"
@@ -66,10 +70,25 @@ def cupy():
 def _load():
     global _cupy
     if _cupy is None:
-        import cupy
+        if STANDIN:
+            from . import standin
 
-        _cupy = cupy
+            _cupy = standin.cupy
+        else:
+            import cupy
+
+            _cupy = cupy
     return _cupy
+
+
+def _cupyx():
+    if STANDIN:
+        from . import standin
+
+        return standin.cupyx
+    import cupyx
+
+    return cupyx
 
 
 def device_count() -> int:
@@ -154,7 +173,13 @@ def to_host(array):
 def from_host(array, index: int | None):
     cp = cupy()
     with cp.cuda.Device(index):
-        return cp.asarray(array)
+        if array.dtype.kind != "V":
+            return cp.asarray(array)
+        try:  # bfloat16: CuPy builds that know ml_dtypes' type hold it
+            return cp.asarray(array)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"this CuPy build cannot hold {array.dtype} arrays ({error}); "
+                            "keep bfloat16 tensors on the CPU, or use float16 on CUDA") from None
 
 
 def scatter_add(target, index, values) -> None:
@@ -221,11 +246,15 @@ def scatter_reduce(target, index, values, op: str) -> None:
     global _multiply_kernel
     cp = cupy()
     if op != "multiply":
-        import cupyx
-
+        cupyx = _cupyx()
         scatter = {"add": cupyx.scatter_add, "maximum": cupyx.scatter_max,
                    "minimum": cupyx.scatter_min}[op]
         scatter(target, index, values)
+        return
+    if STANDIN:  # no kernels to compile on the stand-in: the host's multiply.at
+        from . import standin
+
+        standin.multiply_at(target, index, values)
         return
     if _multiply_kernel is None:
         _multiply_kernel = cp.ElementwiseKernel(
@@ -236,7 +265,7 @@ def scatter_reduce(target, index, values, op: str) -> None:
     if target.dtype in (cp.float32, cp.float64):
         work_dtype = target.dtype
     else:  # float16 in float64, integers and bools in int64
-        work_dtype = cp.float64 if target.dtype.kind == "f" else cp.int64
+        work_dtype = cp.float64 if target.dtype.kind in "fV" else cp.int64
     work = target if target.dtype == work_dtype and target.flags.c_contiguous else \
         cp.ascontiguousarray(target, dtype=work_dtype)
     values = cp.broadcast_to(cp.asarray(values, dtype=work_dtype), positions.shape)
@@ -248,9 +277,7 @@ def scatter_reduce(target, index, values, op: str) -> None:
 def linalg_errstate():
     """CuPy's linalg routines report singular / non-positive-definite inputs (as
     numpy.linalg.LinAlgError) only inside ``cupyx.errstate(linalg='raise')``."""
-    import cupyx
-
-    return cupyx.errstate(linalg="raise")
+    return _cupyx().errstate(linalg="raise")
 
 
 def pinned_copy(array):

@@ -42,9 +42,9 @@ def binary_operands(a, b, op: str):
     (NumPy treats them as weak too); tensors are converted with a tracked cast."""
     a_is, b_is = isinstance(a, Tensor), isinstance(b, Tensor)
     # fast paths: a float tensor with a Python number keeps its dtype
-    if a_is and type(b) in _WEAK and a._data.dtype.kind == "f":
+    if a_is and type(b) in _WEAK and a._data.dtype.kind in "fV":
         return a, b
-    if b_is and type(a) in _WEAK and b._data.dtype.kind == "f":
+    if b_is and type(a) in _WEAK and b._data.dtype.kind in "fV":
         return a, b
     if a_is and b_is:
         if a._data.dtype == b._data.dtype:
@@ -81,7 +81,7 @@ def float_operand(x: Tensor, op: str) -> Tensor:
     """Unary math on integers gives the default float dtype, as in PyTorch."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(x).__name__}")
-    if x._data.dtype.kind != "f":
+    if x._data.dtype.kind not in "fV":
         return x.to(dtypes.get_default_dtype())
     return x
 

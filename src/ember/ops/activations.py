@@ -33,7 +33,7 @@ def _float_input(input, op: str) -> Tensor:
     """Activations take floating-point tensors; PyTorch raises for integer ones."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(input).__name__}")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise NotImplementedError(f'"{op}" is not defined for {input.dtype.name} tensors '
                                   f"({op} needs a floating-point tensor)")
     return input

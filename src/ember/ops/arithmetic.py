@@ -169,7 +169,7 @@ def div(input, other, *, rounding_mode=None):
         except ValueError:
             raise broadcast_error("div", shape_of(a), shape_of(b)) from None
     a, b = binary_operands(input, other, "div")
-    if (a._data if isinstance(a, Tensor) else b._data).dtype.kind != "f":
+    if (a._data if isinstance(a, Tensor) else b._data).dtype.kind not in "fV":
         default = dtypes.get_default_dtype()
         a = a.to(default) if isinstance(a, Tensor) else float(a)
         b = b.to(default) if isinstance(b, Tensor) else float(b)
@@ -195,7 +195,7 @@ class RoundedDivide(Function):
     def forward(ctx, a, b, mode):
         xp = ctx.xp
         ctx.shapes = (np.shape(a), np.shape(b))
-        floating = (a if isinstance(a, xp.ndarray) else b).dtype.kind == "f"
+        floating = (a if isinstance(a, xp.ndarray) else b).dtype.kind in "fV"
         if not floating:
             _check_integer_divisor(xp, b)
         if mode == "floor":
@@ -219,7 +219,7 @@ class FloorDivide(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        if not (a if isinstance(a, ctx.xp.ndarray) else b).dtype.kind == "f":
+        if (a if isinstance(a, ctx.xp.ndarray) else b).dtype.kind not in "fV":
             _check_integer_divisor(ctx.xp, b)
         return ctx.xp.floor_divide(a, b)
 
@@ -403,7 +403,7 @@ def xlogy(input, other):
     term ``p log p`` without NaN at p = 0."""
     a, b = binary_operands(input, other, "xlogy")
     tensor = a if isinstance(a, Tensor) else b
-    if tensor._data.dtype.kind != "f":
+    if tensor._data.dtype.kind not in "fV":
         default = dtypes.get_default_dtype()
         a = a.to(default) if isinstance(a, Tensor) else float(a)
         b = b.to(default) if isinstance(b, Tensor) else float(b)
@@ -463,7 +463,7 @@ def lerp(input, end, weight):
     if not isinstance(input, Tensor) or not isinstance(end, Tensor):
         raise TypeError(f"lerp(): arguments 'input' and 'end' must be Tensors, got "
                         f"{type(input).__name__} and {type(end).__name__}")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise NotImplementedError(f'"lerp" is not defined for {input.dtype.name} tensors '
                                   "(lerp needs floating-point tensors)")
     for name, other in (("end", end), ("weight", weight)):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
 from . import _samples
@@ -25,7 +25,7 @@ from .registry import Sample, register_op
 def _binary(cls, a, b, op: str):
     """Promote two operands and apply a broadcasting binary op, turning NumPy's shape
     error into PyTorch's."""
-    if not (type(b) in _WEAK and isinstance(a, Tensor) and a._data.dtype.kind == "f"):
+    if not (type(b) in _WEAK and isinstance(a, Tensor) and a._data.dtype.kind in "fV"):
         a, b = binary_operands(a, b, op)  # (a float tensor with a number needs nothing)
     try:
         return cls.apply(a, b)
@@ -136,7 +136,7 @@ class Where(Function):
     def forward(ctx, condition, x, y):
         ctx.save_for_backward(condition)
         ctx.shapes = (np.shape(x), np.shape(y))
-        return ctx.xp.where(condition, x, y)
+        return backend.where(ctx.xp, condition, x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -208,7 +208,7 @@ def _integer_op(name: str, ufunc: str, logical: bool):
 
         @staticmethod
         def forward(ctx, a, b):
-            if not logical and any(getattr(v, "dtype", np.dtype(int)).kind == "f"
+            if not logical and any(getattr(v, "dtype", np.dtype(int)).kind in "fV"
                                    for v in (a, b)):
                 raise RuntimeError(f'"{name}" is not defined for floating-point tensors '
                                    f"({name} needs integer or bool tensors)")
@@ -249,7 +249,7 @@ class BitwiseNot(Function):
 
     @staticmethod
     def forward(ctx, x):
-        if x.dtype.kind == "f":
+        if x.dtype.kind in "fV":
             raise RuntimeError("bitwise_not is only supported for integer and boolean tensors")
         return ctx.xp.invert(x)
 
@@ -451,7 +451,7 @@ def _tensor_operands(input, other, op: str, float_only: bool = False, to_float: 
     """Two tensors (PyTorch's signature), promoted; integers become the default float with
     to_float and raise with float_only."""
     a, b = _tensor_pair(input, other, op)
-    if a._data.dtype.kind != "f":
+    if a._data.dtype.kind not in "fV":
         if float_only:
             raise NotImplementedError(f'"{op}" is not defined for {a.dtype.name} tensors '
                                       f"({op} needs floating-point tensors)")
@@ -614,7 +614,7 @@ class IsClose(Function):
     def forward(ctx, a, b, rtol, atol, equal_nan):
         xp = ctx.xp
         close = a == b
-        if a.dtype.kind == "f" and equal_nan:
+        if a.dtype.kind in "fV" and equal_nan:
             close = close | (xp.isnan(a) & xp.isnan(b))
         if a.dtype.kind == "b":
             a, b = a.astype(dtypes.get_default_dtype().numpy), b.astype(

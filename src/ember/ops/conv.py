@@ -28,6 +28,7 @@ import itertools
 import math
 from typing import NamedTuple
 
+from .. import backend
 from ..autograd.function import Function
 from ._util import ensure_tensor
 from .registry import Sample, register_op
@@ -145,7 +146,7 @@ def _conv(xp, x, w, geo: _Geometry, keep: list | None = None):
     if keep is not None:
         keep.append(col)
     weight = w.reshape(g, out_channels // g, math.prod(w.shape[1:]))   # (g, Og, CgK)
-    y = xp.matmul(weight, col)                                         # (g, Og, B P)
+    y = backend.matmul(xp, weight, col)                                         # (g, Og, B P)
     y = y.reshape(g, out_channels // g, batch, positions).transpose(2, 0, 1, 3)
     return xp.ascontiguousarray(y).reshape((batch, out_channels) + geo.out)
 
@@ -182,7 +183,7 @@ def _conv_transpose(xp, y, w, geo: _Geometry):
     weight = w.reshape(g, out_channels // g, math.prod(w.shape[1:]))   # (g, Og, CgK)
     grads = y.reshape(batch, g, out_channels // g, positions).transpose(1, 2, 0, 3)
     grads = grads.reshape(g, out_channels // g, batch * positions)     # (g, Og, B P)
-    col = xp.matmul(weight.transpose(0, 2, 1), grads)                  # (g, CgK, B P)
+    col = backend.matmul(xp, weight.transpose(0, 2, 1), grads)                  # (g, CgK, B P)
     # a view (B, C, *k, *out) of col for col2im
     blocks = col.reshape((g, cg) + geo.kernel + (batch,) + geo.out)
     order = ((2 + n, 0, 1) + tuple(range(2, 2 + n)) + tuple(range(3 + n, 3 + 2 * n)))
@@ -202,7 +203,7 @@ def _conv_weight(xp, x, y, geo: _Geometry, kernel_shape, col=None):
     grads = y.reshape(batch, g, out_channels // g, positions).transpose(1, 2, 0, 3)
     grads = grads.reshape(g, out_channels // g, batch * positions)     # (g, Og, B P)
     # (CgK, B P) @ (B P, Og): the long B P axis is the contraction of one GEMM per group
-    w = xp.matmul(col, grads.transpose(0, 2, 1))                       # (g, CgK, Og)
+    w = backend.matmul(xp, col, grads.transpose(0, 2, 1))                       # (g, CgK, Og)
     return w.transpose(0, 2, 1).reshape(kernel_shape)
 
 
@@ -337,7 +338,7 @@ def _sizes(shape) -> str:
 
 
 def _check_float(input, weight, bias, op):
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise RuntimeError(f"{op}(): expected a floating-point input, but got "
                            f"{input.dtype.name} (convert it with .float())")
     if weight.dtype is not input.dtype:
@@ -719,7 +720,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                            f"expected size of input's dimension 2 to match the calculated "
                            f"number of sliding blocks {geo.out[0]} * {geo.out[1]} = {blocks}, "
                            f"but got input.size(2)={col.shape[2]}.")
-    if col._data.dtype.kind != "f":
+    if col._data.dtype.kind not in "fV":
         raise RuntimeError(f"fold(): expected a floating-point input, got {col.dtype.name}")
     out = Fold.apply(col, geo, col.shape[1] // kernel_volume)
     return out.squeeze(0) if ndim == 2 else out

@@ -49,7 +49,7 @@ EighResult = namedtuple("eigh", ["eigenvalues", "eigenvectors"])
 # ============================================================================ helpers
 def _check_float(A: Tensor, op: str, arg: str = "A") -> None:
     kind = A._data.dtype.kind
-    if kind != "f":
+    if kind not in "fV":
         raise RuntimeError(f"{op}: Expected a floating point tensor as {arg}. Got "
                            f"{A.dtype.name}")
     if A._data.dtype.itemsize < 4:

@@ -80,13 +80,13 @@ def _broadcast_warning(input: Tensor, target: Tensor, name: str) -> None:
 def _float_pair(input, target, name: str):
     ensure_tensor(input, name)
     target = _as_tensor_like(target, input)
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise RuntimeError(f"{name}(): expected a floating-point input, got "
                            f"{input.dtype.name}")
     if target.dtype is not input.dtype:
         # A float target promotes with the input; an integer or bool one takes its dtype.
         common = dtypes.promote_types(input.dtype, target.dtype) \
-            if target._data.dtype.kind == "f" else input.dtype
+            if target._data.dtype.kind in "fV" else input.dtype
         input = input.to(common) if input.dtype is not common else input
         target = target.to(common) if target.dtype is not common else target
     try:
@@ -387,7 +387,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"cross_entropy(): label_smoothing must be between 0.0 and 1.0. "
                            f"Got: {label_smoothing}")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise RuntimeError(f"cross_entropy(): expected floating-point logits, got "
                            f"{input.dtype.name}")
     class_dim = 0 if input.ndim == 1 else 1
@@ -396,7 +396,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     log_probs = log_softmax(input, class_dim)
     classes = input.shape[class_dim]
     if tuple(target.shape) == tuple(input.shape) and input.ndim > 0:
-        if target._data.dtype.kind != "f":
+        if target._data.dtype.kind not in "fV":
             raise RuntimeError(f"Expected floating point type for target with class "
                                f"probabilities, got "
                                f"{target.dtype.scalar_name}")
@@ -509,7 +509,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({target.shape}) that is different to the "
                          f"input size ({input.shape}) is deprecated. Please ensure they have "
                          "the same size.")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise RuntimeError(f"binary_cross_entropy(): expected a floating-point input, got "
                            f"{input.dtype.name}")
     data = input._data
@@ -557,7 +557,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise RuntimeError(f"binary_cross_entropy_with_logits(): expected a floating-point "
                            f"input, got {input.dtype.name}")
     target = target.to(input.dtype) if target.dtype is not input.dtype else target
@@ -1122,7 +1122,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if log_probs.ndim not in (2, 3):
         raise RuntimeError(f"ctc_loss(): log_probs must be (T, N, C) or (T, C), got "
                            f"{list(log_probs.shape)}")
-    if log_probs._data.dtype.kind != "f":
+    if log_probs._data.dtype.kind not in "fV":
         raise RuntimeError(f"ctc_loss(): log_probs must be floating point, got "
                            f"{log_probs.dtype.name}")
     if targets._data.dtype.kind not in "iu":

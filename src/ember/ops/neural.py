@@ -53,7 +53,7 @@ def _softmax_input(input, dim, dtype, name: str, stacklevel):
         dtype, stacklevel = stacklevel, 3
     if dtype is not None:
         input = input.to(dtypes.to_dtype(dtype))
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise RuntimeError(f"{name}(): expected a floating-point input but got "
                            f"{input.dtype.name}; pass dtype=ember.float32 or call .float() "
                            "first")
@@ -306,7 +306,7 @@ def _dropout(input, p, training, inplace, mask_shape, name: str):
     ensure_tensor(input, name)
     if not training or p == 0.0:
         return input
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise RuntimeError(f"{name}(): expected a floating-point input, got {input.dtype.name}")
     xp = xp_of(input)
     if p == 1.0:

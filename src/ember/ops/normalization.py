@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import tracing
+from .. import dtypes, tracing
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ._util import ensure_tensor, wrap_dim
@@ -23,7 +23,7 @@ __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm"
 
 def _check_float(input, op):
     ensure_tensor(input, op)
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise RuntimeError(f"{op}(): expected a floating-point input, but got "
                            f"{input.dtype.name}")
 
@@ -171,6 +171,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if input._data.size == 0:
         out, _, _ = _standardize(input, list(dims), eps)
         return _affine(out, weight, bias, normalized_shape)
+    low = input.dtype.itemsize == 2 and any(
+        p is not None and p.dtype is dtypes.float32 for p in (weight, bias))
+    if low:  # a 16-bit input with float32 parameters (as under autocast) stays 16-bit
+        return layer_norm(input.float(), normalized_shape, weight, bias, eps).to(input.dtype)
     same = [t for t in (weight, bias) if t is not None and t.dtype is not input.dtype]
     if same:
         raise RuntimeError(f"layer_norm(): expected weight and bias of the input's dtype "
@@ -234,7 +238,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     normalized_shape, dims = _normalized_dims(input, normalized_shape, "rms_norm")
     _check_elementwise_param(weight, "weight", normalized_shape, "rms_norm")
     if eps is None:
-        eps = float(np.finfo(input._data.dtype).eps)
+        eps = dtypes.finfo(input.dtype).eps
     out = input * ((input * input).mean(dim=list(dims), keepdim=True) + eps).rsqrt()
     return out * weight if weight is not None else out
 

@@ -81,7 +81,7 @@ class VectorNorm(Function):
 
 def _check_norm_input(input, op):
     ensure_tensor(input, op)
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. "
                            f"Got {input.dtype.scalar_name}")
 
@@ -219,7 +219,7 @@ def dist(input, other, p=2):
                             f"{type(value).__name__}")
     if isinstance(p, bool) or not isinstance(p, numbers.Real):
         raise TypeError(f"dist(): argument 'p' must be a number, not {type(p).__name__}")
-    if input._data.dtype.kind != "f" or other._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV" or other._data.dtype.kind not in "fV":
         raise RuntimeError(f"dist(): is not defined for {input.dtype.name} and "
                            f"{other.dtype.name} (it needs floating-point tensors)")
     return vector_norm(input - other, p)

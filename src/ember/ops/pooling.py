@@ -171,7 +171,7 @@ def _check_input(input, n: int, op: str, integers: bool = False):
     if kind in "iub" and not (integers and kind in "iu"):
         raise NotImplementedError(f"\"{op}\" not implemented for '{input.dtype.name}' "
                                   f"({op}() takes floating-point inputs)")
-    if kind != "f" and not (integers and kind in "iu"):
+    if kind not in "fV" and not (integers and kind in "iu"):
         raise RuntimeError(f"{op}(): expected a floating-point input, but got "
                            f"{input.dtype.name}")
     if any(s == 0 for s in input.shape[ndim - n:]):
@@ -842,7 +842,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         smooth = interpolate(input.float(), size, scale_factor, mode, align_corners,
                              recompute_scale_factor, antialias)
         return (smooth + 0.5).floor().clamp(0, 255).to(dtypes.uint8)
-    if input._data.dtype.kind != "f" and mode not in ("nearest", "nearest-exact"):
+    if input._data.dtype.kind not in "fV" and mode not in ("nearest", "nearest-exact"):
         raise NotImplementedError(f"interpolate(): mode '{mode}' needs a floating-point "
                                   f"input, got {input.dtype.name} (nearest modes accept it)")
     in_size = tuple(input.shape[2:])

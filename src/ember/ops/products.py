@@ -37,7 +37,7 @@ class Matmul(Function):
         a2 = (1,) + a.shape if a.ndim == 1 else a.shape
         b2 = b.shape + (1,) if b.ndim == 1 else b.shape
         ctx.shapes = (a2, b2, np.broadcast_shapes(a2[:-2], b2[:-2]) + (a2[-2], b2[-1]))
-        return ctx.xp.matmul(_blas_ready(ctx.xp, a), _blas_ready(ctx.xp, b))
+        return backend.matmul(ctx.xp, _blas_ready(ctx.xp, a), _blas_ready(ctx.xp, b))
 
     @staticmethod
     def backward(ctx, grad):
@@ -216,7 +216,7 @@ def _scalar_factor(value, input: Tensor, op: str, name: str):
     if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
         raise TypeError(f"{op}(): argument '{name}' must be a number, not "
                         f"{type(value).__name__}")
-    if input._data.dtype.kind != "f" and float(value) != int(value):
+    if input._data.dtype.kind not in "fV" and float(value) != int(value):
         raise RuntimeError(f"{op}: for integer inputs, {name} must be an integer, but got "
                            f"{value}")
     return value
@@ -352,7 +352,7 @@ class Einsum(Function):
         ctx.equation = equation
         ctx.sizes = [a.shape for a in arrays]
         ctx.save_for_backward(*arrays)
-        return ctx.xp.einsum(equation, *arrays, optimize=len(arrays) > 1)
+        return backend.einsum(ctx.xp, equation, *arrays)
 
     @staticmethod
     def backward(ctx, grad):

@@ -133,7 +133,7 @@ class _Selection(Function):
     def _pick(ctx, x, index, dim, keepdim):
         values = ctx.xp.take_along_axis(x, index, axis=dim)
         ctx.dim, ctx.keepdim, ctx.shape = dim, keepdim, x.shape
-        if x.dtype.kind == "f":
+        if x.dtype.kind in "fV":
             ctx.index = index
         indices = index if keepdim else index.squeeze(dim)
         if not keepdim:
@@ -173,7 +173,7 @@ def _no_bool(input: Tensor, op: str) -> None:
 
 
 def _float_required(input: Tensor, op: str) -> None:
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise RuntimeError(f"{op}(): expected input to have floating point or complex dtype "
                            f"but got {input.dtype.scalar_name}")
 
@@ -289,7 +289,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     a floating ``dtype``, which the sum accumulates in)."""
     ensure_tensor(input, "mean")
     out_dtype = dtypes.to_dtype(dtype) if dtype is not None else input.dtype
-    if out_dtype.numpy.kind != "f":
+    if out_dtype.numpy.kind not in "fV":
         raise RuntimeError(
             "mean(): could not infer output dtype. "
             + ("Input" if dtype is None else "Optional") + " dtype must be either a floating "
@@ -311,7 +311,7 @@ def _nan_samples(make):
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """``sum`` treating NaN as zero; NaN positions get no gradient."""
     ensure_tensor(input, "nansum")
-    if input._data.dtype.kind == "f":
+    if input._data.dtype.kind in "fV":
         input = where(input != input, 0.0, input)
         node = "NansumBackward0"
     else:
@@ -342,7 +342,7 @@ class Prod(Function):
         ctx.shape, ctx.dims, ctx.keepdim, ctx.in_dtype = x.shape, dims, keepdim, x.dtype
         if len(dims) != x.ndim or keepdim:
             ctx.node_name = "ProdBackward1"
-        if x.dtype.kind == "f":
+        if x.dtype.kind in "fV":
             ctx.save_for_backward(x)
         return ctx.xp.prod(x, axis=dims, keepdims=keepdim, dtype=dtype)
 
@@ -419,7 +419,7 @@ class MaxAll(Function):
         out = xp.max(x) if largest else xp.min(x)
         if not largest:
             ctx.node_name = "MinBackward1"
-        if x.dtype.kind == "f":  # NaN is the maximum where present; its copies share
+        if x.dtype.kind in "fV":  # NaN is the maximum where present; its copies share
             ties = (x == out) | (xp.isnan(x) & xp.isnan(out))
             ctx.save_for_backward(ties / ties.sum(dtype=x.dtype))
         return out
@@ -501,7 +501,7 @@ class Amax(Function):
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         reduce = ctx.xp.amax if largest else ctx.xp.amin
         out = reduce(x, axis=dims, keepdims=keepdim)
-        if x.dtype.kind == "f":
+        if x.dtype.kind in "fV":
             ctx.save_for_backward(x, out)
         return out
 
@@ -671,7 +671,7 @@ def _variance(input, dim, unbiased, keepdim, correction, op, take_sqrt, with_mea
     if not isinstance(correction, numbers.Real):
         raise TypeError(f"{op}(): argument 'correction' must be a number, not "
                         f"{type(correction).__name__}")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise RuntimeError(f"{op}(): std and var only support floating point and complex "
                            f"dtypes, got {input.dtype.scalar_name} (convert with .float())")
     dims = _reduced_dims(input, dim, op)
@@ -765,7 +765,7 @@ def logsumexp(input, dim, keepdim=False):
     """``log(sum(exp(input)))`` over ``dim``, computed stably; integers become the
     default float dtype."""
     ensure_tensor(input, "logsumexp")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         input = input.to(dtypes.get_default_dtype())
     dims = _reduced_dims(input, dim, "logsumexp")
     return LogSumExp.apply(input, dims, bool(keepdim))
@@ -894,7 +894,7 @@ class Cumprod(Function):
     def forward(ctx, x, dim, dtype):
         ctx.dim, ctx.in_dtype = dim, x.dtype
         out = ctx.xp.cumprod(x, axis=dim, dtype=dtype)
-        if x.dtype.kind == "f":
+        if x.dtype.kind in "fV":
             ctx.save_for_backward(x, out)
         return out
 
@@ -962,7 +962,7 @@ class Cummax(_Selection):
         # The index is the last position (up to i) where x reached the running extreme; a
         # NaN stays the extreme, so its position sticks until the next NaN.
         reached = x == running
-        if x.dtype.kind == "f":
+        if x.dtype.kind in "fV":
             reached |= xp.isnan(x)
         positions = xp.arange(x.shape[dim]).reshape(
             [-1 if i == dim else 1 for i in range(x.ndim)])
@@ -1158,7 +1158,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got "
                            f"an input with {input._data.ndim} dimensions")
     x = input if input._data.ndim == 2 else input.reshape(1, -1)
-    if x._data.dtype.kind != "f":
+    if x._data.dtype.kind not in "fV":
         x = x.to(dtypes.get_default_dtype())
     observations = x._data.shape[1]
     if isinstance(correction, bool) or not isinstance(correction, numbers.Real):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..amp.autocast_mode import wrap as _autocast_wrap
 from ..outputs import with_out
 from ..tensor import _F, Tensor
 
@@ -74,6 +75,8 @@ def register_op(name: str | None = None, *, namespace: str = "ember", methods=()
 
     def decorate(function: Callable) -> Callable:
         public = name or function.__name__
+        function = _autocast_wrap(public if namespace == "ember" else f"{namespace}.{public}",
+                                  function)
         _F[public if namespace == "ember" else f"{namespace}.{public}"] = function
         for method in methods:
             setattr(Tensor, method, function)

@@ -303,7 +303,7 @@ def random_(t, from_=None, to=None, *, generator=None, **kwargs):
                         "'from' needs 'to'")
     from_, to = _from_to(kwargs, from_, to, "random_")
     dt = t._data.dtype
-    if dt.kind == "f":
+    if dt.kind in "fV":
         digits = np.finfo(dt).nmant + 1
         low_limit, high_limit = -(2 ** digits), 2 ** digits
     elif dt.kind == "b":

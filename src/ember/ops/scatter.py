@@ -289,8 +289,8 @@ def _identity(reduce: str, dtype):
         return 0
     if reduce == "prod":
         return 1
-    big = np.inf if dtype.kind == "f" else (True if dtype.kind == "b" else np.iinfo(dtype).max)
-    small = -np.inf if dtype.kind == "f" else (False if dtype.kind == "b" else
+    big = np.inf if dtype.kind in "fV" else (True if dtype.kind == "b" else np.iinfo(dtype).max)
+    small = -np.inf if dtype.kind in "fV" else (False if dtype.kind == "b" else
                                                np.iinfo(dtype).min)
     return small if reduce == "amax" else big
 
@@ -314,19 +314,19 @@ class ScatterReduce(Function):
         backend.scatter_reduce(out, index, src, _REDUCE_UFUNC[reduce])
         own = hit if not include_self else xp.zeros(x.shape, bool)  # self left out here
         if reduce == "mean":
-            count = xp.zeros(x.shape, x.dtype if x.dtype.kind == "f" else np.int64)
+            count = xp.zeros(x.shape, x.dtype if x.dtype.kind in "fV" else np.int64)
             backend.scatter_add(count, index, 1)
             count = xp.where(own, count, count + 1)
             count = xp.maximum(count, 1)
             out = out // count if x.dtype.kind in "iub" else out / count
             out = out.astype(x.dtype, copy=False)
             ctx.save_for_backward(count, own)
-        elif reduce == "prod" and x.dtype.kind == "f":
+        elif reduce == "prod" and x.dtype.kind in "fV":
             x_zero, src_zero = x == 0, src == 0
             zeros = (x_zero & ~own).astype(np.int64)  # zero factors of each group
             backend.scatter_add(zeros, index, src_zero.astype(np.int64))
             ctx.save_for_backward(x, src, own, x_zero, src_zero, zeros)
-        elif reduce in ("amax", "amin") and x.dtype.kind == "f":
+        elif reduce in ("amax", "amin") and x.dtype.kind in "fV":
             x_is = (x == out) & ~own
             src_is = src == out[index]
             share = x_is.astype(x.dtype)
@@ -974,7 +974,7 @@ def histc(input, bins=100, min=0, max=0):
     """A histogram of ``bins`` equal-width bins over [min, max] (the data's range when both
     are 0); elements outside are ignored. Same dtype as the (floating) input."""
     ensure_tensor(input, "histc")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise RuntimeError(f"histc(): expected a floating-point input, but got "
                            f"{input.dtype.name}")
     if bins <= 0:

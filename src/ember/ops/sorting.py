@@ -58,7 +58,7 @@ class Median(_Selection):
         if ignore_nan:
             ctx.node_name = "NanmedianBackward1"
         order = _stable_argsort(xp, x, dim, False)  # NaN last
-        if x.dtype.kind == "f":
+        if x.dtype.kind in "fV":
             valid = xp.sum(~xp.isnan(x), axis=dim, keepdims=True)
             if ignore_nan:  # the lower median of the non-NaN values (NaN if none)
                 k = xp.maximum((valid - 1) // 2, 0)
@@ -258,7 +258,7 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     name = "nanquantile" if ignore_nan else "quantile"
     ensure_tensor(input, name)
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype "
                            f"(got {input.dtype.name})")
     if interpolation not in _INTERPOLATIONS:

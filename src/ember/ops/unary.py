@@ -839,7 +839,7 @@ def _rounding(name: str, ufunc: str):
         if not isinstance(input, Tensor):
             raise TypeError(f"{name}(): argument 'input' must be a Tensor, not "
                             f"{type(input).__name__}")
-        if input._data.dtype.kind != "f":
+        if input._data.dtype.kind not in "fV":
             if input.dtype is dtypes.bool:
                 raise RuntimeError(f'"{name}" is not defined for bool tensors')
             return input.clone()
@@ -890,7 +890,7 @@ def round(input, *, decimals=0):
         raise TypeError(f"round(): argument 'input' must be a Tensor, not {type(input).__name__}")
     if not isinstance(decimals, (int, np.integer)) or isinstance(decimals, bool):
         raise TypeError(f"round(): argument 'decimals' must be int, not {type(decimals).__name__}")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         if decimals != 0:
             raise RuntimeError(f'round(): decimals={decimals} is only supported for '
                                f'floating-point tensors, got {input.dtype.name}')
@@ -916,7 +916,7 @@ def frac(input):
     """``input - trunc(input)``: the fractional part, with the sign of input."""
     if not isinstance(input, Tensor):
         raise TypeError(f"frac(): argument 'input' must be a Tensor, not {type(input).__name__}")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise NotImplementedError(f'"frac" is not defined for {input.dtype.name} tensors '
                                   "(frac needs a floating-point tensor)")
     return Frac.apply(input)

@@ -346,7 +346,7 @@ def _copy_state_value(param, name, value):
         data = backend.move(data, value._device, param._device)
     else:
         data = data.copy()
-    if data.dtype.kind == "f" and data.dtype != param._data.dtype:
+    if data.dtype.kind in "fV" and data.dtype != param._data.dtype:
         data = data.astype(param._data.dtype)
     return Tensor._make(data, param._device, False)
 

@@ -19,7 +19,7 @@ def _grads(parameters) -> list:
 
 def _norm_array(array, norm_type: float):
     xp = backend.xp_of(array)
-    magnitude = xp.abs(array.astype(array.dtype if array.dtype.kind == "f" else "float64"))
+    magnitude = xp.abs(array.astype(array.dtype if array.dtype.kind in "fV" else "float64"))
     if math.isinf(norm_type):
         return magnitude.max() if norm_type > 0 else magnitude.min()
     if norm_type == 0:

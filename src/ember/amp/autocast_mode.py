@@ -1,0 +1,236 @@
+"""``ember.autocast``: run chosen ops in float16/bfloat16 and others in float32.
+
+Autocast hooks into op dispatch in one place: ``register_op`` passes every op named in
+``lists.py`` through :func:`wrap`. Outside any autocast region the wrapper costs one flag
+check; inside, it casts the op's floating-point Tensor arguments on the region's device
+type by the op's policy, then runs the op with autocast off, so an op's own inner calls
+are not cast again (as PyTorch's autocast dispatch key does).
+"""
+from __future__ import annotations
+
+import functools
+import threading
+import warnings
+
+from .. import dtypes, grad_mode
+from ..tensor import Tensor
+from . import lists
+
+__all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype"]
+
+_DEFAULT_DTYPE = {"cpu": dtypes.bfloat16, "cuda": dtypes.float16}
+_SUPPORTED = {"cpu": (dtypes.bfloat16, dtypes.float16),
+              "cuda": (dtypes.float16, dtypes.bfloat16)}
+# Ops that take ``dtype=``: a call that names one keeps it (PyTorch's fp32_set_opt_dtype).
+_DTYPE_ARG = {"prod", "nn.functional.softmax", "nn.functional.log_softmax", "cumprod",
+              "cumsum", "linalg.vector_norm", "linalg.matrix_norm", "sum", "norm"}
+
+
+class _Flag:
+    """How many autocast regions are on in any thread: the wrapper's one check."""
+    active = 0
+
+
+_FLAG = _Flag()
+_LOCK = threading.Lock()
+
+
+class _Local(threading.local):
+    def __init__(self):
+        self.dtype = {"cpu": None, "cuda": None}  # None: autocast off for that device type
+        self.cache_enabled = True
+        self.depth = 0
+        self.cache: dict = {}  # id(leaf) -> (leaf, its cast): a region casts a weight once
+
+
+_LOCAL = _Local()
+
+
+def is_autocast_enabled(device_type: str = "cuda") -> bool:
+    """Whether autocast is on for ``device_type`` in this thread."""
+    return _LOCAL.dtype.get(_check_device_type(device_type)) is not None
+
+
+def get_autocast_dtype(device_type: str):
+    """The dtype autocast casts to on ``device_type`` (its default when off)."""
+    device_type = _check_device_type(device_type)
+    return _LOCAL.dtype[device_type] or _DEFAULT_DTYPE[device_type]
+
+
+def _check_device_type(device_type) -> str:
+    if device_type not in _DEFAULT_DTYPE:
+        raise RuntimeError(f"User specified an unsupported autocast device_type "
+                           f"'{device_type}'")
+    return device_type
+
+
+class autocast:
+    """A region (``with`` block or decorator) where ops run in mixed precision.
+
+    On ``device_type`` ('cpu' or 'cuda'), matrix products and convolutions run in
+    ``dtype`` (bfloat16 by default on the CPU, float16 on CUDA); losses, reductions and
+    ops that need range run in float32; ops over several inputs (``cat``, ``stack``)
+    run in the widest. float64 tensors are left alone. Backward needs no region: each
+    gradient comes back in its forward's dtype.
+
+    >>> import ember
+    >>> a, b = ember.randn(4, 4), ember.randn(4, 4)
+    >>> with ember.autocast("cpu", dtype=ember.bfloat16):
+    ...     c = a @ b
+    ...     loss = ember.nn.functional.mse_loss(c, ember.zeros(4, 4))
+    >>> c.dtype, loss.dtype
+    (ember.bfloat16, ember.float32)
+    """
+
+    def __init__(self, device_type: str, dtype=None, enabled: bool = True,
+                 cache_enabled: bool | None = None):
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: "
+                             f"`{type(device_type)}`")
+        self.device_type = _check_device_type(device_type)
+        if dtype is not None and not isinstance(dtype, dtypes.dtype):
+            raise ValueError(f"Expected `dtype` to be ember.dtype, but got {type(dtype)}")
+        if not isinstance(enabled, bool):
+            raise TypeError(f"autocast: enabled must be a bool, got {type(enabled).__name__}")
+        self.fast_dtype = _DEFAULT_DTYPE[device_type] if dtype is None else dtype
+        self._enabled = enabled
+        self._cache_enabled = cache_enabled
+        if enabled and device_type == "cuda":
+            from .. import cuda
+
+            if not cuda.is_available():
+                warnings.warn("User provided device_type of 'cuda', but CUDA is not "
+                              "available. Disabling", stacklevel=2)
+                self._enabled = False
+        if self._enabled and self.fast_dtype not in _SUPPORTED[device_type]:
+            names = ", ".join(repr(d) for d in _SUPPORTED[device_type])
+            warnings.warn(f"In {device_type.upper()} autocast, but the target dtype is not "
+                          f"supported. Disabling autocast.\n{device_type.upper()} Autocast "
+                          f"only supports dtype of {names} currently.", stacklevel=2)
+            self._enabled = False
+        self._saved: list = []
+
+    def __enter__(self):
+        local = _LOCAL
+        self._saved.append((local.dtype[self.device_type], local.cache_enabled))
+        local.dtype[self.device_type] = self.fast_dtype if self._enabled else None
+        if self._cache_enabled is not None:
+            local.cache_enabled = self._cache_enabled
+        local.depth += 1
+        if self._enabled:
+            with _LOCK:
+                _FLAG.active += 1
+        return self
+
+    def __exit__(self, *exc):
+        local = _LOCAL
+        local.dtype[self.device_type], local.cache_enabled = self._saved.pop()
+        local.depth -= 1
+        if local.depth == 0:
+            local.cache.clear()
+        if self._enabled:
+            with _LOCK:
+                _FLAG.active -= 1
+        return False
+
+    def __call__(self, function):
+        @functools.wraps(function)
+        def run(*args, **kwargs):
+            with autocast(self.device_type, self.fast_dtype, self._enabled,
+                          self._cache_enabled):
+                return function(*args, **kwargs)
+        return run
+
+
+def wrap(name: str, function):
+    """The op as dispatched: ``function`` itself unless autocast lists ``name``."""
+    if not lists.listed(name):
+        return function
+    flag = _FLAG
+
+    @functools.wraps(function)
+    def dispatch(*args, **kwargs):
+        if not flag.active:
+            return function(*args, **kwargs)
+        return _autocast_call(name, function, args, kwargs)
+
+    return dispatch
+
+
+def _autocast_call(name, function, args, kwargs):
+    local = _LOCAL
+    device_type = _device_type(args, kwargs)
+    target = local.dtype.get(device_type) if device_type else None
+    policy = lists.policy(device_type, name, args, kwargs) if target is not None else None
+    if policy is None:
+        return function(*args, **kwargs)
+    if policy == "lower":
+        to = target
+    elif policy == "lower_result":
+        to = dtypes.float32
+    elif policy == "fp32":
+        to = None if name in _DTYPE_ARG and kwargs.get("dtype") is not None \
+            else dtypes.float32
+    elif policy == "promote":
+        to = _widest(args, kwargs, device_type, target)
+    else:
+        raise AssertionError(f"unknown autocast policy {policy!r}")
+    if to is not None:
+        args = tuple(_cast(a, to, device_type, target) for a in args)
+        kwargs = {k: _cast(v, to, device_type, target) for k, v in kwargs.items()}
+    saved = dict(local.dtype)
+    for key in local.dtype:
+        local.dtype[key] = None
+    try:
+        out = function(*args, **kwargs)
+    finally:
+        local.dtype.update(saved)
+    return _cast(out, target, device_type, None) if policy == "lower_result" else out
+
+
+def _tensors(args, kwargs):
+    for value in list(args) + list(kwargs.values()):
+        if isinstance(value, Tensor):
+            yield value
+        elif isinstance(value, (list, tuple)):
+            yield from (v for v in value if isinstance(v, Tensor))
+
+
+def _device_type(args, kwargs):
+    for t in _tensors(args, kwargs):
+        return t.device.type
+    return None
+
+
+def _eligible(t, device_type) -> bool:
+    return (t.dtype.is_floating_point and t.dtype is not dtypes.float64
+            and t.device.type == device_type)
+
+
+def _widest(args, kwargs, device_type, target):
+    found = None
+    for t in _tensors(args, kwargs):
+        if _eligible(t, device_type):
+            found = t.dtype if found is None else dtypes.promote_types(found, t.dtype)
+    return found
+
+
+def _cast(value, to, device_type, target):
+    if isinstance(value, Tensor):
+        if not _eligible(value, device_type) or value.dtype is to:
+            return value
+        local = _LOCAL
+        cacheable = (local.cache_enabled and to is target and value.dtype is dtypes.float32
+                     and value.requires_grad and value.is_leaf
+                     and grad_mode.is_grad_enabled())
+        if cacheable:
+            hit = local.cache.get(id(value))
+            if hit is not None and hit[0] is value:
+                return hit[1]
+        cast = value.to(to)
+        if cacheable:
+            local.cache[id(value)] = (value, cast)
+        return cast
+    if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
+        return type(value)(_cast(v, to, device_type, target) for v in value)
+    return value

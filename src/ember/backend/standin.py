@@ -1,0 +1,348 @@
+"""A strict stand-in for CuPy, for the CPU test suite (``EMBER_TEST_STANDIN=1``).
+
+Its arrays keep NumPy arrays underneath but behave as CuPy's do: NumPy cannot convert
+them (``np.asarray``, ``np.array``, ``__array__`` raise); mixing them with NumPy arrays
+in one op raises (NumPy functions called on them run as CuPy's, on device arrays only);
+``.get()`` is the way to the host; reductions give 0-d device arrays; and each array
+reports the device it was made on. A CUDA path that lets a host array in, or converts a
+device array implicitly, fails on a CPU-only machine. ``backend/cuda.py`` hands this
+module out instead of CuPy when the variable is set; nothing else uses it.
+"""
+from __future__ import annotations
+
+import contextlib
+import operator
+import types
+
+import numpy as np
+
+DEVICE_COUNT = 2
+_current = [0]
+
+
+def _refuse(kind: str):
+    raise TypeError(f"Unsupported type {kind}: a stand-in CUDA array met a NumPy array; "
+                    "move it with cupy.asarray() or .get() first")
+
+
+def _unwrap(value):
+    """Stand-in arrays to their NumPy data; NumPy arrays refused; containers walked."""
+    if type(value) is ndarray:
+        return value._a
+    if isinstance(value, np.ndarray):
+        _refuse(repr(type(value)))
+    if isinstance(value, (list, tuple)):
+        return type(value)(_unwrap(v) for v in value)
+    return value
+
+
+def _wrap(value, device=None):
+    """NumPy results back to stand-in arrays (0-d for scalars, as CuPy returns)."""
+    if isinstance(value, np.ndarray):
+        return ndarray(value, _current[0] if device is None else device)
+    if isinstance(value, np.generic):
+        return ndarray(np.asarray(value), _current[0] if device is None else device)
+    if isinstance(value, tuple):
+        return tuple(_wrap(v, device) for v in value)
+    if isinstance(value, list) and value and all(isinstance(v, np.ndarray) for v in value):
+        return [_wrap(v, device) for v in value]
+    return value
+
+
+class Device:
+    """``cupy.cuda.Device``: a device id and a with-block that makes it current."""
+
+    def __init__(self, device=None):
+        self.id = _current[0] if device is None else int(device)
+        if not 0 <= self.id < DEVICE_COUNT:
+            raise RuntimeError(f"cudaErrorInvalidDevice: stand-in device {self.id}")
+        self._saved: list = []
+
+    def __enter__(self):
+        self._saved.append(_current[0])
+        _current[0] = self.id
+        return self
+
+    def __exit__(self, *exc):
+        _current[0] = self._saved.pop()
+        return False
+
+    def synchronize(self):
+        pass
+
+    def __eq__(self, other):
+        return isinstance(other, Device) and other.id == self.id
+
+    def __hash__(self):
+        return hash(("Device", self.id))
+
+    def __repr__(self):
+        return f"<CUDA Device {self.id}>"
+
+
+class ndarray:
+    """A stand-in CUDA array."""
+
+    __slots__ = ("_a", "_device")
+    __array_priority__ = 100
+
+    def __init__(self, data, device: int):
+        self._a = data
+        self._device = device
+
+    # ---------------------------------------------------------------- NumPy refuses it
+    def __array__(self, *args, **kwargs):
+        raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use "
+                        "`.get()` to construct a NumPy array explicitly.")
+
+    # NumPy functions and ufuncs dispatch to CuPy's own (NEP 13/18), as on CuPy: they take
+    # device arrays only, so a NumPy array among the inputs still raises
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if "out" in kwargs:
+            kwargs["out"] = tuple(_unwrap(o) for o in kwargs["out"])
+        return _call(getattr(ufunc, method), inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return _call(func, args, kwargs)
+
+    # ---------------------------------------------------------------- CuPy's own API
+    @property
+    def device(self) -> Device:
+        return Device(self._device)
+
+    def get(self, stream=None, order="C", out=None):
+        return np.array(self._a, copy=True)
+
+    def __repr__(self):
+        return repr(self._a).replace("array(", "stand-in array(")
+
+    def __str__(self):
+        return str(self._a)
+
+    def __len__(self):
+        return len(self._a)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __bool__(self):
+        return bool(self._a)
+
+    def __float__(self):
+        return float(self._a)
+
+    def __int__(self):
+        return int(self._a)
+
+    def __complex__(self):
+        return complex(self._a)
+
+    def __index__(self):
+        return operator.index(self._a.item())
+
+    def __getitem__(self, key):
+        return _wrap(self._a[_index(key)], self._device)
+
+    def __setitem__(self, key, value):
+        self._a[_index(key)] = _value(value)
+
+    def __setattr__(self, name, value):
+        if name in ndarray.__slots__:
+            object.__setattr__(self, name, value)
+        else:  # view.shape = ... reshapes in place, as on CuPy
+            setattr(self._a, name, value)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):  # __array_interface__ and friends would hand NumPy the data
+            raise AttributeError(name)
+        attr = getattr(self._a, name)
+        if not callable(attr):
+            return _wrap(attr, self._device) if name in ("T", "real", "imag", "mT") else attr
+        device = self._device
+
+        def method(*args, **kwargs):
+            if name in ("tolist", "item"):
+                return attr(*args, **kwargs)
+            return _wrap(attr(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()}),
+                         device)
+        return method
+
+    def __reduce__(self):
+        return (_rebuild, (self._a, self._device))
+
+
+def _rebuild(data, device):
+    return ndarray(data, device)
+
+
+def _index(key):
+    # CuPy takes host index arrays and lists, converting them to the device
+    if type(key) is ndarray:
+        return key._a
+    if isinstance(key, tuple):
+        return tuple(k._a if type(k) is ndarray else k for k in key)
+    return key
+
+
+def _value(value):
+    return value._a if type(value) is ndarray else value
+
+
+def _binary(name):
+    def op(self, other):
+        if isinstance(other, np.ndarray):
+            _refuse(repr(type(other)))
+        result = getattr(self._a, name)(_value(other))
+        return NotImplemented if result is NotImplemented else _wrap(result, self._device)
+    op.__name__ = name
+    return op
+
+
+def _unary(name):
+    def op(self):
+        return _wrap(getattr(self._a, name)(), self._device)
+    op.__name__ = name
+    return op
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and",
+              "or", "xor", "lshift", "rshift", "divmod"):
+    for _form in ("__{}__", "__r{}__", "__i{}__"):
+        if _form == "__i{}__" and _name == "divmod":
+            continue
+        setattr(ndarray, _form.format(_name), _binary(_form.format(_name)))
+for _name in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"):
+    setattr(ndarray, _name, _binary(_name))
+for _name in ("__neg__", "__pos__", "__abs__", "__invert__"):
+    setattr(ndarray, _name, _unary(_name))
+ndarray.__hash__ = None  # type: ignore[assignment]
+
+
+# ----------------------------------------------------------------------------- functions
+def _call(function, args, kwargs):
+    return _wrap(function(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()}))
+
+
+class _Function:
+    def __init__(self, function):
+        self._function = function
+        self.__name__ = getattr(function, "__name__", "function")
+
+    def __call__(self, *args, **kwargs):
+        return _call(self._function, args, kwargs)
+
+    def __getattr__(self, name):  # ufunc methods: add.at, maximum.reduce, ...
+        return _Function(getattr(self._function, name))
+
+
+class _Namespace:
+    """A NumPy namespace seen as CuPy's: functions take and give stand-in arrays."""
+
+    def __init__(self, module, overrides=None):
+        self._module = module
+        self._overrides = overrides or {}
+
+    def __getattr__(self, name):
+        if name in self._overrides:
+            return self._overrides[name]
+        obj = getattr(self._module, name)
+        if obj is np.ndarray:
+            return ndarray
+        if isinstance(obj, types.ModuleType):
+            return _Namespace(obj)
+        if isinstance(obj, type) or not callable(obj):
+            return obj  # dtypes, scalar types, constants
+        return _Function(obj)
+
+
+def _to_device(value, dtype=None, copy=True, order="K", **_):
+    if type(value) is ndarray:
+        data = value._a if dtype is None else value._a.astype(dtype)
+        data = np.array(data, copy=True) if copy and data is value._a else data
+        return ndarray(data, _current[0])
+    if isinstance(value, (list, tuple)) and any(type(v) is ndarray for v in value):
+        value = type(value)(v.get() if type(v) is ndarray else v for v in value)
+    return ndarray(np.array(value, dtype=dtype, copy=True), _current[0])
+
+
+def _asarray(value, dtype=None, order=None, **_):
+    if type(value) is ndarray and (dtype is None or value.dtype == np.dtype(dtype)) \
+            and value._device == _current[0]:
+        return value
+    return _to_device(value, dtype)
+
+
+def _asnumpy(value, stream=None, **_):
+    return value.get() if type(value) is ndarray else np.asarray(value)
+
+
+def _ascontiguousarray(value, dtype=None):
+    return ndarray(np.ascontiguousarray(value._a if type(value) is ndarray else
+                                        _refuse(repr(type(value))), dtype=dtype),
+                   _current[0])
+
+
+class _MemoryPool:
+    def used_bytes(self):
+        return 0
+
+    def free_all_blocks(self):
+        pass
+
+
+class _RandomState:
+    def __init__(self, seed=None):
+        self._state = np.random.RandomState(seed % (2 ** 32) if seed is not None else None)
+
+    def __getattr__(self, name):
+        method = getattr(self._state, name)
+
+        def draw(*args, dtype=None, **kwargs):  # parameters may be device arrays
+            out = method(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()})
+            if dtype is not None and isinstance(out, (np.ndarray, np.generic)):
+                out = np.asarray(out).astype(dtype)
+            return _wrap(out)
+        return draw
+
+
+class _Runtime:
+    @staticmethod
+    def getDeviceCount():
+        return DEVICE_COUNT
+
+    @staticmethod
+    def getDevice():
+        return _current[0]
+
+    @staticmethod
+    def setDevice(index):
+        Device(index)  # validates
+        _current[0] = int(index)
+
+    @staticmethod
+    def getDeviceProperties(index):
+        return {"name": b"ember stand-in", "totalGlobalMem": 0}
+
+
+_cuda = types.SimpleNamespace(Device=Device, runtime=_Runtime(),
+                              Stream=lambda *a, **k: contextlib.nullcontext(),
+                              alloc_pinned_memory=lambda size: bytearray(size))
+
+cupy = _Namespace(np, {
+    "ndarray": ndarray, "asarray": _asarray, "array": _to_device, "asnumpy": _asnumpy,
+    "ascontiguousarray": _ascontiguousarray, "cuda": _cuda,
+    "get_default_memory_pool": lambda: _MemoryPool(),
+    "random": types.SimpleNamespace(RandomState=_RandomState),
+    "__name__": "ember.backend.standin.cupy",
+})
+
+cupyx = types.SimpleNamespace(
+    scatter_add=lambda a, i, v: np.add.at(a._a, _index(i), _value(v)),
+    scatter_max=lambda a, i, v: np.maximum.at(a._a, _index(i), _value(v)),
+    scatter_min=lambda a, i, v: np.minimum.at(a._a, _index(i), _value(v)),
+    errstate=lambda **kwargs: contextlib.nullcontext(),
+)
+
+
+def multiply_at(target, index, values) -> None:
+    np.multiply.at(target._a, _index(index), _value(values))
