@@ -507,7 +507,8 @@ def _replay_class(cls, xp, recording, device):
 
 
 def _rng_state():
-    return random.default_generator._rng.bit_generator.state
+    """The default CPU generator's state, to notice draws made during a trace."""
+    return bytes(random.default_generator.get_state()._data)
 
 
 # ---------------------------------------------------------------------- signatures

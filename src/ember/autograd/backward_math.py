@@ -112,7 +112,7 @@ class ArrayMath:
         return 1 / self.xp.sqrt(x)
 
     def sign(self, x):
-        if x.dtype.kind != "f":
+        if x.dtype.kind not in "fV":
             return self.xp.sign(x)
         return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)  # sign(nan) is 0
 

@@ -75,7 +75,7 @@ def _roots(tensors, grad_tensors, who: str, arrays: bool):
 def why_no_grad(t) -> str:
     """Which of the reasons applies when ``t`` has no graph to backpropagate through."""
     dtype = t._data.dtype
-    if dtype.kind not in "fc":
+    if dtype.kind not in "fcV":
         return (f"it has dtype {t.dtype} and only floating point and complex tensors can "
                 "require gradients; compute it from float tensors (e.g. x.float())")
     cut = t._cut or ("no_grad" if t._version_counter.no_grad else None)

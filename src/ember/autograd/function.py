@@ -484,7 +484,7 @@ def _apply_two(cls, a, b, kwargs):
     if type(result) is not _ndarray:
         result = _np.asarray(result)
     out = Tensor._make(result, CPU, False)
-    if recording and result.dtype.kind == "f" and id(result) not in ctx._non_differentiable:
+    if recording and result.dtype.kind in "fV" and id(result) not in ctx._non_differentiable:
         out._requires_grad = True
         out.grad_fn = ctx
         if ctx._to_save:

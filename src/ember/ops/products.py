@@ -262,7 +262,7 @@ class Addmm(Function):
     def forward(ctx, input, mat1, mat2, beta, alpha):
         ctx.save_for_backward(mat1, mat2)
         ctx.input_shape, ctx.factors = input.shape, (beta, alpha)
-        out = ctx.xp.matmul(mat1, mat2)
+        out = backend.matmul(ctx.xp, mat1, mat2)  # bfloat16 stays bfloat16
         if alpha != 1:
             out *= alpha
         if beta != 0:  # beta 0 ignores the input, its nan and inf included

@@ -873,17 +873,13 @@ def logcumsumexp(input, dim):
     tensor([0.0000e+00, 6.9315e-01, 1.0000e+03])
     """
     ensure_tensor(input, "logcumsumexp")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for "
-                           f"'{_TORCH_NAMES.get(input.dtype.name, input.dtype.name)}'")
+                                  f"'{input.dtype.scalar_name}'")
     d = _scan_dim(input, dim, "logcumsumexp")
     x, was_0d = _as_1d(input)
     out = LogCumSumExp.apply(x, d, False)
     return out.reshape(()) if was_0d else out
-
-
-_TORCH_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                "uint8": "Byte", "bool": "Bool"}
 
 
 class Cumprod(Function):
