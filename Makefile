@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -e '.[dev,examples,docs]'
+	$(PY) -m pip install --quiet -e '.[dev,examples,docs,benchmark]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -38,20 +38,20 @@ test-gpu:
 gpu-check:
 	PYTHONPATH=src python3 -m pytest -q -p no:cacheprovider -n 8 -k cuda tests
 	PYTHONPATH=src python3 bench/ops_overhead.py --device cuda --repeats 100
-	PYTHONPATH=src python3 bench/mlp_train.py --device cuda --steps 200
+	PYTHONPATH=src python3 bench/mlp_train.py --device cuda --repeats 7
 	PYTHONPATH=src python3 -m ember.utils.benchmark matmul --include-transfer
 
-# Side-by-side with PyTorch (installed in .venv by .ci/run, or pip install torch==2.13.0).
+# Side-by-side with PyTorch (installed in .venv by .ci/run, or pip install torch==2.13.0):
+# every bench/ workload at the default thread count and with one thread, written to
+# docs/benchmarks.md and docs/images/benchmarks.png.
 bench: $(STAMP)
-	$(PY) bench/ops_overhead.py
-	$(PY) bench/ops_overhead.py --threads 1
-	$(PY) bench/conv2d.py
-	$(PY) bench/mlp_train.py
-	$(PY) bench/mlp_train.py --threads 1
+	PYTHONPATH=src $(PY) bench/run_all.py
 
+# The same on a machine with a GPU, CuPy and PyTorch with CUDA: docs/benchmarks-gpu.md,
+# then the CPU-vs-GPU sweep of ember.utils.benchmark.
 bench-gpu:
-	PYTHONPATH=src python3 bench/ops_overhead.py --device cuda
-	PYTHONPATH=src python3 bench/mlp_train.py --device cuda
+	PYTHONPATH=src python3 bench/run_all.py --device cuda
+	PYTHONPATH=src python3 -m ember.utils.benchmark matmul --include-transfer
 
 # The site with the API reference from the docstrings (build/site); warnings fail it.
 docs: $(STAMP)

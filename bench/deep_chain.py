@@ -6,7 +6,7 @@ same run, same weights and data.
 
 Peak memory is measured alike for both libraries, each in a fresh process: the growth of
 the resident set (peak RSS less the RSS once the model and data exist) over the first
-pass.
+pass of the full model, after a pass of a 2-block model has paid the first-call costs.
 ember's own peak from tracemalloc (NumPy reports its buffers to it) is given too."""
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import _harness as h
 BLOCKS, WIDTH, BATCH = 152, 256, 32
 
 
-def model(lib):
+def model(lib, blocks=BLOCKS):
     nn = lib.nn
 
     class Block(nn.Module):
@@ -32,12 +32,12 @@ def model(lib):
         def forward(self, x):
             return x + lib.relu(self.linear(x)) * 0.1
 
-    return nn.Sequential(*[Block() for _ in range(BLOCKS)])
+    return nn.Sequential(*[Block() for _ in range(blocks)])
 
 
-def case_for(lib, np):
+def case_for(lib, np, blocks=BLOCKS):
     rng = np.random.default_rng(0)
-    net = model(lib)
+    net = model(lib, blocks)
     with lib.no_grad():
         for p in net.parameters():  # the same weights in both libraries
             p.copy_(lib.tensor((rng.standard_normal(tuple(p.shape)) * 0.05)
@@ -61,6 +61,7 @@ def memory(library: str) -> dict:
     """Peak memory of one pass for one library, measured in this (fresh) process."""
     import numpy as np
     lib = __import__(library)
+    case_for(lib, np, blocks=2)[0].step()  # first-call costs: lazy imports, kernels, pools
     case, _ = case_for(lib, np)
     base = _rss()  # the model, the data and the library's own start-up
     case.step()
