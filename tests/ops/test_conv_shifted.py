@@ -11,7 +11,10 @@ from ember.ops import conv as C
 
 from ..conftest import requires_torch
 
+# The shifted kernels are called directly on few channels; through F.conv* (the torch
+# comparison) the 32-channel case takes them, the others the im2col route.
 CASES = [  # (input shape, weight shape, padding, dilation)
+    ((2, 32, 6, 5), (3, 32, 3, 3), (1, 1), (1, 1)),
     ((2, 3, 9), (4, 3, 3), (1,), (1,)),
     ((2, 3, 7, 8), (5, 3, 3, 3), (1, 1), (1, 1)),
     ((1, 2, 9, 7), (3, 2, 3, 2), (0, 2), (2, 1)),
@@ -34,7 +37,7 @@ def test_shifted_kernels_match_im2col(x_shape, w_shape, padding, dilation):
     x = rng.standard_normal(x_shape)
     w = rng.standard_normal(w_shape)
     geo = _geometry(x_shape, w_shape, padding, dilation)
-    assert C._shifted(geo)
+    assert C._shifted(geo, C.SHIFTED_MIN_CHANNELS)
     keep: list = []
     y = C._conv_shifted(np, x, w, geo, keep)
     # the im2col route: the same sum written as one GEMM over the im2col matrix
@@ -50,9 +53,12 @@ def test_shifted_kernels_match_im2col(x_shape, w_shape, padding, dilation):
 
 
 def test_strided_and_grouped_take_the_im2col_route():
+    many = C.SHIFTED_MIN_CHANNELS
     assert not C._shifted(_geometry((1, 2, 5, 5), (2, 2, 3, 3), (1, 1), (1, 1))._replace(
-        stride=(2, 1)))
-    assert not C._shifted(_geometry((1, 2, 5, 5), (2, 1, 3, 3), (1, 1), (1, 1), groups=2))
+        stride=(2, 1)), many)
+    assert not C._shifted(_geometry((1, 2, 5, 5), (2, 1, 3, 3), (1, 1), (1, 1), groups=2),
+                          many)
+    assert not C._shifted(_geometry((1, 2, 5, 5), (2, 2, 3, 3), (1, 1), (1, 1)), many - 1)
 
 
 def test_empty_batch():

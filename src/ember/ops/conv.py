@@ -4,7 +4,7 @@ strided windows and matrix products.
 Three array kernels share one geometry (``_Geometry``: the spatial size of the
 convolution's input, kernel, stride, padding on each side, dilation, groups, output size):
 
-- ``_conv``: with stride 1 and one group, one matrix product per kernel offset over the
+- ``_conv``: with stride 1, one group and 32 or more input channels, one matrix product per kernel offset over the
   zero-padded, channels-last input, each reading a shifted contiguous view (no im2col
   copy; ``_conv_shifted``); otherwise im2col (one strided-window view, one copy) and one
   matmul over the whole batch (one GEMM per group),
@@ -133,9 +133,16 @@ def _col2im(xp, col, lead: tuple, geo: _Geometry):
     return padded[(Ellipsis,) + inner]
 
 
-def _shifted(geo: _Geometry) -> bool:
-    """True when the convolution runs as shifted products (stride 1, one group)."""
-    return geo.groups == 1 and all(st == 1 for st in geo.stride)
+# Below this many input channels the per-offset products are too thin for BLAS to run
+# well (one input channel makes them outer products), and im2col's copy is small.
+SHIFTED_MIN_CHANNELS = 32
+
+
+def _shifted(geo: _Geometry, channels: int) -> bool:
+    """True when the convolution runs as shifted products (stride 1, one group, enough
+    input channels)."""
+    return (geo.groups == 1 and channels >= SHIFTED_MIN_CHANNELS
+            and all(st == 1 for st in geo.stride))
 
 
 def _channels_last(xp, x, geo: _Geometry):
@@ -211,7 +218,7 @@ def _conv(xp, x, w, geo: _Geometry, keep: list | None = None):
     call stays efficient where many small ones (one per sample) stall on thread start-up.
     With ``keep`` (a list), the im2col matrix is appended to it for the weight gradient.
     """
-    if _shifted(geo):
+    if _shifted(geo, x.shape[1]):
         return _conv_shifted(xp, x, w, geo, keep)
     batch = x.shape[0]
     g = geo.groups
@@ -269,7 +276,7 @@ def _conv_transpose(xp, y, w, geo: _Geometry):
 def _conv_weight(xp, x, y, geo: _Geometry, kernel_shape, col=None):
     """The adjoint of ``_conv`` in w: w[o, c, k] = sum_{b, p} y[b, o, p] * x_padded[...].
     ``col`` is what the forward kept of x (its im2col matrix, or its padded rows)."""
-    if _shifted(geo):
+    if _shifted(geo, x.shape[1]):
         return _conv_weight_shifted(xp, x, y, geo, kernel_shape, col)
     batch = x.shape[0]
     g = geo.groups
