@@ -35,14 +35,16 @@ def model(lib, blocks=BLOCKS):
     return nn.Sequential(*[Block() for _ in range(blocks)])
 
 
-def case_for(lib, np, blocks=BLOCKS):
+def case_for(lib, np, blocks=BLOCKS, device="cpu"):
     rng = np.random.default_rng(0)
     net = model(lib, blocks)
     with lib.no_grad():
         for p in net.parameters():  # the same weights in both libraries
             p.copy_(lib.tensor((rng.standard_normal(tuple(p.shape)) * 0.05)
                                .astype(np.float32)))
-    x = lib.tensor(rng.standard_normal((BATCH, WIDTH)).astype(np.float32), requires_grad=True)
+    net = net.to(device)
+    x = lib.tensor(rng.standard_normal((BATCH, WIDTH)).astype(np.float32), device=device,
+                   requires_grad=True)
 
     def step():
         net.zero_grad()
@@ -86,23 +88,25 @@ def main() -> None:
     np, libs = h.load(args)
     cases, nets = {}, {}
     for name, lib in libs.items():
-        cases[name], nets[name] = case_for(lib, np)
+        cases[name], nets[name] = case_for(lib, np, device=args.device)
         cases[name] = {"deep_chain fwd+bwd": cases[name]}
-    extra = {}
-    for name in libs:
+    extra: dict = {name: {} for name in libs}
+    for name in libs if args.device == "cpu" else ():  # host memory only
         result = subprocess.run([sys.executable, __file__, "--memory", name],
                                 capture_output=True, text=True, check=True)
         extra[name] = json.loads(result.stdout.strip().splitlines()[-1])
     for name in libs:
         cases[name]["deep_chain fwd+bwd"].extra = extra[name]
     rows = h.main("deep_chain", f"{BLOCKS} residual blocks, width {WIDTH}, batch {BATCH}, "
-                  "forward+backward", args, cases, extra=extra)
-    print("\npeak memory of one pass (RSS growth, MiB): "
-          + ", ".join(f"{n} {extra[n]['rss_growth_mb']:.1f}" for n in libs)
-          + f"; ember tracemalloc peak {extra['ember']['tracemalloc_peak_mb']:.1f} MiB")
+                  "forward+backward", args, cases, extra=extra,
+                  sync=h.sync_for(libs, args.device))
+    if args.device == "cpu":
+        print("\npeak memory of one pass (RSS growth, MiB): "
+              + ", ".join(f"{n} {extra[n]['rss_growth_mb']:.1f}" for n in libs)
+              + f"; ember tracemalloc peak {extra['ember']['tracemalloc_peak_mb']:.1f} MiB")
     if "torch" in nets:  # same weights: the gradients must agree
-        e = [p.grad.numpy() for p in nets["ember"].parameters()][0]
-        t = [p.grad.numpy() for p in nets["torch"].parameters()][0]
+        e = next(iter(nets["ember"].parameters())).grad.cpu().numpy()
+        t = next(iter(nets["torch"].parameters())).grad.cpu().numpy()
         np.testing.assert_allclose(e, t, rtol=1e-3, atol=1e-4)
     return rows
 
