@@ -59,6 +59,16 @@ def _rss() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def _peak_rss() -> int:
+    """This address space's peak RSS (VmHWM). Not ru_maxrss: that one carries over the
+    parent's peak through fork and exec."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def memory(library: str) -> dict:
     """Peak memory of one pass for one library, measured in this (fresh) process."""
     import numpy as np
@@ -67,7 +77,7 @@ def memory(library: str) -> dict:
     case, _ = case_for(lib, np)
     base = _rss()  # the model, the data and the library's own start-up
     case.step()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak = _peak_rss()
     out = {"rss_growth_mb": max(peak - base, 0) / 2**20}
     if library == "ember":
         import tracemalloc
