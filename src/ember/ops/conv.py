@@ -4,10 +4,10 @@ strided windows and matrix products.
 Three array kernels share one geometry (``_Geometry``: the spatial size of the
 convolution's input, kernel, stride, padding on each side, dilation, groups, output size):
 
-- ``_conv``: with stride 1, one group and 32 or more input channels, one matrix product per kernel offset over the
-  zero-padded, channels-last input, each reading a shifted contiguous view (no im2col
-  copy; ``_conv_shifted``); otherwise im2col (one strided-window view, one copy) and one
-  matmul over the whole batch (one GEMM per group),
+- ``_conv``: with stride 1, one group and 32 or more input channels, one matrix product
+  per kernel offset over the zero-padded, channels-last input, each reading a shifted
+  contiguous view (no im2col copy; ``_conv_shifted``); otherwise im2col (one
+  strided-window view, one copy) and one matmul over the whole batch (one GEMM per group),
 - ``_conv_transpose``: the adjoint of ``_conv`` in its input: one matmul, then col2im
   (a loop over the handful of kernel offsets, each one strided add),
 - ``_conv_weight``: the adjoint of ``_conv`` in its weight: one product per kernel offset
