@@ -623,7 +623,9 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     input (B, C, H, W) or (C, H, W); weight (O, C/groups, kh, kw); stride, padding,
     dilation an int or a pair; padding also 'valid' or 'same' (stride 1; odd totals put the
     extra zero at the end, as PyTorch does). Time O(B * H_out * W_out * C * kh * kw * O /
-    groups) as one GEMM; extra memory O(B * H_out * W_out * C * kh * kw) (im2col). Backward
+    groups). Stride 1, one group and 32 or more input channels: one GEMM per kernel offset
+    over shifted views of the padded channels-last input, extra memory O(B * H * W * C);
+    otherwise one GEMM over im2col, extra memory O(B * H_out * W_out * C * kh * kw). Backward
     is a transposed convolution (input) and a convolution of input with the gradient
     (weight), so gradients of gradients work.
 
