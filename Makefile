@@ -9,7 +9,7 @@ DEMO_STAMP := $(VENV)/.installed-demo
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -e '.[dev,examples,docs]'
+	$(PY) -m pip install --quiet -e '.[dev,examples,docs,benchmark]'
 	touch $(STAMP)
 
 # The tour needs only the light extras, so a fresh clone starts it quickly.
@@ -51,17 +51,17 @@ test-standin: $(STAMP)
 	EMBER_TEST_STANDIN=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 \
 		-p no:cacheprovider -k cuda tests
 
-# Side-by-side with PyTorch (installed in .venv by .ci/run, or pip install torch==2.13.0).
+# Side-by-side with PyTorch (installed in .venv by .ci/run, or pip install torch==2.13.0):
+# every bench/ workload at the default thread count and with one thread, written to
+# docs/benchmarks.md and docs/images/benchmarks.png.
 bench: $(STAMP)
-	$(PY) bench/ops_overhead.py
-	$(PY) bench/ops_overhead.py --threads 1
-	$(PY) bench/conv2d.py
-	$(PY) bench/mlp_train.py
-	$(PY) bench/mlp_train.py --threads 1
+	PYTHONPATH=src $(PY) bench/run_all.py
 
+# The same on a machine with a GPU, CuPy and PyTorch with CUDA: docs/benchmarks-gpu.md,
+# then the CPU-vs-GPU sweep of ember.utils.benchmark.
 bench-gpu:
-	PYTHONPATH=src python3 bench/ops_overhead.py --device cuda
-	PYTHONPATH=src python3 bench/mlp_train.py --device cuda
+	PYTHONPATH=src python3 bench/run_all.py --device cuda
+	PYTHONPATH=src python3 -m ember.utils.benchmark matmul --include-transfer
 
 # The site with the API reference from the docstrings (build/site); warnings fail it.
 docs: $(STAMP)

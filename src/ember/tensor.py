@@ -230,6 +230,8 @@ class Tensor:
 
     @grad.setter
     def grad(self, value) -> None:
+        if _tracing.state.tracer is not None:  # a plain attribute write: not replayable
+            _tracing.unsupported("assigning .grad (use optimizer.zero_grad() in a compiled step)")
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError("assigned grad expected to be a Tensor or None but got "

@@ -4,11 +4,14 @@ strided windows and matrix products.
 Three array kernels share one geometry (``_Geometry``: the spatial size of the
 convolution's input, kernel, stride, padding on each side, dilation, groups, output size):
 
-- ``_conv``: im2col (one strided-window view, one copy) and one matmul over the whole
-  batch (one GEMM per group),
+- ``_conv``: with stride 1, one group and 32 or more input channels, one matrix product
+  per kernel offset over the zero-padded, channels-last input, each reading a shifted
+  contiguous view (no im2col copy; ``_conv_shifted``); otherwise im2col (one
+  strided-window view, one copy) and one matmul over the whole batch (one GEMM per group),
 - ``_conv_transpose``: the adjoint of ``_conv`` in its input: one matmul, then col2im
   (a loop over the handful of kernel offsets, each one strided add),
-- ``_conv_weight``: the adjoint of ``_conv`` in its weight: im2col and one matmul.
+- ``_conv_weight``: the adjoint of ``_conv`` in its weight: one product per kernel offset
+  over the same shifted views, or im2col and one matmul.
 
 The three Functions built on them are each other's backward, so gradients of any order
 are convolutions again (on arrays, the backward calls the kernels themselves; under
@@ -131,6 +134,84 @@ def _col2im(xp, col, lead: tuple, geo: _Geometry):
     return padded[(Ellipsis,) + inner]
 
 
+# Below this many input channels the per-offset products are too thin for BLAS to run
+# well (one input channel makes them outer products), and im2col's copy is small.
+SHIFTED_MIN_CHANNELS = 32
+
+
+def _shifted(geo: _Geometry, channels: int) -> bool:
+    """True when the convolution runs as shifted products (stride 1, one group, enough
+    input channels)."""
+    return (geo.groups == 1 and channels >= SHIFTED_MIN_CHANNELS
+            and all(st == 1 for st in geo.stride))
+
+
+def _channels_last(xp, x, geo: _Geometry):
+    """x (B, C, *size) zero-padded and channels-last, flattened to rows (B * padded, C)."""
+    padded = tuple(s + a + b for s, a, b in zip(geo.size, geo.pad_lo, geo.pad_hi))
+    channels = x.shape[1]
+    flat = xp.zeros((x.shape[0],) + padded + (channels,), dtype=x.dtype)
+    inner = tuple(slice(a, a + s) for a, s in zip(geo.pad_lo, geo.size))
+    flat[(slice(None),) + inner + (slice(None),)] = xp.moveaxis(x, 1, -1)
+    return flat.reshape(-1, channels)
+
+
+def _shifts(geo: _Geometry) -> tuple[list, int]:
+    """Row offsets of each kernel offset in the flattened padded grid, and the number of
+    rows every shifted view can read."""
+    padded = tuple(s + a + b for s, a, b in zip(geo.size, geo.pad_lo, geo.pad_hi))
+    row = [math.prod(padded[d + 1:]) for d in range(len(padded))]
+    shifts = [sum(o * dl * r for o, dl, r in zip(offset, geo.dilation, row))
+              for offset in itertools.product(*(range(k) for k in geo.kernel))]
+    return shifts, math.prod(padded)
+
+
+def _conv_shifted(xp, x, w, geo: _Geometry, keep: list | None = None):
+    """Stride-1 convolution as one matrix product per kernel offset: output row r (a
+    position of the padded grid) is sum_k x_rows[r + shift_k] @ w_k, each product reading
+    a contiguous shifted view, so no im2col copy is made. Rows whose window leaves the
+    grid are computed and dropped. With ``keep``, the padded rows are kept for dw."""
+    batch = x.shape[0]
+    out_channels = w.shape[0]
+    flat = _channels_last(xp, x, geo)                          # (B * padded, C)
+    if keep is not None:
+        keep.append(flat)
+    shifts, grid = _shifts(geo)
+    n = max(flat.shape[0] - shifts[-1], 0)
+    taps = xp.ascontiguousarray(w.reshape(out_channels, w.shape[1], -1).transpose(2, 1, 0))
+    y = xp.empty((flat.shape[0], out_channels), dtype=xp.result_type(flat, taps))
+    y[n:] = 0
+    xp.matmul(flat[shifts[0]:shifts[0] + n], taps[0], out=y[:n])
+    if len(shifts) > 1:
+        part = xp.empty((n, out_channels), dtype=y.dtype)
+        for k in range(1, len(shifts)):
+            xp.matmul(flat[shifts[k]:shifts[k] + n], taps[k], out=part)
+            y[:n] += part
+    padded = tuple(s + a + b for s, a, b in zip(geo.size, geo.pad_lo, geo.pad_hi))
+    y = y.reshape((batch,) + padded + (out_channels,))
+    y = y[(slice(None),) + tuple(slice(0, o) for o in geo.out)]
+    return xp.ascontiguousarray(xp.moveaxis(y, -1, 1))
+
+
+def _conv_weight_shifted(xp, x, y, geo: _Geometry, kernel_shape, flat=None):
+    """The weight gradient of ``_conv_shifted``: dw_k = x_rows[shift_k:]^T @ dy_rows, with
+    dy placed on the padded grid (zeros where no window starts)."""
+    if flat is None:
+        flat = _channels_last(xp, x, geo)
+    batch, out_channels = y.shape[:2]
+    padded = tuple(s + a + b for s, a, b in zip(geo.size, geo.pad_lo, geo.pad_hi))
+    grid = xp.zeros((batch,) + padded + (out_channels,), dtype=y.dtype)
+    grid[(slice(None),) + tuple(slice(0, o) for o in geo.out)] = xp.moveaxis(y, 1, -1)
+    shifts, _ = _shifts(geo)
+    n = max(flat.shape[0] - shifts[-1], 0)
+    rows = grid.reshape(-1, out_channels)[:n]
+    taps = xp.empty((len(shifts), flat.shape[1], out_channels),
+                    dtype=xp.result_type(flat, rows))
+    for k, shift in enumerate(shifts):
+        xp.matmul(flat[shift:shift + n].T, rows, out=taps[k])
+    return xp.ascontiguousarray(taps.transpose(2, 1, 0)).reshape(kernel_shape)
+
+
 def _conv(xp, x, w, geo: _Geometry, keep: list | None = None):
     """y[b, o, p] = sum_{c, k} w[o, c, k] * x_padded[b, group(o) c, p * stride + k * dil].
 
@@ -138,6 +219,8 @@ def _conv(xp, x, w, geo: _Geometry, keep: list | None = None):
     call stays efficient where many small ones (one per sample) stall on thread start-up.
     With ``keep`` (a list), the im2col matrix is appended to it for the weight gradient.
     """
+    if _shifted(geo, x.shape[1]):
+        return _conv_shifted(xp, x, w, geo, keep)
     batch = x.shape[0]
     g = geo.groups
     out_channels = w.shape[0]
@@ -193,7 +276,9 @@ def _conv_transpose(xp, y, w, geo: _Geometry):
 
 def _conv_weight(xp, x, y, geo: _Geometry, kernel_shape, col=None):
     """The adjoint of ``_conv`` in w: w[o, c, k] = sum_{b, p} y[b, o, p] * x_padded[...].
-    ``col`` is x's im2col matrix when the forward kept it."""
+    ``col`` is what the forward kept of x (its im2col matrix, or its padded rows)."""
+    if _shifted(geo, x.shape[1]):
+        return _conv_weight_shifted(xp, x, y, geo, kernel_shape, col)
     batch = x.shape[0]
     g = geo.groups
     out_channels = y.shape[1]
@@ -539,7 +624,9 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     input (B, C, H, W) or (C, H, W); weight (O, C/groups, kh, kw); stride, padding,
     dilation an int or a pair; padding also 'valid' or 'same' (stride 1; odd totals put the
     extra zero at the end, as PyTorch does). Time O(B * H_out * W_out * C * kh * kw * O /
-    groups) as one GEMM; extra memory O(B * H_out * W_out * C * kh * kw) (im2col). Backward
+    groups). Stride 1, one group and 32 or more input channels: one GEMM per kernel offset
+    over shifted views of the padded channels-last input, extra memory O(B * H * W * C);
+    otherwise one GEMM over im2col, extra memory O(B * H_out * W_out * C * kh * kw). Backward
     is a transposed convolution (input) and a convolution of input with the gradient
     (weight), so gradients of gradients work.
 

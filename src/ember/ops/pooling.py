@@ -216,15 +216,51 @@ def _pool_geometry(op, size, kernel_size, stride, padding, dilation, ceil_mode, 
 
 
 # ----------------------------------------------------------------------------- max pooling
+def _tiles(geo: _Geometry) -> bool:
+    """True when the windows tile the input exactly (stride = kernel, no padding or
+    dilation, sizes divisible): the common pooling layer, which needs no per-offset scan."""
+    return (not any(geo.pad_lo) and not any(geo.pad_hi) and all(d == 1 for d in geo.dilation)
+            and geo.stride == geo.kernel
+            and all(o * k == s for o, k, s in zip(geo.out, geo.kernel, geo.size)))
+
+
+def _tiled_max_indices(xp, x, geo: _Geometry, lead: tuple, places: list):
+    """``_max_pool_indices`` for tiling windows: one copy of x with each window's elements
+    last, one argmax (the first maximum, as PyTorch's scan keeps it; where a window holds
+    NaN, its last NaN, as the scan ends on it)."""
+    n = len(geo.kernel)
+    split = lead + tuple(v for o, k in zip(geo.out, geo.kernel) for v in (o, k))
+    depth = len(lead)
+    order = (tuple(range(depth)) + tuple(depth + 2 * i for i in range(n))
+             + tuple(depth + 2 * i + 1 for i in range(n)))
+    windows = x.reshape(split).transpose(order).reshape(lead + geo.out + (-1,))
+    chosen = windows.argmax(axis=-1)
+    nan = xp.isnan(windows)
+    if bool(nan.any()):
+        last = windows.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1)
+        chosen = xp.where(nan.any(axis=-1), last, chosen)
+    # window offset -> flat offset in the plane; window start -> flat position
+    delta = np.zeros(1, dtype=np.int64)
+    base = np.zeros((1,) * n, dtype=np.int64)
+    for i in range(n):
+        delta = (delta[:, None] + np.arange(geo.kernel[i]) * places[i]).ravel()
+        shape = (-1,) + (1,) * (n - 1 - i)
+        base = base + (np.arange(geo.out[i]) * geo.kernel[i] * places[i]).reshape(shape)
+    indices = xp.asarray(base) + xp.asarray(delta)[chosen]
+    return indices, xp.zeros(indices.shape, dtype=bool)
+
+
 def _max_pool_indices(xp, x, geo: _Geometry):
     """Per-plane flat indices (int64, shape lead + out) of each window's maximum, with
     PyTorch's scan: a later element wins if it is greater or NaN; a window of only -inf
     (or only padding) gives its first position past the padding and is flagged in the
     second result. One pass per kernel offset over output-sized arrays."""
     n = len(geo.kernel)
-    padded = _pad(xp, x, geo.pad_lo, geo.pad_hi, -np.inf)
     lead = x.shape[:x.ndim - n]
     places = [math.prod(geo.size[i + 1:]) for i in range(n)]
+    if _tiles(geo):
+        return _tiled_max_indices(xp, x, geo, lead, places)
+    padded = _pad(xp, x, geo.pad_lo, geo.pad_hi, -np.inf)
     best = xp.full(lead + geo.out, -np.inf, dtype=x.dtype)
     chosen = xp.full(lead + geo.out, -1, dtype=np.int64)     # offset within the window
     for offset in itertools.product(*(range(k) for k in geo.kernel)):
