@@ -69,12 +69,7 @@ def _to_torch_cast(value, dtype):
 
 # PyTorch's einsum multiplies and sums a pair whose labels broadcast from size 1 instead of
 # calling bmm; ember does not follow its pairing plan.
-KNOWN = {("einsum", "size-1 broadcast"),
-         # inner is composed of matmul, which the region casts; PyTorch's inner is not
-         # listed, so it stays float32
-         ("inner", "vectors"),
-         # copysign with a Python number widens bfloat16 through NumPy; PyTorch keeps it
-         ("copysign", "number")}
+KNOWN = {("einsum", "size-1 broadcast")}
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -173,6 +173,8 @@ def _autocast_call(name, function, args, kwargs):
             else dtypes.float32
     elif policy == "promote":
         to = _widest(args, kwargs, device_type, target)
+    elif policy == "keep":
+        to = None
     else:
         raise AssertionError(f"unknown autocast policy {policy!r}")
     if to is not None:

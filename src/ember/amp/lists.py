@@ -91,9 +91,18 @@ def _cpu_einsum(args, kwargs):
                                         and len(args[1]) > 1) else None
 
 
+def _cpu_inner(args, kwargs):
+    # PyTorch's inner of two vectors is a dot, which CPU autocast leaves alone; ember
+    # builds it from a matmul, so it runs as it is ("keep": autocast off inside). Higher
+    # dimensions go through matmul in PyTorch too.
+    return "keep" if len(args) == 2 and all(getattr(a, "ndim", 0) <= 1 for a in args) \
+        else None
+
+
 CONDITIONAL = {
     "cpu": {
         "einsum": _cpu_einsum,
+        "inner": _cpu_inner,
         _NN + "pad": _cpu_pad,
         _NN + "max_pool3d": _cpu_max_pool3d,
         _NN + "local_response_norm": _cpu_local_response_norm,

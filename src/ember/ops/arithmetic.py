@@ -582,7 +582,7 @@ def copysign(input, other):
     """
     if isinstance(other, (int, float)) and not isinstance(other, bool):
         ensure_tensor(input, "copysign")
-        a = input if input._data.dtype.kind == "f" else input.to(dtypes.get_default_dtype())
+        a = input if input._data.dtype.kind in "fV" else input.to(dtypes.get_default_dtype())
         return Copysign.apply(a, float(other))
     a, b = _tensor_operands(input, other, "copysign", to_float=True)
     return _binary(Copysign, a, b, "copysign")

@@ -324,7 +324,7 @@ def _max_pool(n, op, input, kernel_size, stride, padding, dilation, ceil_mode, r
     geo = _pool_geometry(op, size, kernel_size, stride, padding, dilation, ceil_mode, n,
                          "effective kernel size")
     # integers find their maxima as float64 (exact below 2 ** 53) and keep their dtype
-    search = input.detach() if input._data.dtype.kind == "f" else input.detach().double()
+    search = input.detach() if input._data.dtype.kind in "fV" else input.detach().double()
     indices, empty = _MaxPoolIndices.apply(search, geo)
     values = _MaxPoolGather.apply(input, indices, empty, n, _non_overlapping(geo))
     if values.grad_fn is not None:

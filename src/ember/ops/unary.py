@@ -84,7 +84,7 @@ def _sign(x):
     """PyTorch's sign: ``(0 < x) - (x < 0)``, so sign(nan) is 0."""
     if x.dtype == np.bool_:
         return x.copy()
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         return backend.xp_of(x).sign(x)
     return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
 
