@@ -836,11 +836,14 @@ class LogCumSumExp(Function):
         accumulate = getattr(xp.logaddexp, "accumulate", None)
         if accumulate is not None:
             out = accumulate(data, axis=dim, dtype=x.dtype)
-        else:  # shift by the largest value so no exp overflows
-            peak = xp.max(data, axis=dim, keepdims=True) if data.size else data
-            peak = xp.where(xp.isfinite(peak), peak, 0)
-            with np.errstate(divide="ignore"):
-                out = xp.log(xp.cumsum(xp.exp(data - peak), axis=dim)) + peak
+        else:  # no ufunc.accumulate (CuPy): the same running logaddexp, one step at a time
+            moved = xp.moveaxis(data, dim, 0)
+            out = xp.empty_like(moved)
+            if moved.shape[0]:
+                out[0] = moved[0]
+                for i in range(1, moved.shape[0]):
+                    out[i] = xp.logaddexp(out[i - 1], moved[i])
+            out = xp.moveaxis(out, 0, dim)
         out = xp.flip(out, dim).copy() if reverse else out
         ctx.save_for_backward(x, out)
         return out.astype(x.dtype, copy=False)
