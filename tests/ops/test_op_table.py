@@ -97,12 +97,12 @@ def test_gradcheck(name, index, device):
                                     atol=1e-5, rtol=1e-3)
 
 
-@pytest.mark.parametrize("name,index,device", _cases(lambda info: info.gradgrad))
 # Double backward that differs on the CUDA path (found on the CuPy stand-in; not yet
 # explained, so it is marked rather than hidden).
 KNOWN_CUDA_GRADGRAD = {"logcumsumexp"}
 
 
+@pytest.mark.parametrize("name,index,device", _cases(lambda info: info.gradgrad))
 def test_gradgradcheck(name, index, device):
     info = OPS[name]
     if device == "cuda" and name in KNOWN_CUDA_GRADGRAD:
