@@ -22,7 +22,7 @@ demo: $(DEMO_STAMP)
 	$(PY) -m ember
 
 test: $(STAMP)
-	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n 2
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadgroup
 
 # ruff (lint and import order, 100 columns) everywhere; mypy on the engine and the backend.
 lint: $(STAMP)
@@ -34,7 +34,7 @@ lint: $(STAMP)
 # PIP_INDEX_URL=https://download.pytorch.org/whl/cpu make test-oracle
 test-oracle: $(STAMP)
 	$(PY) -m pip install --quiet torch==2.13.0
-	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n 2
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadgroup
 
 # On a machine with a GPU and CuPy already installed (no network needed).
 test-gpu:

@@ -9,6 +9,10 @@ import pytest
 
 from .launch import output, run_ranks
 
+# Each test starts 2-4 MPI processes with timeouts: keep them on one worker, so two such
+# jobs never compete for the two cores.
+pytestmark = pytest.mark.xdist_group("mpi")
+
 
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_every_collective_and_op(ranks):
