@@ -19,6 +19,7 @@ import numpy as np
 from . import backend, dtypes, grad_mode, random, tracing
 from .autograd.anomaly import is_anomaly_enabled
 from .autograd.backward_math import array_math
+from .autograd.engine import dependencies
 from .autograd.function import AccumulateGrad, accumulator_of
 from .tensor import Tensor
 
@@ -196,7 +197,7 @@ class _Held:
                 return None
             roots.append((node, t._output_nr, grad))
         root_nodes = [n for n, _, _ in roots]
-        deps = _dependencies(root_nodes)
+        deps = dependencies(root_nodes)
         buffers = {}
 
         def buffer(node, nr):
@@ -472,23 +473,6 @@ def _accumulate(variable, grad, stored):
     else:
         current._data += grad
         current._version_counter.value += 1
-
-
-def _dependencies(root_nodes):
-    deps = {}
-    seen = set(root_nodes)
-    stack = list(seen)
-    while stack:
-        node = stack.pop()
-        for edge in node._edges:
-            if edge is None:
-                continue
-            child = edge[0]
-            deps[child] = deps.get(child, 0) + 1
-            if child not in seen:
-                seen.add(child)
-                stack.append(child)
-    return deps
 
 
 _REPLAY_CLASSES: dict = {}

@@ -99,7 +99,7 @@ def _ones_like(t):
         return backend.cuda.cupy().ones(t._data.shape, t._data.dtype)
 
 
-def _dependencies(root_nodes):
+def dependencies(root_nodes):
     """How many edges point at each node reachable from the roots."""
     deps = {}
     seen = set(root_nodes)
@@ -152,7 +152,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     arrays = not create_graph
     roots, root_grads, given = _roots(tensors, grad_tensors, who, arrays)
     root_nodes = [n for n, _ in roots]
-    deps = _dependencies(root_nodes)
+    deps = dependencies(root_nodes)
 
     # What to capture: (node, output_nr) -> position in inputs.
     capture = {}
