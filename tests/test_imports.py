@@ -97,19 +97,15 @@ def _package_of(module: str) -> str:
     return ".".join(parts[:2]) if len(parts) > 1 else module
 
 
-# What is left of the private imports across packages: the in-place helper and the
-# function table that tensor.py still owns until the registry binds every method (in-place
-# forms and operators included), and a few helpers. This list may only shrink.
+# What is left of the private imports across packages: the function table that tensor.py
+# owns, and a few helpers. This list may only shrink.
 KNOWN_PRIVATE = {
     ("autograd/backward_math.py", "_in_float64"), ("creation.py", "_legacy_type_name"),
     ("nn/modules/container.py", "_legacy_type_name"), ("nn/modules/module.py", "_parse_to"),
-    ("nn/parameter.py", "_VersionCounter"), ("ops/activations.py", "_inplace"),
-    ("ops/arithmetic.py", "_F"), ("ops/arithmetic.py", "_inplace"),
-    ("ops/indexing.py", "_check_writable"), ("ops/indexing.py", "_inplace"),
-    ("ops/neural.py", "_inplace"), ("ops/products.py", "_inplace"), ("ops/registry.py", "_F"),
+    ("nn/parameter.py", "_VersionCounter"), ("ops/arithmetic.py", "_F"),
+    ("ops/indexing.py", "_check_writable"), ("ops/registry.py", "_F"),
     ("ops/sampling.py", "_device"), ("ops/sampling.py", "_dtype_or_default"),
     ("ops/sampling.py", "_finish"), ("ops/sampling.py", "_shape"),
-    ("ops/sampling.py", "_inplace"), ("ops/scatter.py", "_inplace"),
 }
 
 

@@ -518,116 +518,10 @@ class Tensor:
         return self.mT
 
     # ----------------------------------------------------------------- operators
-    def __add__(self, other):
-        return _F["add"](self, other)
-
-    def __radd__(self, other):
-        return _F["add"](other, self)
-
-    def __iadd__(self, other):
-        return self.add_(other)
-
-    def __sub__(self, other):
-        return _F["sub"](self, other)
-
-    def __rsub__(self, other):
-        return _F["sub"](other, self)
-
-    def __isub__(self, other):
-        return self.sub_(other)
-
-    def __mul__(self, other):
-        return _F["mul"](self, other)
-
-    def __rmul__(self, other):
-        return _F["mul"](other, self)
-
-    def __imul__(self, other):
-        return self.mul_(other)
-
-    def __truediv__(self, other):
-        return _F["div"](self, other)
-
-    def __rtruediv__(self, other):
-        return _F["div"](other, self)
-
-    def __itruediv__(self, other):
-        return self.div_(other)
-
-    def __floordiv__(self, other):
-        return _F["floor_divide"](self, other)
-
-    def __rfloordiv__(self, other):
-        return _F["floor_divide"](other, self)
-
-    def __ifloordiv__(self, other):
-        return _inplace(self, _F["floor_divide"], other)
-
-    def __mod__(self, other):
-        return _F["remainder"](self, other)
-
-    def __rmod__(self, other):
-        return _F["remainder"](other, self)
-
-    def __imod__(self, other):
-        return _inplace(self, _F["remainder"], other)
-
-    def __pow__(self, other):
-        return _F["pow"](self, other)
-
-    def __rpow__(self, other):
-        return _F["pow"](other, self)
-
-    def __ipow__(self, other):
-        return _inplace(self, _F["pow"], other)
-
-    def __matmul__(self, other):
-        return _F["matmul"](self, other)
-
-    def __rmatmul__(self, other):
-        return _F["matmul"](other, self)
-
-    def __neg__(self):
-        return _F["neg"](self)
-
+    # The arithmetic, bitwise and ordering operators and the in-place forms are bound by
+    # the op registry with their ops (``register_op(operators=..., inplace=...)``).
     def __pos__(self):
         return self
-
-    def __abs__(self):
-        return _F["abs"](self)
-
-    def __invert__(self):
-        return _F["bitwise_not"](self)
-
-    def __and__(self, other):
-        return _F["bitwise_and"](self, other)
-
-    __rand__ = __and__
-
-    def __or__(self, other):
-        return _F["bitwise_or"](self, other)
-
-    __ror__ = __or__
-
-    def __xor__(self, other):
-        return _F["bitwise_xor"](self, other)
-
-    __rxor__ = __xor__
-
-    def __iand__(self, other):
-        return _inplace(self, _F["bitwise_and"], other)
-
-    def __ior__(self, other):
-        return _inplace(self, _F["bitwise_or"], other)
-
-    def __ixor__(self, other):
-        return _inplace(self, _F["bitwise_xor"], other)
-
-    def __lshift__(self, other):
-        return _F["bitwise_left_shift"](self, other)
-
-    def __rshift__(self, other):
-        return _F["bitwise_right_shift"](self, other)
 
     def __eq__(self, other):
         if other is None:
@@ -639,18 +533,6 @@ class Tensor:
             return True
         return _F["ne"](self, other)
 
-    def __lt__(self, other):
-        return _F["lt"](self, other)
-
-    def __le__(self, other):
-        return _F["le"](self, other)
-
-    def __gt__(self, other):
-        return _F["gt"](self, other)
-
-    def __ge__(self, other):
-        return _F["ge"](self, other)
-
     def __getitem__(self, index):
         return _F["_getitem"](self, index)
 
@@ -658,29 +540,6 @@ class Tensor:
         _inplace(self, _F["_index_put"], index, value)
 
     # ----------------------------------------------------------------- in-place ops
-    def add_(self, other, *, alpha=1):
-        return _inplace(self, _F["add"], other, alpha=alpha)
-
-    def sub_(self, other, *, alpha=1):
-        return _inplace(self, _F["sub"], other, alpha=alpha)
-
-    def mul_(self, other):
-        return _inplace(self, _F["mul"], other)
-
-    def div_(self, other, *, rounding_mode=None):
-        return _inplace(self, _F["div"], other, rounding_mode=rounding_mode)
-
-    def pow_(self, exponent):
-        return _inplace(self, _F["pow"], exponent)
-
-    def neg_(self):
-        return _inplace(self, _F["neg"])
-
-    def clamp_(self, min=None, max=None):
-        return _inplace(self, _F["clamp"], min, max)
-
-    clip_ = clamp_
-
     def zero_(self):
         """Set every element to 0 in place."""
         return _inplace(self, _F["_fill"], 0)
@@ -783,7 +642,7 @@ def _check_writable(self: Tensor) -> None:
             "before performing the operation.")
 
 
-def _inplace(self: Tensor, function, *args, **kwargs) -> Tensor:
+def apply_inplace(self: Tensor, function, *args, **kwargs) -> Tensor:
     """Run ``function(self, *args)`` out of place, write the result into self's memory and
     make self the output of that graph node. The shared version counter goes up, so any
     node that saved the old value will refuse to backward."""
@@ -830,6 +689,9 @@ def _inplace(self: Tensor, function, *args, **kwargs) -> Tensor:
     return self
 
 
+_inplace = apply_inplace
+
+
 def _snapshot_saved(node, counter) -> None:
     """The op about to be written in place may have saved the very tensor it overwrites
     (``y.pow_(2)`` saves y). Keep a copy of the old value for its backward, as PyTorch does,
@@ -837,14 +699,16 @@ def _snapshot_saved(node, counter) -> None:
     saved = node._saved
     if not saved:
         return
-    for i, item in enumerate(saved):
-        if type(item) is tuple and item[0]._version_counter is counter:
-            old = item[0]
+    saved = list(saved)  # flat (value, version) pairs
+    for i in range(0, len(saved), 2):
+        old = saved[i]
+        if saved[i + 1] is not None and old._version_counter is counter:
             copy = Tensor._make(old._data.copy(), old._device, old._requires_grad)
             copy.grad_fn, copy._output_nr = old.grad_fn, old._output_nr
             if old.grad_fn is None and old._requires_grad:
                 copy._accumulator = old._accumulator
-            saved[i] = (copy, 0)
+            saved[i:i + 2] = (copy, 0)
+    node._saved = tuple(saved)
 
 
 def tensor_or_none(value):

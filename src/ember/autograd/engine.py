@@ -104,13 +104,13 @@ def dependencies(root_nodes):
     deps = {}
     seen = set(root_nodes)
     stack = list(seen)
+    get = deps.get
     while stack:
         node = stack.pop()
-        for edge in node._edges:
-            if edge is None:
+        for child in node._next:
+            if child is None:
                 continue
-            child = edge[0]
-            deps[child] = deps.get(child, 0) + 1
+            deps[child] = get(child, 0) + 1
             if child not in seen:
                 seen.add(child)
                 stack.append(child)
@@ -125,16 +125,15 @@ def _needed(root_nodes, deps, targets):
     while ready:
         node = ready.pop()
         order.append(node)
-        for edge in node._edges:
-            if edge is None:
+        for child in node._next:
+            if child is None:
                 continue
-            child = edge[0]
             remaining[child] -= 1
             if remaining[child] == 0:
                 ready.append(child)
     needed = set()
     for node in reversed(order):
-        if node in targets or any(e is not None and e[0] in needed for e in node._edges):
+        if node in targets or any(c is not None and c in needed for c in node._next):
             needed.add(node)
     return needed
 
@@ -172,12 +171,10 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
         needed = None
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
+    # node -> its gradient (single-output nodes, the common case) or a list of them
     buffers = {}
     for (node, nr), g in zip(roots, root_grads):
-        buf = buffers.get(node)
-        if buf is None:
-            buf = buffers[node] = [None] * node._num_outputs
-        buf[nr] = g if buf[nr] is None else buf[nr] + g
+        _add_to_buffer(buffers, node, nr, g)
     ready = [n for n in dict.fromkeys(root_nodes) if deps.get(n, 0) == 0]
     # memory already handed out (the caller's gradients): copy before storing into .grad
     stored = {id(_owner(g._data, True) if arrays else _owner(g, False)) for g in given}
@@ -186,13 +183,16 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     previous = _state.enabled
     _state.enabled = create_graph
     pop_buffer = buffers.pop
+    get_buffer = buffers.get
     numpy_math = array_math(np)
     try:
         while ready:
             node = ready.pop()
             grads = pop_buffer(node, None)
-            edges = node._edges
+            children = node._next
             if grads is not None and (needed is None or node in needed):
+                if node._num_outputs == 1:
+                    grads = (grads,)
                 if node._hooked or anomaly or (arrays and not node.array_backward):
                     # hooks and user Functions see Tensors
                     if arrays:
@@ -211,7 +211,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                         _accumulate(node.variable, grads[0], create_graph, stored)
                     continue
                 if not accumulate and node in targets and \
-                        not any(e is not None and e[0] in needed for e in edges):
+                        not any(c is not None and c in needed for c in children):
                     continue  # the gradient we wanted is captured; nothing below matters
                 if on_tensors:
                     node.__dict__.pop("math", None)  # the class default: Tensors
@@ -230,31 +230,29 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     results = type(node).backward(node, *grads)
                     if type(results) is not tuple:
                         results = (results,)
-                    if len(results) != len(edges):
+                    if len(results) != len(children):
                         results = _fit_gradients(node, results)
                 if retain_graph:
                     node.__dict__.pop("math", None)  # later calls see Tensors again
-                else:
-                    node._release()
-                for edge, g in zip(edges, results):
-                    if edge is None:
+                elif node._saved:
+                    node._saved = ()
+                    node._freed = True
+                for child, nr, g in zip(children, node._nrs, results):
+                    if child is None:
                         continue
-                    child, nr = edge
                     if g is not None:
-                        buf = buffers.get(child)
-                        if buf is None:
-                            buf = buffers[child] = [None] * child._num_outputs
-                            buf[nr] = g
+                        if child._num_outputs == 1:
+                            previous_g = get_buffer(child)
+                            buffers[child] = g if previous_g is None else previous_g + g
                         else:
-                            buf[nr] = g if buf[nr] is None else buf[nr] + g
+                            _add_to_buffer(buffers, child, nr, g)
                     count = deps[child] - 1
                     deps[child] = count
                     if count == 0:
                         ready.append(child)
             else:  # nothing flows through this node: only release its children
-                for edge in edges:
-                    if edge is not None:
-                        child = edge[0]
+                for child in children:
+                    if child is not None:
                         count = deps[child] - 1
                         deps[child] = count
                         if count == 0:
@@ -277,6 +275,17 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     "graph. Set allow_unused=True if this is the desired behavior.")
         return tuple(captured)
     return None
+
+
+def _add_to_buffer(buffers, node, nr, g) -> None:
+    if node._num_outputs == 1:
+        previous = buffers.get(node)
+        buffers[node] = g if previous is None else previous + g
+        return
+    buf = buffers.get(node)
+    if buf is None:
+        buf = buffers[node] = [None] * node._num_outputs
+    buf[nr] = g if buf[nr] is None else buf[nr] + g
 
 
 def _owner(g, arrays: bool):

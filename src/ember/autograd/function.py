@@ -57,10 +57,20 @@ class _SavedOutput:
         self.requires_grad = tensor._requires_grad
 
 
-class Node:
-    """What the engine needs of a graph node: edges, a backward, hooks, a name."""
+# output_nr tuples of edges that all point at output 0 (the common case), shared
+_ZEROS = tuple((0,) * n for n in range(16))
 
-    _edges: tuple = ()
+
+class Node:
+    """What the engine needs of a graph node: edges, a backward, hooks, a name.
+
+    Edges are kept flat, one entry per forward argument: ``_next`` holds the node each
+    gradient flows to (None where none flows) and ``_nrs`` which output of that node it is.
+    Flat tuples keep the objects per node few, which keeps Python's cyclic garbage collector
+    cheap on graphs of many small nodes."""
+
+    _next: tuple = ()
+    _nrs: tuple = ()
     _num_outputs = 1
     _custom = False
     _hooked = False  # set once any hook is registered
@@ -73,6 +83,12 @@ class Node:
     def next_functions(self) -> tuple:
         """((node, output_nr) or (None, 0)) for each tensor input, as in PyTorch."""
         return tuple(edge if edge is not None else (None, 0) for edge in self._tensor_edges())
+
+    @property
+    def _edges(self) -> tuple:
+        """(node, output_nr) or None per forward argument."""
+        return tuple(None if node is None else (node, nr)
+                     for node, nr in zip(self._next, self._nrs))
 
     def _tensor_edges(self):
         return self._edges
@@ -138,6 +154,8 @@ def edge_of(tensor):
 class FunctionCtx(Node):
     """The ``ctx`` API: saving tensors, needs_input_grad, non-differentiable outputs."""
 
+    # Flat pairs (value, version): a Tensor and its version when saved; or, with None, a
+    # _SavedOutput (it keeps its own version), a constant array, or None.
     _saved: Any = ()
     _to_save = ()
     _freed = False
@@ -172,12 +190,15 @@ class FunctionCtx(Node):
                                f"{self.name()}.)")
         if self.math.arrays:
             return _saved_arrays(self)
+        saved = self._saved
         out = []
-        for item in self._saved:
-            if type(item) is tuple and item[0]._version_counter.value == item[1]:
-                out.append(item[0])  # an unchanged input: the common case
+        for i in range(0, len(saved), 2):
+            item = saved[i]
+            version = saved[i + 1]
+            if version is not None and item._version_counter.value == version:
+                out.append(item)  # an unchanged input: the common case
             else:
-                out.append(_unpack(self, item))
+                out.append(_unpack(self, item, version))
         return tuple(out)
 
     saved_variables = saved_tensors
@@ -188,26 +209,28 @@ class FunctionCtx(Node):
 
 
 def _saved_arrays(node) -> tuple:
+    saved = node._saved
     out = []
-    for item in node._saved:
-        if type(item) is tuple:
-            tensor, version = item
-            if tensor._version_counter.value != version:
-                _unpack(node, item)  # raises, naming the op and the versions
-            out.append(tensor._data)
-        elif item is None:
-            out.append(None)
-        else:
+    for i in range(0, len(saved), 2):
+        item = saved[i]
+        version = saved[i + 1]
+        if version is not None:  # a Tensor
+            if item._version_counter.value != version:
+                _unpack(node, item, version)  # raises, naming the op and the versions
+            out.append(item._data)
+        elif type(item) is _SavedOutput:
             if item.version_counter.value != item.version:
-                _unpack(node, item)
+                _unpack(node, item, None)
             out.append(item.data)
+        else:  # None, or a constant array made by forward
+            out.append(item)
     return tuple(out)
 
 
-def _unpack(node, item):
+def _unpack(node, item, version):
     if item is None:
         return None
-    if isinstance(item, _SavedOutput):
+    if type(item) is _SavedOutput:
         if item.version_counter.value != item.version:
             _raise_modified(node, item.data.shape, item.data.dtype, item.output_nr,
                             item.version_counter.value, item.version)
@@ -217,7 +240,9 @@ def _unpack(node, item):
             tensor.grad_fn = node
             tensor._output_nr = item.output_nr
         return tensor
-    tensor, version = item
+    if version is None:  # a constant array made by forward
+        return Tensor._make(item, node._device, False)
+    tensor = item
     if tensor._version_counter.value != version:
         _raise_modified(node, tensor.shape, tensor.dtype, None,
                         tensor._version_counter.value, version, tensor)
@@ -315,7 +340,8 @@ class Function(FunctionCtx):
         arrays = []
         device = None
         if cls.differentiable and _state.enabled:
-            edges = []
+            nexts = []
+            nrs = []
             needs = []  # True/False per tensor argument, None for other arguments
             cut = None
             for a in args:
@@ -327,20 +353,27 @@ class Function(FunctionCtx):
                     arrays.append(a._data)
                     if a._requires_grad:
                         grad_fn = a.grad_fn
-                        edges.append((grad_fn, a._output_nr) if grad_fn is not None
-                                     else (accumulator_of(a), 0))
+                        if grad_fn is not None:
+                            nexts.append(grad_fn)
+                            nrs.append(a._output_nr)
+                        else:
+                            nexts.append(accumulator_of(a))
+                            nrs.append(0)
                         needs.append(True)
                     else:
-                        edges.append(None)
+                        nexts.append(None)
+                        nrs.append(0)
                         needs.append(False)
                         if a._cut is not None or a._version_counter.no_grad:
                             cut = a._cut or "no_grad"
                 else:
                     arrays.append(a)
-                    edges.append(None)
+                    nexts.append(None)
+                    nrs.append(0)
                     needs.append(None)
             if True in needs:
-                ctx._edges = edges
+                ctx._next = tuple(nexts)
+                ctx._nrs = _flat_nrs(nrs)
                 ctx._needs = needs
                 ctx.needs_input_grad = needs if cls._array_forward else tuple(
                     n is True for n in needs)
@@ -398,7 +431,7 @@ class Function(FunctionCtx):
         result = type(self).backward(self, *grads)
         if type(result) is not tuple:
             result = (result,)
-        if len(result) != len(self._edges):
+        if len(result) != len(self._next):
             result = _fit_gradients(self, result)
         return result
 
@@ -406,18 +439,29 @@ class Function(FunctionCtx):
 _PLAIN = (float, int, bool)
 
 
+def _flat_nrs(nrs) -> tuple:
+    """The output_nr tuple, shared when every edge points at output 0."""
+    n = len(nrs)
+    return _ZEROS[n] if n < 16 and not any(nrs) else tuple(nrs)
+
+
 def _apply_one(cls, tensor, args, kwargs):
     ctx = _new(cls)
     recording = tensor._requires_grad and cls.differentiable and _state.enabled
     if recording:
         grad_fn = tensor.grad_fn
-        edge = (grad_fn, tensor._output_nr) if grad_fn is not None else \
-            (accumulator_of(tensor), 0)
+        if grad_fn is None:
+            grad_fn = accumulator_of(tensor)
+            nr = 0
+        else:
+            nr = tensor._output_nr
         if len(args) == 1:
-            ctx._edges = (edge,)
+            ctx._next = (grad_fn,)
+            ctx._nrs = (nr,) if nr else _ZEROS[1]
             ctx._needs = ctx.needs_input_grad = _NEEDS_FIRST[0]
         else:
-            ctx._edges = (edge, None)
+            ctx._next = (grad_fn, None)
+            ctx._nrs = (nr, 0) if nr else _ZEROS[2]
             ctx._needs = ctx.needs_input_grad = _NEEDS_FIRST[1]
         ctx._device = CPU
         ctx._recording = True
@@ -444,8 +488,7 @@ def _apply_one(cls, tensor, args, kwargs):
         out._requires_grad = True
         out.grad_fn = ctx
         if ctx._to_save:
-            ctx._saved = _resolve_saved(ctx._to_save, (data,) + args[1:], args, (original,),
-                                        (out,))
+            ctx._saved = _resolve_saved_one(ctx._to_save, data, tensor, original, out)
             ctx._to_save = ()
     return out
 
@@ -457,17 +500,27 @@ _NEEDS_TWO = {(True, True): (True, True), (True, False): (True, False),
               (False, True): (False, True)}
 
 
-def _edge(tensor):
-    grad_fn = tensor.grad_fn
-    return (grad_fn, tensor._output_nr) if grad_fn is not None else (accumulator_of(tensor), 0)
-
-
 def _apply_two(cls, a, b, kwargs):
     ctx = _new(cls)
     need_a, need_b = a._requires_grad, b._requires_grad
     recording = (need_a or need_b) and cls.differentiable and _state.enabled
     if recording:
-        ctx._edges = (_edge(a) if need_a else None, _edge(b) if need_b else None)
+        next_a = next_b = None
+        nr_a = nr_b = 0
+        if need_a:
+            next_a = a.grad_fn
+            if next_a is None:
+                next_a = accumulator_of(a)
+            else:
+                nr_a = a._output_nr
+        if need_b:
+            next_b = b.grad_fn
+            if next_b is None:
+                next_b = accumulator_of(b)
+            else:
+                nr_b = b._output_nr
+        ctx._next = (next_a, next_b)
+        ctx._nrs = (nr_a, nr_b) if nr_a or nr_b else _ZEROS[2]
         ctx._needs = ctx.needs_input_grad = _NEEDS_TWO[(need_a, need_b)]
         ctx._device = CPU
         ctx._recording = True
@@ -488,7 +541,7 @@ def _apply_two(cls, a, b, kwargs):
         out._requires_grad = True
         out.grad_fn = ctx
         if ctx._to_save:
-            ctx._saved = _resolve_saved(ctx._to_save, (x, y), (a, b), (original,), (out,))
+            ctx._saved = _resolve_saved_two(ctx._to_save, x, y, a, b, original, out)
             ctx._to_save = ()
     return out
 
@@ -502,7 +555,7 @@ def _inherit_cut(cut, result):
 
 
 def _fit_gradients(node, result):
-    edges = len(node._edges)
+    edges = len(node._next)
     if len(result) > edges and all(r is None for r in result[edges:]):
         return result[:edges]
     raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
@@ -519,7 +572,7 @@ def _apply_across_devices(cls, ctx, args, kwargs):
     needs = [(a._requires_grad and requires_grad) if isinstance(a, Tensor) else None
              for a in args]
     if requires_grad:
-        ctx._edges = _edges(args)
+        ctx._next, ctx._nrs = _edges(args)
         ctx._needs = needs
     ctx.needs_input_grad = needs if cls._array_forward else tuple(n is True for n in needs)
     return _run_forward(cls, ctx, args, arrays, kwargs, device, requires_grad)
@@ -612,37 +665,62 @@ def _wrap_outputs(cls, ctx, args, arrays, result, requires_grad):
 
 
 def _edges(args):
-    edges = []
+    """(_next, _nrs) for the arguments of an op."""
+    nexts, nrs = [], []
     for a in args:
         if isinstance(a, Tensor) and a._requires_grad:
             if a.grad_fn is not None:
-                edges.append((a.grad_fn, a._output_nr))
+                nexts.append(a.grad_fn)
+                nrs.append(a._output_nr)
             else:
-                edges.append((accumulator_of(a), 0))
+                nexts.append(accumulator_of(a))
+                nrs.append(0)
         else:
-            edges.append(None)
-    return edges
+            nexts.append(None)
+            nrs.append(0)
+    return tuple(nexts), _flat_nrs(nrs)
 
 
 def _resolve_saved(values, arrays, args, outputs, wrapped):
+    """Flat (value, version) pairs for what forward saved (see ``FunctionCtx._saved``)."""
     saved = []
     for v in values:
         if v is None:
-            saved.append(None)
+            saved += (None, None)
             continue
         for a, arg in zip(arrays, args):
             if v is a and isinstance(arg, Tensor):
-                saved.append((arg, arg._version_counter.value))
+                saved += (arg, arg._version_counter.value)
                 break
         else:
             for out, t in zip(outputs, wrapped):
                 if v is out:
-                    saved.append(_SavedOutput(t))
+                    saved += (_SavedOutput(t), None)
                     break
             else:  # an array made inside forward (a mask, indices): a constant
-                const = v if isinstance(v, Tensor) else Tensor._make(v, wrapped[0]._device, False)
-                saved.append((const, const._version_counter.value))
-    return saved
+                if isinstance(v, Tensor):
+                    saved += (v, v._version_counter.value)
+                else:
+                    saved += (v, None)
+    return tuple(saved)
+
+
+def _resolve_saved_one(values, data, tensor, original, out):
+    """``_resolve_saved`` for an op with one tensor argument and one output."""
+    if len(values) == 1:
+        v = values[0]
+        if v is data:
+            return (tensor, tensor._version_counter.value)
+        if v is original:
+            return (_SavedOutput(out), None)
+    return _resolve_saved(values, (data,), (tensor,), (original,), (out,))
+
+
+def _resolve_saved_two(values, x, y, a, b, original, out):
+    """``_resolve_saved`` for an op with two tensor arguments and one output."""
+    if len(values) == 2 and values[0] is x and values[1] is y:
+        return (a, a._version_counter.value, b, b._version_counter.value)
+    return _resolve_saved(values, (x, y), (a, b), (original,), (out,))
 
 
 def _link_view(cls, args, outputs, base_input):
@@ -684,8 +762,7 @@ def _apply_tensor_forward(cls, ctx, args, kwargs, tensors, requires_grad):
             out._output_nr = nr
         wrapped.append(out)
     if requires_grad:
-        ctx._edges = tuple(
-            edge_of(a) if isinstance(a, Tensor) and a._requires_grad else None for a in args)
+        ctx._next, ctx._nrs = _edges(args)
         ctx._input_meta = [(a.shape, a.dtype) if isinstance(a, Tensor) else None for a in args]
         ctx._num_outputs = len(outputs)
         ctx._output_meta = [(o._data.shape, o.dtype) if isinstance(o, Tensor) else ((), None)
@@ -693,11 +770,11 @@ def _apply_tensor_forward(cls, ctx, args, kwargs, tensors, requires_grad):
         saved = []
         for v in ctx._to_save:
             if v is None:
-                saved.append(None)
+                saved += (None, None)
             elif any(v is o for o in wrapped) and v.grad_fn is ctx:
-                saved.append(_SavedOutput(v))
+                saved += (_SavedOutput(v), None)
             else:
-                saved.append((v, v._version_counter.value))
-        ctx._saved = saved
+                saved += (v, v._version_counter.value)
+        ctx._saved = tuple(saved)
     ctx._to_save = ()
     return tuple(wrapped) if multiple else wrapped[0]

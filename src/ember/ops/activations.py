@@ -14,10 +14,10 @@ import math
 import numpy as np
 
 from ..autograd.function import Function
-from ..tensor import Tensor, _inplace
+from ..tensor import Tensor, apply_inplace
 from ._util import float_operand, wrap_dim
 from .comparison import where
-from .registry import NAMESPACES, Sample, bind_method, register_op
+from .registry import NAMESPACES, Sample, register_op
 from .unary import _in_float64, erf_array, sigmoid, tanh
 from .unary import relu as _relu
 
@@ -42,7 +42,7 @@ def _float_input(input, op: str) -> Tensor:
 def _maybe_inplace(function, input, inplace: bool, *args):
     """``function(input, *args)``, written back into input when ``inplace``."""
     if inplace:
-        return _inplace(input, function, *args)
+        return apply_inplace(input, function, *args)
     return function(input, *args)
 
 
@@ -74,7 +74,7 @@ def _samples_in(low, high, extra=()):
 # ----------------------------------------------------------------------------- relu family
 def _relu_inplace(input):
     """``relu`` written into input; returns input."""
-    return _inplace(input, _relu)
+    return apply_inplace(input, _relu)
 
 
 @register_op(namespace=_F, samples=lambda make: [Sample((make((3, 4)),))])
@@ -697,7 +697,7 @@ class Logit(Function):
         return m.where((x < eps) | (x > 1 - eps), 0.0, slope), None
 
 
-@register_op(methods=("logit",), exported_in=("special",),
+@register_op(inplace=("logit_",), methods=("logit",), exported_in=("special",),
              samples=lambda make: [Sample((make((3, 4), low=0.05, high=0.95),), name="plain"),
                                    Sample((make((6,), low=0.0, high=1.0),), {"eps": 0.2},
                                           name="eps")])
@@ -712,19 +712,13 @@ def logit(input, eps=None):
 
 def _sigmoid_inplace(self):
     """``sigmoid`` written into self; returns self."""
-    return _inplace(self, sigmoid)
+    return apply_inplace(self, sigmoid)
 
 
 def _tanh_inplace(self):
     """``tanh`` written into self; returns self."""
-    return _inplace(self, tanh)
-
-
-def _logit_inplace(self, eps=None):
-    """``logit`` written into self; returns self."""
-    return _inplace(self, logit, eps)
+    return apply_inplace(self, tanh)
 
 
 NAMESPACES["ember"]["sigmoid_"] = _sigmoid_inplace
 NAMESPACES["ember"]["tanh_"] = _tanh_inplace
-bind_method("logit_", _logit_inplace)

@@ -1,7 +1,7 @@
 """Elementwise arithmetic: add, sub, mul, div (with rounding modes), floor_divide,
-remainder, fmod, pow, square, xlogy, lerp, atan2, hypot, logaddexp/logaddexp2, gcd, lcm,
-and the in-place forms of every elementwise op (this module imports the other two, so
-all of them are registered when it binds them).
+remainder, fmod, pow, square, xlogy, lerp, atan2, hypot, logaddexp/logaddexp2, gcd, lcm.
+Operators and in-place forms are bound by the registry (``register_op(operators=...,
+inplace=...)``).
 
 Each op is one Function class (forward on arrays via ``ctx.xp``, backward with ember
 ops) and one registered public function that handles argument conversion and dtype
@@ -13,11 +13,11 @@ import numpy as np
 
 from .. import backend, dtypes
 from ..autograd.function import Function
-from ..tensor import _F, Tensor, _inplace
+from ..tensor import Tensor
 from . import _samples
 from ._util import binary_operands, broadcast_error, ensure_tensor, shape_of
 from .comparison import _binary, _tensor_operands, _two_tensors
-from .registry import Sample, bind_method, register_op
+from .registry import Sample, register_op
 from .unary import _LN2
 
 
@@ -51,7 +51,8 @@ class Add(Function):
                 m.sum_to_shape(grad, ctx.shapes[1]) if need_b else None)
 
 
-@register_op(methods=("add",), samples=_samples.binary())
+@register_op(operators=("__add__",), reflected=("__radd__",), inplace=("add_", "__iadd__"),
+             methods=("add",), samples=_samples.binary())
 def add(input, other, *, alpha=1):
     """``input + alpha * other``, broadcasting, with PyTorch's type promotion."""
     if alpha != 1:
@@ -79,7 +80,9 @@ class Sub(Function):
                 m.sum_to_shape(-grad, ctx.shapes[1]) if need_b else None)
 
 
-@register_op(methods=("sub",), also=("subtract",), samples=_samples.binary())
+@register_op(operators=("__sub__",), reflected=("__rsub__",),
+             inplace=("subtract_", "sub_", "__isub__"), methods=("sub", "subtract"),
+             also=("subtract",), samples=_samples.binary())
 def sub(input, other, *, alpha=1):
     """``input - alpha * other``."""
     bools = [type(v) is bool or isinstance(v, Tensor) and v.dtype is dtypes.bool
@@ -117,7 +120,9 @@ class Mul(Function):
                 m.sum_to_shape(grad * other_b, ctx.shapes[1]) if need_b else None)
 
 
-@register_op(methods=("mul",), also=("multiply",), samples=_samples.binary())
+@register_op(operators=("__mul__",), reflected=("__rmul__",),
+             inplace=("multiply_", "mul_", "__imul__"), methods=("mul", "multiply"),
+             also=("multiply",), samples=_samples.binary())
 def mul(input, other):
     """``input * other`` elementwise."""
     return _binary(Mul, input, other, "mul")
@@ -153,7 +158,9 @@ def _div_samples(make):
         Sample((make((3, 4), low=-4, high=4), -1.5), {"rounding_mode": "trunc"}, name="trunc")]
 
 
-@register_op(methods=("div", "true_divide"), also=("divide", "true_divide"),
+@register_op(operators=("__truediv__",), reflected=("__rtruediv__",),
+             inplace=("divide_", "true_divide_", "div_", "__itruediv__"),
+             methods=("div", "divide", "true_divide"), also=("divide", "true_divide"),
              samples=_div_samples)
 def div(input, other, *, rounding_mode=None):
     """``input / other``. Integers divide to the default float dtype; rounding_mode
@@ -224,7 +231,9 @@ class FloorDivide(Function):
         return ctx.xp.floor_divide(a, b)
 
 
-@register_op(methods=("floor_divide",), samples=_samples.binary(other_low=0.5, other_high=2.0),
+@register_op(operators=("__floordiv__",), reflected=("__rfloordiv__",),
+             inplace=("floor_divide_", "__ifloordiv__"), methods=("floor_divide",),
+             samples=_samples.binary(other_low=0.5, other_high=2.0),
              differentiable=False)
 def floor_divide(input, other):
     """``floor(input / other)`` (Python's ``//``); not differentiable."""
@@ -257,7 +266,8 @@ class Remainder(Function):
         return (m.sum_to_shape(grad, ctx.shapes[0]) if need_a else None), grad_b
 
 
-@register_op(methods=("remainder",), samples=_samples.binary(low=0.3, high=3.0, other_low=0.7,
+@register_op(operators=("__mod__",), reflected=("__rmod__",), inplace=("remainder_", "__imod__"),
+             methods=("remainder",), samples=_samples.binary(low=0.3, high=3.0, other_low=0.7,
                                                              other_high=1.3, scalars=(1.7,)),
              gradgrad=True)
 def remainder(input, other):
@@ -329,7 +339,8 @@ def _pow_samples(make):
     ]
 
 
-@register_op(methods=("pow",), samples=_pow_samples)
+@register_op(operators=("__pow__",), reflected=("__rpow__",), inplace=("pow_", "__ipow__"),
+             methods=("pow",), samples=_pow_samples)
 def pow(input, exponent):
     """``input ** exponent``; either may be a Python number."""
     if isinstance(input, Tensor) and input.dtype is dtypes.bool and type(exponent) is bool:
@@ -343,7 +354,7 @@ def pow(input, exponent):
     return _binary(Pow, a, b, "pow")
 
 
-@register_op(methods=("square",), samples=_samples.unary())
+@register_op(inplace=("square_",), methods=("square",), samples=_samples.unary())
 def square(input):
     """``input * input`` (as ``input ** 2``; bool gives int64, as in PyTorch)."""
     if isinstance(input, Tensor) and input.dtype is dtypes.bool:
@@ -397,7 +408,8 @@ def _xlogy_samples(make):
             Sample((2.0, make((4,), low=0.2, high=2.0)), name="scalar x")]
 
 
-@register_op(methods=("xlogy",), exported_in=("special",), samples=_xlogy_samples)
+@register_op(inplace=("xlogy_",), methods=("xlogy",), exported_in=("special",),
+             samples=_xlogy_samples)
 def xlogy(input, other):
     """``input * log(other)``, and 0 where input is 0 (unless other is NaN): the entropy
     term ``p log p`` without NaN at p = 0."""
@@ -456,7 +468,7 @@ def _lerp_samples(make):
                    name="tensor weight, broadcast")]
 
 
-@register_op(methods=("lerp",), samples=_lerp_samples)
+@register_op(inplace=("lerp_",), methods=("lerp",), samples=_lerp_samples)
 def lerp(input, end, weight):
     """``input + weight * (end - input)``: linear interpolation; weight is a number or a
     tensor (broadcast). input, end (and a tensor weight) must share one float dtype."""
@@ -506,7 +518,8 @@ class Fmod(Function):
         return (m.sum_to_shape(grad, ctx.shapes[0]) if need_a else None), grad_b
 
 
-@register_op(methods=("fmod",), samples=_samples.binary(low=0.3, high=3.0, other_low=0.7,
+@register_op(inplace=("fmod_",), methods=("fmod",),
+             samples=_samples.binary(low=0.3, high=3.0, other_low=0.7,
                                                         other_high=1.3, scalars=(1.7, -0.8)))
 def fmod(input, other):
     """C's ``fmod``: ``input - trunc(input / other) * other``; the result has the sign of
@@ -534,7 +547,7 @@ class Atan2(Function):
                 m.sum_to_shape(-scaled * a, ctx.shapes[1]) if need_b else None)
 
 
-@register_op(methods=("atan2", "arctan2"), also=("arctan2",),
+@register_op(inplace=("atan2_", "arctan2_"), methods=("atan2", "arctan2"), also=("arctan2",),
              samples=_samples.binary(low=0.3, high=2.0, scalars=()))
 def atan2(input, other):
     """The angle of the point (other, input): ``atan(input / other)`` in the right
@@ -609,7 +622,8 @@ class Hypot(Function):
                 m.sum_to_shape(scaled * b, ctx.shapes[1]) if need_b else None)
 
 
-@register_op(methods=("hypot",), samples=_samples.binary(low=0.3, high=2.0, scalars=()))
+@register_op(inplace=("hypot_",), methods=("hypot",),
+             samples=_samples.binary(low=0.3, high=2.0, scalars=()))
 def hypot(input, other):
     """``sqrt(input^2 + other^2)`` without overflow or underflow in the squares."""
     a, b = _tensor_operands(input, other, "hypot", float_only=True)
@@ -694,59 +708,11 @@ def _gcd_samples(make):
                    name="0-d int32 other")]
 
 
-gcd = register_op(methods=("gcd",), samples=_gcd_samples, differentiable=False)(_gcd_like(
+gcd = register_op(methods=("gcd",), inplace=("gcd_",), samples=_gcd_samples,
+                  differentiable=False)(_gcd_like(
     "gcd", "gcd", "Elementwise greatest common divisor of integers (non-negative; "
     "gcd(0, 0) = 0)."))
-lcm = register_op(methods=("lcm",), samples=_gcd_samples, differentiable=False)(_gcd_like(
+lcm = register_op(methods=("lcm",), inplace=("lcm_",), samples=_gcd_samples,
+                  differentiable=False)(_gcd_like(
     "lcm", "lcm", "Elementwise least common multiple of integers (non-negative; 0 when "
     "either is 0)."))
-
-
-# ----------------------------------------------------------------------------- in-place forms
-def _inplace_method(name: str, function):
-    def method(self, *args, **kwargs):
-        return _inplace(self, function, *args, **kwargs)
-
-    method.__name__ = name
-    method.__doc__ = f"In-place form of ``{function.__name__}``: writes the result into self."
-    return method
-
-
-for _name in ("abs", "sign", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
-              "rsqrt", "reciprocal", "square", "sin", "cos", "tan", "asin", "acos", "atan",
-              "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "erfinv",
-              "sigmoid", "relu", "floor", "ceil", "round", "trunc", "frac", "fmod",
-              "remainder", "atan2", "hypot", "lerp", "masked_fill", "nan_to_num",
-              "bitwise_left_shift", "bitwise_right_shift", "bitwise_and", "bitwise_or",
-              "bitwise_xor", "bitwise_not", "logical_not", "logical_and", "logical_or",
-              "logical_xor", "floor_divide", "clamp_min", "clamp_max", "sinc", "xlogy",
-              "heaviside", "gcd", "lcm"):
-    bind_method(_name + "_", _inplace_method(_name + "_", _F[_name]))
-for _alias, _name in (("absolute_", "abs"), ("arcsin_", "asin"), ("arccos_", "acos"),
-                      ("arctan_", "atan"), ("arcsinh_", "asinh"), ("arccosh_", "acosh"),
-                      ("arctanh_", "atanh"), ("arctan2_", "atan2"), ("fix_", "trunc"),
-                      ("negative_", "neg"), ("multiply_", "mul"), ("subtract_", "sub"),
-                      ("divide_", "div"), ("true_divide_", "div")):
-    bind_method(_alias, _inplace_method(_alias, _F[_name]))
-
-
-def _ilshift(self, other):
-    return _inplace(self, _F["bitwise_left_shift"], other)
-
-
-def _irshift(self, other):
-    return _inplace(self, _F["bitwise_right_shift"], other)
-
-
-def _rlshift(self, other):
-    return _F["bitwise_left_shift"](other, self)
-
-
-def _rrshift(self, other):
-    return _F["bitwise_right_shift"](other, self)
-
-
-bind_method("__ilshift__", _ilshift)
-bind_method("__irshift__", _irshift)
-bind_method("__rlshift__", _rlshift)
-bind_method("__rrshift__", _rrshift)

@@ -121,9 +121,13 @@ Lt, lt = _comparison("lt", "less", "<")
 Le, le = _comparison("le", "less_equal", "<=")
 Gt, gt = _comparison("gt", "greater", ">")
 Ge, ge = _comparison("ge", "greater_equal", ">=")
-for _fn, _aliases in ((eq, ()), (ne, ("not_equal",)), (lt, ("less",)), (le, ("less_equal",)),
-                      (gt, ("greater",)), (ge, ("greater_equal",))):
+for _fn, _aliases, _operators in (
+        (eq, (), ()), (ne, ("not_equal",), ()), (lt, ("less",), ("__lt__",)),
+        (le, ("less_equal",), ("__le__",)), (gt, ("greater",), ("__gt__",)),
+        (ge, ("greater_equal",), ("__ge__",))):
+    # (== and != are Tensor methods of their own: comparing with None gives a bool)
     register_op(methods=(_fn.__name__,) + _aliases, also=_aliases, samples=_comparison_samples,
+                operators=_operators, inplace=tuple(m + "_" for m in (_fn.__name__,) + _aliases),
                 differentiable=False)(_fn)
 
 
@@ -234,14 +238,17 @@ def _logic_samples(make):
             Sample((make.int((3, 4), -5, 5), make.int((4,), -5, 5)), name="int")]
 
 
-for _name, _ufunc, _logical in (("bitwise_and", "bitwise_and", False),
-                                ("bitwise_or", "bitwise_or", False),
-                                ("bitwise_xor", "bitwise_xor", False),
-                                ("logical_and", "logical_and", True),
-                                ("logical_or", "logical_or", True),
-                                ("logical_xor", "logical_xor", True)):
-    register_op(methods=(_name,), samples=_logic_samples, differentiable=False)(
-        _integer_op(_name, _ufunc, _logical))
+for _name, _ufunc, _logical, _operator in (("bitwise_and", "bitwise_and", False, "and"),
+                                           ("bitwise_or", "bitwise_or", False, "or"),
+                                           ("bitwise_xor", "bitwise_xor", False, "xor"),
+                                           ("logical_and", "logical_and", True, None),
+                                           ("logical_or", "logical_or", True, None),
+                                           ("logical_xor", "logical_xor", True, None)):
+    _dunders = ((f"__{_operator}__",), (f"__r{_operator}__",), (f"__i{_operator}__",)) \
+        if _operator else ((), (), ())
+    register_op(methods=(_name,), samples=_logic_samples, differentiable=False,
+                operators=_dunders[0], reflected=_dunders[1],
+                inplace=(_name + "_",) + _dunders[2])(_integer_op(_name, _ufunc, _logical))
 
 
 class BitwiseNot(Function):
@@ -254,7 +261,8 @@ class BitwiseNot(Function):
         return ctx.xp.invert(x)
 
 
-@register_op(methods=("bitwise_not",), differentiable=False,
+@register_op(operators=("__invert__",), inplace=("bitwise_not_",), methods=("bitwise_not",),
+             differentiable=False,
              samples=lambda make: [Sample((make.bool((3, 4)),)),
                                    Sample((make.int((3, 4), -5, 5),))])
 def bitwise_not(input):
@@ -270,7 +278,7 @@ class LogicalNot(Function):
         return ctx.xp.logical_not(x)
 
 
-@register_op(methods=("logical_not",), differentiable=False,
+@register_op(inplace=("logical_not_",), methods=("logical_not",), differentiable=False,
              samples=lambda make: [Sample((make((3, 4)),)), Sample((make.bool((3, 4)),))])
 def logical_not(input):
     """True where ``input`` is zero (no gradient)."""
@@ -343,7 +351,8 @@ def _clamp_samples(make):
             Sample((make((4,)), make((4,), low=-1.0, high=0.0)), name="tensor min only")]
 
 
-@register_op(methods=("clamp", "clip"), also=("clip",), samples=_clamp_samples)
+@register_op(inplace=("clamp_", "clip_"), methods=("clamp", "clip"), also=("clip",),
+             samples=_clamp_samples)
 def clamp(input, min=None, max=None):
     """``minimum(maximum(input, min), max)``, elementwise; min/max are numbers or tensors
     (broadcast). Where min > max the result is max. The gradient reaches input where
@@ -391,7 +400,7 @@ def _clamp(input, min, max, op: str):
                                                       if b is not None)) from None
 
 
-@register_op(methods=("clamp_min",),
+@register_op(inplace=("clamp_min_",), methods=("clamp_min",),
              samples=lambda make: [Sample((make((3, 4)), -0.3), name="number"),
                                    Sample((make((2, 3)), make((3,))), name="tensor")])
 def clamp_min(input, min):
@@ -399,7 +408,7 @@ def clamp_min(input, min):
     return _clamp(input, min, None, "ClampMin")
 
 
-@register_op(methods=("clamp_max",),
+@register_op(inplace=("clamp_max_",), methods=("clamp_max",),
              samples=lambda make: [Sample((make((3, 4)), 0.3), name="number"),
                                    Sample((make((2, 3)), make((3,))), name="tensor")])
 def clamp_max(input, max):
@@ -515,13 +524,15 @@ def _shift_samples(make):
             Sample((make.int((5,), -20, 20), 2), name="scalar shift")]
 
 
-for _name, _ufunc in (("bitwise_left_shift", "left_shift"),
-                      ("bitwise_right_shift", "right_shift")):
+for _name, _ufunc, _operator in (("bitwise_left_shift", "left_shift", "lshift"),
+                                 ("bitwise_right_shift", "right_shift", "rshift")):
     _function = _integer_op(_name, _ufunc, False)
     _function.__doc__ = (f"``input {'<<' if 'left' in _name else '>>'} other``: integers "
                          f"{'times' if 'left' in _name else 'floor-divided by'} 2**other "
                          "(no gradient).")
-    register_op(methods=(_name,), samples=_shift_samples, differentiable=False)(_function)
+    register_op(methods=(_name,), samples=_shift_samples, differentiable=False,
+                operators=(f"__{_operator}__",), reflected=(f"__r{_operator}__",),
+                inplace=(_name + "_", f"__i{_operator}__"))(_function)
 
 
 # ----------------------------------------------------------------------------- masked_fill
@@ -559,7 +570,7 @@ def _masked_fill_samples(make):
             Sample((make((1, 4)), make.bool((3, 1)), 2.0), name="mask broadcasts input")]
 
 
-@register_op(methods=("masked_fill",), samples=_masked_fill_samples)
+@register_op(inplace=("masked_fill_",), methods=("masked_fill",), samples=_masked_fill_samples)
 def masked_fill(input, mask, value):
     """``value`` where the bool ``mask`` (broadcast) is True, else input. value is a number
     or a 0-d tensor (which then gets the gradient of every filled element)."""
@@ -721,7 +732,8 @@ def _heaviside_samples(make):
             Sample((make.int((5,), -2, 3), make.int((), 4, 6)), name="int")]
 
 
-@register_op(methods=("heaviside",), samples=_heaviside_samples, differentiable=False)
+@register_op(inplace=("heaviside_",), methods=("heaviside",), samples=_heaviside_samples,
+             differentiable=False)
 def heaviside(input, values):
     """Heaviside step function: 0 where ``input < 0``, ``values`` where ``input == 0``, 1
     where ``input > 0`` (no gradient, as in PyTorch). Both must have the same dtype."""

@@ -1,7 +1,6 @@
 """Ops PyTorch offers that are mostly compositions of ember's ops (their gradients come from the
 parts): addcmul, addcdiv, deg2rad, rad2deg, inner, float_power, adjoint, positive,
-isposinf, isneginf; the functional in-place forms (``torch.exp_(x)``) and the in-place
-comparisons (``x.lt_(y)``)."""
+isposinf, isneginf; the functional in-place forms (``torch.exp_(x)``)."""
 from __future__ import annotations
 
 import math
@@ -12,13 +11,12 @@ from ..creation import full_like, ones_like
 from ..tensor import Tensor
 from . import _samples, comparison, pooling
 from ._util import ensure_tensor, float_operand
-from .arithmetic import _inplace_method, div, mul, pow, sub
+from .arithmetic import pow
 from .neural import log_softmax, pairwise_distance, softmax
 from .products import tensordot
-from .reductions import cumprod, cumsum
 from .registry import NAMESPACES, Sample, bind_method, register_op
 from .shape import roll, split, stack, transpose
-from .unary import log1p, sign
+from .unary import log1p
 
 
 def _ternary(make):
@@ -27,14 +25,14 @@ def _ternary(make):
                    {"value": -0.5}, name="broadcast, value")]
 
 
-@register_op(methods=("addcmul",), samples=_ternary)
+@register_op(inplace=("addcmul_",), methods=("addcmul",), samples=_ternary)
 def addcmul(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 * tensor2``, elementwise with broadcasting."""
     ensure_tensor(input, "addcmul", "input")
     return input + value * (tensor1 * tensor2)
 
 
-@register_op(methods=("addcdiv",), samples=_ternary)
+@register_op(inplace=("addcdiv_",), methods=("addcdiv",), samples=_ternary)
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 / tensor2``; integer tensor1 and tensor2 are refused, as in
     PyTorch (integer division would truncate)."""
@@ -54,14 +52,14 @@ def _to_float(input):
     return input if input.dtype.is_floating_point else input.to(dtypes.get_default_dtype())
 
 
-@register_op(methods=("deg2rad",), samples=_samples.unary(-200.0, 200.0))
+@register_op(inplace=("deg2rad_",), methods=("deg2rad",), samples=_samples.unary(-200.0, 200.0))
 def deg2rad(input):
     """Degrees to radians: ``input * pi / 180`` (integers give the default float dtype)."""
     ensure_tensor(input, "deg2rad", "input")
     return _to_float(input) * (math.pi / 180.0)
 
 
-@register_op(methods=("rad2deg",), samples=_samples.unary())
+@register_op(inplace=("rad2deg_",), methods=("rad2deg",), samples=_samples.unary())
 def rad2deg(input):
     """Radians to degrees: ``input * 180 / pi``."""
     ensure_tensor(input, "rad2deg", "input")
@@ -85,7 +83,7 @@ def inner(input, other):
     return tensordot(input, other, dims=([input.ndim - 1], [other.ndim - 1]))
 
 
-@register_op(methods=("float_power",), samples=lambda make: [
+@register_op(inplace=("float_power_",), methods=("float_power",), samples=lambda make: [
     Sample((make((3, 4), low=0.5, high=2.0), make((3, 4))), name="tensors"),
     Sample((make((3,), low=0.5, high=2.0), 2.5), name="scalar exponent")])
 def float_power(input, exponent):
@@ -134,22 +132,8 @@ def isneginf(input):
     return input == -math.inf
 
 
-# sgn is sign for real tensors
-NAMESPACES["ember"]["sgn"] = NAMESPACES["ember"]["sign"]
-bind_method("sgn", sign)
-
-for _name, _of in (("subtract", sub), ("multiply", mul), ("divide", div)):
-    bind_method(_name, _of)
 
 
-_c = comparison
-for _name, _of in (("eq_", _c.eq), ("ne_", _c.ne), ("lt_", _c.lt), ("le_", _c.le),
-                   ("gt_", _c.gt), ("ge_", _c.ge), ("greater_", _c.gt),
-                   ("greater_equal_", _c.ge), ("less_", _c.lt), ("less_equal_", _c.le),
-                   ("not_equal_", _c.ne), ("sgn_", sign), ("deg2rad_", deg2rad),
-                   ("rad2deg_", rad2deg), ("addcmul_", addcmul), ("addcdiv_", addcdiv),
-                   ("float_power_", float_power)):
-    bind_method(_name, _inplace_method(_name, _of))
 
 
 def _functional_inplace(name: str):
@@ -567,5 +551,3 @@ def _split_with_sizes(self, split_sizes, dim=0):
 
 
 bind_method("split_with_sizes", _split_with_sizes)
-bind_method("cumsum_", _inplace_method("cumsum_", cumsum))
-bind_method("cumprod_", _inplace_method("cumprod_", cumprod))

@@ -491,9 +491,9 @@ def _setitem(self, index, value):
     tracked = grad_mode._state.enabled and (
         self._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
     if tracked:
-        from ..tensor import _inplace
+        from ..tensor import apply_inplace
 
-        _inplace(self, _index_put, index, value)
+        apply_inplace(self, _index_put, index, value)
         return
     if self._base is not None:
         _check_writable(self)

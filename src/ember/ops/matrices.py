@@ -10,8 +10,7 @@ from ..autograd.function import Function
 from ..dtypes import int64 as _INT64
 from ..tensor import Tensor
 from ._util import ensure_tensor, wrap_dim
-from .products import _inplace_form
-from .registry import NAMESPACES, Sample, bind_method, register_op
+from .registry import NAMESPACES, Sample, register_op
 
 
 # ============================================================================ diagonals
@@ -221,21 +220,16 @@ def _triangle(cls, op, input, diagonal):
     return cls.apply(input, int(diagonal))
 
 
-@register_op(methods=("tril",), samples=_triangle_samples)
+@register_op(inplace=("tril_",), methods=("tril",), samples=_triangle_samples)
 def tril(input, diagonal=0):
     """The lower triangle of the last two dims: elements with j - i <= diagonal, others 0."""
     return _triangle(Tril, "tril", input, diagonal)
 
 
-@register_op(methods=("triu",), samples=_triangle_samples)
+@register_op(inplace=("triu_",), methods=("triu",), samples=_triangle_samples)
 def triu(input, diagonal=0):
     """The upper triangle of the last two dims: elements with j - i >= diagonal, others 0."""
     return _triangle(Triu, "triu", input, diagonal)
-
-
-# ============================================================================ in-place forms
-for _function in (tril, triu):
-    bind_method(_function.__name__ + "_", _inplace_form(_function))
 
 
 # ============================================================================ linalg.diagonal

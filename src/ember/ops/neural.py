@@ -21,7 +21,7 @@ from .._mt_stream import bernoulli_scalar as mt_bernoulli_scalar
 from .._mt_stream import exponential as mt_exponential
 from ..autograd import grad_mode
 from ..autograd.function import Function
-from ..tensor import Tensor, _inplace
+from ..tensor import Tensor, apply_inplace
 from ._util import ensure_tensor, wrap_dim, xp_of
 from .arithmetic import mul
 from .comparison import where
@@ -298,7 +298,7 @@ def _keep_mask(input: Tensor, shape: tuple, p: float):
 
 def _apply_mask(input: Tensor, factor, inplace: bool) -> Tensor:
     factor = _constant(factor.astype(input._data.dtype, copy=False), input)
-    return _inplace(input, mul, factor) if inplace else mul(input, factor)
+    return apply_inplace(input, mul, factor) if inplace else mul(input, factor)
 
 
 def _dropout(input, p, training, inplace, mask_shape, name: str):
@@ -419,7 +419,7 @@ def _alpha_dropout(input, p, training, inplace, mask_shape, name: str):
     factor = a * keep
     offset = _constant((a * s * (p - 1.0 + keep)).astype(input._data.dtype), input)
     if inplace:
-        return _inplace(input, lambda x: x * _constant(factor.astype(x._data.dtype), x)
+        return apply_inplace(input, lambda x: x * _constant(factor.astype(x._data.dtype), x)
                         + offset)
     return input * _constant(factor.astype(input._data.dtype), input) + offset
 

@@ -10,9 +10,9 @@ import numpy as np
 
 from .. import backend
 from ..autograd.function import Function
-from ..tensor import Tensor, _inplace
+from ..tensor import Tensor
 from ._util import binary_operands, ensure_tensor, wrap_dim
-from .registry import NAMESPACES, Sample, bind_method, register_op
+from .registry import NAMESPACES, Sample, register_op
 
 
 # ============================================================================ helpers
@@ -87,7 +87,8 @@ def _matmul_samples(make):
             Sample((make((2, 3, 4)), make((4,))), name="batch @ vector")]
 
 
-@register_op(methods=("matmul",), samples=_matmul_samples)
+@register_op(operators=("__matmul__",), reflected=("__rmatmul__",), methods=("matmul",),
+             samples=_matmul_samples)
 def matmul(input, other):
     """Matrix product with NumPy's rules: 1-D operands act as vectors, leading dimensions
     broadcast as batches. Both operands must have the same dtype, as in PyTorch."""
@@ -286,7 +287,7 @@ class Addmm(Function):
         return grad_input, grad_mat1, grad_mat2, None, None
 
 
-@register_op(methods=("addmm",), samples=_addmm_samples)
+@register_op(inplace=("addmm_",), methods=("addmm",), samples=_addmm_samples)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2); ``input`` broadcasts to (n, p).
 
@@ -307,7 +308,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
                        _scalar_factor(alpha, input, "addmm", "alpha"))
 
 
-@register_op(methods=("addmv",), samples=lambda make: [
+@register_op(inplace=("addmv_",), methods=("addmv",), samples=lambda make: [
     Sample((make((3,)), make((3, 4)), make((4,)))),
     Sample((make(()), make((3, 4)), make((4,))), {"beta": 2.0, "alpha": 0.5},
            name="0-d input")])
@@ -316,7 +317,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     return _scaled_sum("addmv", input, mv(mat, vec), beta, alpha)
 
 
-@register_op(methods=("addbmm",), samples=lambda make: [
+@register_op(inplace=("addbmm_",), methods=("addbmm",), samples=lambda make: [
     Sample((make((3, 2)), make((2, 3, 4)), make((2, 4, 2)))),
     Sample((make((2,)), make((2, 3, 4)), make((2, 4, 2))), {"beta": -1.0, "alpha": 3.0},
            name="broadcast input")])
@@ -325,7 +326,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return _scaled_sum("addbmm", input, bmm(batch1, batch2).sum(0), beta, alpha)
 
 
-@register_op(methods=("baddbmm",), samples=lambda make: [
+@register_op(inplace=("baddbmm_",), methods=("baddbmm",), samples=lambda make: [
     Sample((make((2, 3, 2)), make((2, 3, 4)), make((2, 4, 2)))),
     Sample((make((3, 1)), make((2, 3, 4)), make((2, 4, 2))), {"beta": 0.5, "alpha": 2.0},
            name="broadcast input")])
@@ -620,20 +621,6 @@ def kron(input, other):
     b_shape = tuple(x for s in sb for x in (1, s))
     return (a.reshape(a_shape) * b.reshape(b_shape)).reshape(tuple(x * y for x, y in
                                                                    zip(sa, sb)))
-
-
-# ============================================================================ in-place forms
-def _inplace_form(function):
-    def method(self, *args, **kwargs):
-        return _inplace(self, function, *args, **kwargs)
-
-    method.__name__ = function.__name__ + "_"
-    method.__doc__ = f"In-place form of ``{function.__name__}``: writes the result into self."
-    return method
-
-
-for _function in (addmm, addmv, addbmm, baddbmm):
-    bind_method(_function.__name__ + "_", _inplace_form(_function))
 
 
 # ============================================================================ vecdot, multi_dot

@@ -807,7 +807,7 @@ def _scan_samples(make):
             Sample((make(()), 0), name="0-d")]
 
 
-@register_op(methods=("cumsum",),
+@register_op(inplace=("cumsum_",), methods=("cumsum",),
              samples=lambda make: _scan_samples(make) + [
                  Sample((make((3, 4)), 0), {"dtype": dtypes.float64}, name="dtype"),
                  Sample((make.int((3, 4), -5, 5), 1), name="int")])
@@ -932,7 +932,7 @@ def _cumprod_grad(m, x, out, g, dim: int, dtype, twice: bool):
     return m.where(before, part_before, m.where(first, part_first, after))
 
 
-@register_op(methods=("cumprod",),
+@register_op(inplace=("cumprod_",), methods=("cumprod",),
              samples=lambda make: _scan_samples(make) + [
                  Sample((make.int((3, 4), -3, 3), 1), name="int"),
                  Sample((_with_zeros(make((3, 5)), [(0, 1), (1, 0), (1, 3), (2, 4)]), 1),

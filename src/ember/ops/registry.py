@@ -1,18 +1,20 @@
 """The op registry: every public op registers here once, with its test spec.
 
 ``@register_op`` names the public function (``ember.exp``, ``ember.linalg.inv``,
-``ember.nn.functional.relu``), binds its Tensor methods, and records how to test it:
+``ember.nn.functional.relu``), binds its Tensor methods, operators (``__mul__``,
+``__rmul__``) and in-place forms (``mul_``, ``__imul__``), and records how to test it:
 sample inputs, the PyTorch reference, and whether it is differentiable (twice). The op
 table in tests/ops/test_op_table.py reads ``OPS``; adding an op adds its tests.
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..amp.autocast_mode import wrap as _autocast_wrap
 from ..outputs import with_out
-from ..tensor import _F, Tensor
+from ..tensor import _F, Tensor, apply_inplace
 
 __all__ = ["register_op", "OPS", "OpInfo", "Sample", "NAMESPACES"]
 
@@ -62,7 +64,8 @@ def register_op(name: str | None = None, *, namespace: str = "ember", methods=()
                 differentiable: bool = True, gradgrad: bool = True, float32: bool = True,
                 atol: float = 1e-7, rtol: float = 1e-6, output_process=None,
                 also: tuple = (), internal: bool = False, exported_in: tuple = (),
-                gradcheck_wrapper: Callable | None = None):
+                gradcheck_wrapper: Callable | None = None, operators: tuple = (),
+                reflected: tuple = (), inplace: tuple = ()):
     """Register a public op function.
 
     name: the public name (defaults to the function's); methods: Tensor method names
@@ -71,6 +74,9 @@ def register_op(name: str | None = None, *, namespace: str = "ember", methods=()
     ``ember.nn.functional.relu``); torch: the reference for the oracle test ("same" means
     ``torch.<namespace>.<name>``, or the Tensor method when torch has no such function;
     None means no oracle); internal: reachable from the Tensor class only (``_getitem``).
+    operators: Python operators bound to the op (``__mul__``: ``x * y`` is ``mul(x, y)``);
+    reflected: the swapped forms (``__rmul__``: ``2 * x`` is ``mul(2, x)``); inplace:
+    methods that write the result into the tensor (``mul_``, ``__imul__``).
     """
 
     def decorate(function: Callable) -> Callable:
@@ -78,8 +84,12 @@ def register_op(name: str | None = None, *, namespace: str = "ember", methods=()
         function = _autocast_wrap(public if namespace == "ember" else f"{namespace}.{public}",
                                   function)
         _F[public if namespace == "ember" else f"{namespace}.{public}"] = function
-        for method in methods:
+        for method in methods + operators:
             setattr(Tensor, method, function)
+        for method in reflected:
+            setattr(Tensor, method, _reflected(function, method))
+        for method in inplace:
+            setattr(Tensor, method, _inplace_method(method, function))
         if internal:
             return function
         exported = with_out(function, public) if namespace in _WITH_OUT else function
@@ -103,6 +113,33 @@ def register_op(name: str | None = None, *, namespace: str = "ember", methods=()
         return function
 
     return decorate
+
+
+def _reflected(function: Callable, name: str) -> Callable:
+    def method(self, other):
+        return function(other, self)
+
+    method.__name__ = name
+    method.__doc__ = f"``other {name}`` with the tensor on the right: ``{function.__name__}" \
+        "(other, self)``."
+    return method
+
+
+def _inplace_method(name: str, function: Callable) -> Callable:
+    def method(self, *args, **kwargs):
+        return apply_inplace(self, function, *args, **kwargs)
+
+    method.__name__ = name
+    method.__doc__ = f"In-place form of ``{function.__name__}``: writes the result into self."
+    try:
+        sig = inspect.signature(function)
+        params = list(sig.parameters.values())
+        if params and params[0].kind is params[0].POSITIONAL_OR_KEYWORD:
+            params[0] = params[0].replace(name="self")
+        method.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        pass
+    return method
 
 
 def bind_method(name: str, function: Callable) -> None:

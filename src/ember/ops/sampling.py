@@ -26,7 +26,7 @@ from .._mt_stream import uniform as mt_uniform
 from ..autograd.function import Function
 from ..creation import _device, _dtype_or_default, _finish, _shape
 from ..random import Generator, generator_for
-from ..tensor import Tensor, _inplace
+from ..tensor import Tensor, apply_inplace
 from .registry import Sample, register_op
 
 # ----------------------------------------------------------------------------- sampling
@@ -149,7 +149,7 @@ def _write(t, name: str, array):
     """Write ``array`` into ``t`` the way every in-place op does (leaf check, version bump,
     zero gradient to the overwritten values)."""
     array = array.astype(t._data.dtype, copy=False)
-    return _inplace(t, lambda self: _sampled(name, self, array))
+    return apply_inplace(t, lambda self: _sampled(name, self, array))
 
 
 def _float_draw(t, values):

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import backend, dtypes
 from ..autograd.function import Function
-from ..tensor import Tensor, _inplace
+from ..tensor import Tensor, apply_inplace
 from ._util import ensure_tensor, wrap_dim, xp_of
 from .indexing import AdvancedIndex, IndexPut, IndexPutAccumulate, convert_index
 from .registry import Sample, bind_method, register_op
@@ -1096,52 +1096,52 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
 # ----------------------------------------------------------------------------- in place
 def _scatter_(self, dim, index, src=None, value=None, *, reduce=None):
     """In-place ``scatter``."""
-    return _inplace(self, scatter, dim, index, src, value, reduce=reduce)
+    return apply_inplace(self, scatter, dim, index, src, value, reduce=reduce)
 
 
 def _scatter_add_(self, dim, index, src):
     """In-place ``scatter_add``."""
-    return _inplace(self, scatter_add, dim, index, src)
+    return apply_inplace(self, scatter_add, dim, index, src)
 
 
 def _scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     """In-place ``scatter_reduce``."""
-    return _inplace(self, scatter_reduce, dim, index, src, reduce, include_self=include_self)
+    return apply_inplace(self, scatter_reduce, dim, index, src, reduce, include_self=include_self)
 
 
 def _index_add_(self, dim, index, source, *, alpha=1):
     """In-place ``index_add``."""
-    return _inplace(self, index_add, dim, index, source, alpha=alpha)
+    return apply_inplace(self, index_add, dim, index, source, alpha=alpha)
 
 
 def _index_copy_(self, dim, index, source):
     """In-place ``index_copy``."""
-    return _inplace(self, index_copy, dim, index, source)
+    return apply_inplace(self, index_copy, dim, index, source)
 
 
 def _index_fill_(self, dim, index, value):
     """In-place ``index_fill``."""
-    return _inplace(self, index_fill, dim, index, value)
+    return apply_inplace(self, index_fill, dim, index, value)
 
 
 def _index_put_(self, indices, values, accumulate=False):
     """In-place ``index_put``."""
-    return _inplace(self, index_put, indices, values, accumulate)
+    return apply_inplace(self, index_put, indices, values, accumulate)
 
 
 def _index_reduce_(self, dim, index, source, reduce, *, include_self=True):
     """In-place ``index_reduce``."""
-    return _inplace(self, index_reduce, dim, index, source, reduce, include_self=include_self)
+    return apply_inplace(self, index_reduce, dim, index, source, reduce, include_self=include_self)
 
 
 def _put_(self, index, source, accumulate=False):
     """In-place ``put``."""
-    return _inplace(self, put, index, source, accumulate)
+    return apply_inplace(self, put, index, source, accumulate)
 
 
 def _masked_scatter_(self, mask, source):
     """In-place ``masked_scatter``: the mask must broadcast to self's shape."""
-    return _inplace(self, lambda t, m, s: _masked_scatter(t, m, s, "masked_scatter_",
+    return apply_inplace(self, lambda t, m, s: _masked_scatter(t, m, s, "masked_scatter_",
                                                           tuple(self._data.shape)), mask, source)
 
 

@@ -39,7 +39,8 @@ class Neg(Function):
         return -grad
 
 
-@register_op(methods=("neg", "negative"), also=("negative",), samples=_samples.unary())
+@register_op(operators=("__neg__",), inplace=("negative_", "neg_"), methods=("neg", "negative"),
+             also=("negative",), samples=_samples.unary())
 def neg(input):
     """``-input``."""
     return Neg.apply(input)
@@ -61,7 +62,8 @@ class Abs(Function):
         return grad * m.sign(x)
 
 
-@register_op(methods=("abs", "absolute"), also=("absolute",), samples=_samples.unary())
+@register_op(operators=("__abs__",), inplace=("abs_", "absolute_"), methods=("abs", "absolute"),
+             also=("absolute",), samples=_samples.unary())
 def abs(input):
     """``|input|``; the gradient at 0 is 0."""
     return Abs.apply(input)
@@ -89,7 +91,8 @@ def _sign(x):
     return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
 
 
-@register_op(methods=("sign",), samples=_samples.unary(), gradgrad=False)
+@register_op(inplace=("sign_", "sgn_"), methods=("sign", "sgn"), also=("sgn",),
+             samples=_samples.unary(), gradgrad=False)
 def sign(input):
     """-1, 0 or 1 by the sign of each element; the gradient is zero."""
     return Sign.apply(input)
@@ -111,7 +114,7 @@ class Exp(Function):
         return grad * out
 
 
-@register_op(methods=("exp",), samples=_samples.unary())
+@register_op(inplace=("exp_",), methods=("exp",), samples=_samples.unary())
 def exp(input):
     """``e ** input``."""
     return Exp.apply(float_operand(input, "exp"))
@@ -132,7 +135,7 @@ class Log(Function):
         return grad / x
 
 
-@register_op(methods=("log",), samples=_samples.unary(low=0.1, high=3.0))
+@register_op(inplace=("log_",), methods=("log",), samples=_samples.unary(low=0.1, high=3.0))
 def log(input):
     """Natural logarithm (NaN below 0, -inf at 0, as in PyTorch)."""
     return Log.apply(float_operand(input, "log"))
@@ -154,7 +157,7 @@ class Sqrt(Function):
         return grad / (2 * out)
 
 
-@register_op(methods=("sqrt",), samples=_samples.unary(low=0.1, high=3.0))
+@register_op(inplace=("sqrt_",), methods=("sqrt",), samples=_samples.unary(low=0.1, high=3.0))
 def sqrt(input):
     """Square root."""
     return Sqrt.apply(float_operand(input, "sqrt"))
@@ -176,7 +179,7 @@ class Sin(Function):
         return grad * m.cos(x)
 
 
-@register_op(methods=("sin",), samples=_samples.unary())
+@register_op(inplace=("sin_",), methods=("sin",), samples=_samples.unary())
 def sin(input):
     """Sine (radians)."""
     return Sin.apply(float_operand(input, "sin"))
@@ -198,7 +201,7 @@ class Cos(Function):
         return -grad * m.sin(x)
 
 
-@register_op(methods=("cos",), samples=_samples.unary())
+@register_op(inplace=("cos_",), methods=("cos",), samples=_samples.unary())
 def cos(input):
     """Cosine (radians)."""
     return Cos.apply(float_operand(input, "cos"))
@@ -248,7 +251,7 @@ class TanhGrad(Function):
                 -2 * gg * grad * out if need_out else None)
 
 
-@register_op(methods=("tanh",), namespace="ember", samples=_samples.unary())
+@register_op(inplace=("tanh_",), methods=("tanh",), namespace="ember", samples=_samples.unary())
 def tanh(input):
     """Hyperbolic tangent."""
     return Tanh.apply(float_operand(input, "tanh"))
@@ -300,7 +303,8 @@ class SigmoidGrad(Function):
                 gg * grad * (1 - 2 * out) if need_out else None)
 
 
-@register_op(methods=("sigmoid",), samples=_samples.unary(low=-4.0, high=4.0))
+@register_op(inplace=("sigmoid_",), methods=("sigmoid",),
+             samples=_samples.unary(low=-4.0, high=4.0))
 def sigmoid(input):
     """``1 / (1 + exp(-input))``, computed without overflow."""
     return Sigmoid.apply(float_operand(input, "sigmoid"))
@@ -344,7 +348,7 @@ class ReluGrad(Function):
         return (gg * mask if ctx.needs_input_grad[0] else None), None
 
 
-@register_op(methods=("relu",), samples=_samples.unary())
+@register_op(inplace=("relu_",), methods=("relu",), samples=_samples.unary())
 def relu(input):
     """``max(input, 0)``; the gradient at 0 is 0."""
     if input.dtype is dtypes.bool:
@@ -527,7 +531,8 @@ class Reciprocal(Function):
         return -grad * out * out
 
 
-@register_op(methods=("reciprocal",), samples=_samples.unary(low=0.5, high=2.0))
+@register_op(inplace=("reciprocal_",), methods=("reciprocal",),
+             samples=_samples.unary(low=0.5, high=2.0))
 def reciprocal(input):
     """``1 / input`` (integers give the default float dtype)."""
     return _float_unary(Reciprocal, input, "reciprocal")
@@ -549,7 +554,7 @@ class Rsqrt(Function):
         return grad * out * out * out * -0.5
 
 
-@register_op(methods=("rsqrt",), samples=_samples.unary(low=0.5, high=3.0))
+@register_op(inplace=("rsqrt_",), methods=("rsqrt",), samples=_samples.unary(low=0.5, high=3.0))
 def rsqrt(input):
     """``1 / sqrt(input)``."""
     return _float_unary(Rsqrt, input, "rsqrt")
@@ -571,7 +576,8 @@ class Exp2(Function):
         return grad * out * _LN2
 
 
-@register_op(methods=("exp2",), exported_in=("special",), samples=_samples.unary())
+@register_op(inplace=("exp2_",), methods=("exp2",), exported_in=("special",),
+             samples=_samples.unary())
 def exp2(input):
     """``2 ** input``."""
     return _float_unary(Exp2, input, "exp2")
@@ -593,7 +599,8 @@ class Expm1(Function):
         return grad * (out + 1)
 
 
-@register_op(methods=("expm1",), exported_in=("special",), samples=_samples.unary())
+@register_op(inplace=("expm1_",), methods=("expm1",), exported_in=("special",),
+             samples=_samples.unary())
 def expm1(input):
     """``exp(input) - 1``, accurate for small inputs (no cancellation)."""
     return _float_unary(Expm1, input, "expm1")
@@ -626,19 +633,19 @@ Log10 = _log_family("log10", "log10", _LN10, 0.0)
 Log1p = _log_family("log1p", "log1p", 1.0, 1.0)
 
 
-@register_op(methods=("log2",), samples=_samples.unary(low=0.1, high=3.0))
+@register_op(inplace=("log2_",), methods=("log2",), samples=_samples.unary(low=0.1, high=3.0))
 def log2(input):
     """Base-2 logarithm."""
     return _float_unary(Log2, input, "log2")
 
 
-@register_op(methods=("log10",), samples=_samples.unary(low=0.1, high=3.0))
+@register_op(inplace=("log10_",), methods=("log10",), samples=_samples.unary(low=0.1, high=3.0))
 def log10(input):
     """Base-10 logarithm."""
     return _float_unary(Log10, input, "log10")
 
 
-@register_op(methods=("log1p",), exported_in=("special",),
+@register_op(inplace=("log1p_",), methods=("log1p",), exported_in=("special",),
              samples=_samples.unary(low=-0.5, high=3.0))
 def log1p(input):
     """``log(1 + input)``, accurate for small inputs (no cancellation)."""
@@ -661,7 +668,7 @@ class Tan(Function):
         return grad * (out * out + 1)
 
 
-@register_op(methods=("tan",), samples=_samples.unary(low=-1.2, high=1.2))
+@register_op(inplace=("tan_",), methods=("tan",), samples=_samples.unary(low=-1.2, high=1.2))
 def tan(input):
     """Tangent (radians); d/dx = 1 + tan(x)^2."""
     return _float_unary(Tan, input, "tan")
@@ -698,52 +705,54 @@ Acosh = _input_unary("acosh", "arccosh", lambda m, g, x: g * m.rsqrt(x * x - 1))
 Atanh = _input_unary("atanh", "arctanh", lambda m, g, x: g / (1 - x * x))
 
 
-@register_op(methods=("asin", "arcsin"), also=("arcsin",),
+@register_op(inplace=("asin_", "arcsin_"), methods=("asin", "arcsin"), also=("arcsin",),
              samples=_samples.unary(low=-0.9, high=0.9))
 def asin(input):
     """Inverse sine; d/dx = 1 / sqrt(1 - x^2). NaN outside [-1, 1]."""
     return _float_unary(Asin, input, "asin")
 
 
-@register_op(methods=("acos", "arccos"), also=("arccos",),
+@register_op(inplace=("acos_", "arccos_"), methods=("acos", "arccos"), also=("arccos",),
              samples=_samples.unary(low=-0.9, high=0.9))
 def acos(input):
     """Inverse cosine; d/dx = -1 / sqrt(1 - x^2). NaN outside [-1, 1]."""
     return _float_unary(Acos, input, "acos")
 
 
-@register_op(methods=("atan", "arctan"), also=("arctan",), samples=_samples.unary())
+@register_op(inplace=("atan_", "arctan_"), methods=("atan", "arctan"), also=("arctan",),
+             samples=_samples.unary())
 def atan(input):
     """Inverse tangent; d/dx = 1 / (1 + x^2)."""
     return _float_unary(Atan, input, "atan")
 
 
-@register_op(methods=("sinh",), samples=_samples.unary())
+@register_op(inplace=("sinh_",), methods=("sinh",), samples=_samples.unary())
 def sinh(input):
     """Hyperbolic sine; d/dx = cosh(x)."""
     return _float_unary(Sinh, input, "sinh")
 
 
-@register_op(methods=("cosh",), samples=_samples.unary())
+@register_op(inplace=("cosh_",), methods=("cosh",), samples=_samples.unary())
 def cosh(input):
     """Hyperbolic cosine; d/dx = sinh(x)."""
     return _float_unary(Cosh, input, "cosh")
 
 
-@register_op(methods=("asinh", "arcsinh"), also=("arcsinh",), samples=_samples.unary())
+@register_op(inplace=("asinh_", "arcsinh_"), methods=("asinh", "arcsinh"), also=("arcsinh",),
+             samples=_samples.unary())
 def asinh(input):
     """Inverse hyperbolic sine; d/dx = 1 / sqrt(x^2 + 1)."""
     return _float_unary(Asinh, input, "asinh")
 
 
-@register_op(methods=("acosh", "arccosh"), also=("arccosh",),
+@register_op(inplace=("acosh_", "arccosh_"), methods=("acosh", "arccosh"), also=("arccosh",),
              samples=_samples.unary(low=1.2, high=3.0))
 def acosh(input):
     """Inverse hyperbolic cosine; d/dx = 1 / sqrt(x^2 - 1). NaN below 1."""
     return _float_unary(Acosh, input, "acosh")
 
 
-@register_op(methods=("atanh", "arctanh"), also=("arctanh",),
+@register_op(inplace=("atanh_", "arctanh_"), methods=("atanh", "arctanh"), also=("arctanh",),
              samples=_samples.unary(low=-0.9, high=0.9))
 def atanh(input):
     """Inverse hyperbolic tangent; d/dx = 1 / (1 - x^2). +-inf at +-1."""
@@ -799,19 +808,21 @@ class Erfinv(Function):
         return grad * _SQRT_PI_OVER_TWO * m.exp(out * out)
 
 
-@register_op(methods=("erf",), exported_in=("special",), samples=_samples.unary(low=-3, high=3))
+@register_op(inplace=("erf_",), methods=("erf",), exported_in=("special",),
+             samples=_samples.unary(low=-3, high=3))
 def erf(input):
     """The error function ``2/sqrt(pi) * integral_0^x exp(-t^2) dt``."""
     return _float_unary(Erf, input, "erf")
 
 
-@register_op(methods=("erfc",), exported_in=("special",), samples=_samples.unary(low=-3, high=3))
+@register_op(inplace=("erfc_",), methods=("erfc",), exported_in=("special",),
+             samples=_samples.unary(low=-3, high=3))
 def erfc(input):
     """``1 - erf(input)``, with full relative accuracy for large inputs."""
     return _float_unary(Erfc, input, "erfc")
 
 
-@register_op(methods=("erfinv",), exported_in=("special",),
+@register_op(inplace=("erfinv_",), methods=("erfinv",), exported_in=("special",),
              samples=_samples.unary(low=-0.95, high=0.95))
 def erfinv(input):
     """The inverse error function: ``erf(erfinv(y)) = y`` on (-1, 1); +-inf at +-1."""
@@ -855,9 +866,11 @@ Trunc, trunc = _rounding("trunc", "trunc")
 floor.__doc__ = "The largest integer <= input, elementwise; the gradient is zero."
 ceil.__doc__ = "The smallest integer >= input, elementwise; the gradient is zero."
 trunc.__doc__ = "Rounds toward zero, elementwise; the gradient is zero."
-register_op(methods=("floor",), samples=_samples.unary(low=-3, high=3))(floor)
-register_op(methods=("ceil",), samples=_samples.unary(low=-3, high=3))(ceil)
-register_op(methods=("trunc", "fix"), also=("fix",), samples=_samples.unary(low=-3, high=3))(trunc)
+register_op(methods=("floor",), inplace=("floor_",),
+            samples=_samples.unary(low=-3, high=3))(floor)
+register_op(methods=("ceil",), inplace=("ceil_",), samples=_samples.unary(low=-3, high=3))(ceil)
+register_op(methods=("trunc", "fix"), also=("fix",), inplace=("trunc_", "fix_"),
+            samples=_samples.unary(low=-3, high=3))(trunc)
 
 
 class Round(Function):
@@ -882,7 +895,8 @@ def _round_samples(make):
             Sample((make((5,), low=-300, high=300),), {"decimals": -1}, name="decimals=-1")]
 
 
-@register_op(methods=("round",), exported_in=("special",), samples=_round_samples)
+@register_op(inplace=("round_",), methods=("round",), exported_in=("special",),
+             samples=_round_samples)
 def round(input, *, decimals=0):
     """Rounds half to even (as PyTorch), to ``decimals`` decimal places (negative: tens,
     hundreds...); the gradient is zero. Integers pass through when decimals is 0."""
@@ -911,7 +925,7 @@ class Frac(Function):
         return grad
 
 
-@register_op(methods=("frac",), samples=_samples.unary(low=-3, high=3))
+@register_op(inplace=("frac_",), methods=("frac",), samples=_samples.unary(low=-3, high=3))
 def frac(input):
     """``input - trunc(input)``: the fractional part, with the sign of input."""
     if not isinstance(input, Tensor):
@@ -1013,7 +1027,8 @@ class Sinc(Function):
         return m.where(x == 0, 0.0, grad * slope)
 
 
-@register_op(methods=("sinc",), exported_in=("special",), samples=_samples.unary(low=-3, high=3))
+@register_op(inplace=("sinc_",), methods=("sinc",), exported_in=("special",),
+             samples=_samples.unary(low=-3, high=3))
 def sinc(input):
     """The normalized sinc ``sin(pi x) / (pi x)``, 1 at x = 0."""
     return _float_unary(Sinc, input, "sinc")
@@ -1045,7 +1060,7 @@ def _nan_to_num_samples(make):
             Sample((y,), {"nan": 1.5, "posinf": 10.0, "neginf": -10.0}, name="values")]
 
 
-@register_op(methods=("nan_to_num",), samples=_nan_to_num_samples)
+@register_op(inplace=("nan_to_num_",), methods=("nan_to_num",), samples=_nan_to_num_samples)
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """NaN becomes ``nan``, +inf ``posinf`` and -inf ``neginf`` (by default the largest
     and lowest finite values of the dtype). The gradient is zero at replaced elements."""
