@@ -8,6 +8,7 @@ from . import (
     conv,
     decompositions,
     factories,
+    factorizations,
     indexing,
     losses,
     matrices,
