@@ -533,3 +533,180 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
         return CholeskyExResult(_constant(factor, A), _int32_tensor(info, A))
     return CholeskyExResult(factor, _int32_tensor(xp.zeros(A._data.shape[:-2], np.int32), A))
 
+# ============================================================================ Householder
+GeqrfResult = namedtuple("geqrf", ["a", "tau"])
+
+
+def _geqrf_arrays(xp, a):
+    """LAPACK's geqrf on (*, m, n): R on and above the diagonal, the Householder vectors
+    v_j (v_j[j] = 1, not stored) below it, and tau (*, k) with H_j = I - tau_j v_j v_j^T and
+    A = H_1 ... H_k R. Each reflector is larfg's: beta = -sign(alpha) * ||x||."""
+    out = xp.array(a, copy=True)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    tau = xp.zeros(a.shape[:-2] + (k,), dtype=a.dtype)
+    for j in range(k):
+        alpha = out[..., j, j]
+        below = out[..., j + 1:, j]
+        tail = xp.sqrt((below * below).sum(axis=-1))
+        reflect = tail != 0  # larfg: H = I when the column below the diagonal is zero
+        beta = -xp.where(alpha >= 0, 1, -1).astype(a.dtype) * xp.sqrt(alpha * alpha + tail * tail)
+        safe_beta = xp.where(reflect, beta, 1)
+        tau[..., j] = xp.where(reflect, (beta - alpha) / safe_beta, 0)
+        scale = xp.where(reflect, 1 / xp.where(reflect, alpha - beta, 1), 1)
+        out[..., j + 1:, j] = below * scale[..., None]
+        out[..., j, j] = xp.where(reflect, beta, alpha)
+        if j + 1 < n:  # apply H_j to the columns on the right
+            v = xp.concatenate([xp.ones(a.shape[:-2] + (1,), a.dtype), out[..., j + 1:, j]], -1)
+            rest = out[..., j:, j + 1:]
+            w = xp.matmul(v[..., None, :], rest)  # v^T C
+            out[..., j:, j + 1:] = rest - tau[..., j, None, None] * v[..., :, None] * w
+    return out, tau
+
+
+class Geqrf(Function):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, a):
+        return _geqrf_arrays(ctx.xp, a)
+
+
+@register_op(methods=("geqrf",), differentiable=False, samples=lambda make: [
+    Sample((make((4, 3)),), name="tall"), Sample((make((2, 3, 4)),), name="batch wide")])
+def geqrf(input):
+    """(a, tau): the QR decomposition in LAPACK's packed form. R is on and above a's
+    diagonal; below it are the Householder vectors v_j (with an implicit 1 at v_j[j]), and
+    A = H_1 ... H_k R with H_j = I - tau_j v_j v_j^T. ``householder_product(a, tau)`` builds
+    Q from them and ``ormqr`` applies Q without building it. Not differentiable (as in
+    PyTorch); use ``linalg.qr`` for gradients.
+
+    >>> a, tau = ember.geqrf(ember.tensor([[3.0, 1.0], [4.0, 2.0]]))
+    >>> a[0, 0]
+    tensor(-5.)
+    """
+    _check_matrices(input, "geqrf", "input", square=False)
+    return GeqrfResult(*Geqrf.apply(input))
+
+
+def _reflectors(op, input, tau):
+    """The unit lower Householder vectors (*, m, k) of a packed input (*, m, n), checking
+    tau (*, k)."""
+    _check_matrices(input, op, "input", square=False)
+    ensure_tensor(tau, op, "tau")
+    _same_dtype(op, input=input, tau=tau)
+    m, n = input._data.shape[-2:]
+    if tau._data.ndim != input._data.ndim - 1 or tuple(tau.shape[:-1]) != tuple(
+            input.shape[:-2]):
+        raise RuntimeError(f"{op}: Expected batch dimensions of tau {list(tau.shape[:-1])} to "
+                           f"be equal to input.shape[:-2] {list(input.shape[:-2])}")
+    k = tau._data.shape[-1]
+    if k > min(m, n):
+        raise RuntimeError(f"{op}: input.shape[-1] and input.shape[-2] must be greater than "
+                           f"or equal to tau.shape[-1] (got tau of size {k} for input of "
+                           f"shape {list(input.shape)})")
+    xp = backend.xp_for_device(input._device)
+    eye = _constant(xp.eye(m, k, dtype=input._data.dtype), input)
+    return tril(input[..., :, :k], -1) + eye, k
+
+
+def _reflect(vectors, tau, i, c, left):
+    """H_i C (left) or C H_i, H_i = I - tau_i v_i v_i^T."""
+    v = vectors[..., :, i:i + 1]
+    t = tau[..., i:i + 1].unsqueeze(-1)
+    if left:
+        return c - t * matmul(v, matmul(v.mT, c))
+    return c - t * matmul(matmul(c, v), v.mT)
+
+
+def _householder_samples(make):
+    import ember
+
+    out = []
+    for shape, name in (((4, 3), "tall"), ((2, 3, 3), "batch square"), ((4, 2), "k < n")):
+        a, tau = ember.geqrf(make(shape, requires_grad=False))
+        if name == "k < n":
+            tau = tau[..., :1]
+        out.append(Sample((a.requires_grad_(True), tau.requires_grad_(True)), name=name))
+    return out
+
+
+@register_op(namespace="linalg", samples=_householder_samples)
+def householder_product(A, tau):
+    """The first n columns of H_1 ... H_k for Householder reflectors H_j = I - tau_j v_j
+    v_j^T, v_j the j-th column of A (*, m, n) below its diagonal with an implicit 1 on it
+    (m >= n >= k = tau.shape[-1]): Q from ``geqrf``'s packed output. Differentiable in A and
+    tau. Cost O(m n k).
+
+    >>> a, tau = ember.geqrf(ember.tensor([[3.0, 1.0], [4.0, 2.0]]))
+    >>> ember.linalg.householder_product(a, tau)
+    tensor([[-0.6000, -0.8000],
+            [-0.8000,  0.6000]])
+    """
+    _check_matrices(A, "linalg.householder_product", "A", square=False)
+    m, n = A._data.shape[-2:]
+    if m < n:
+        raise RuntimeError(f"torch.linalg.householder_product: input.shape[-2] must be greater "
+                           f"than or equal to input.shape[-1] (got {m} by {n})")
+    if isinstance(tau, Tensor) and tau._data.ndim >= 1 and tau._data.shape[-1] > n:
+        raise RuntimeError(f"torch.linalg.householder_product: input.shape[-1] must be greater "
+                           f"than or equal to tau.shape[-1] (got {n} and {tau.shape[-1]})")
+    vectors, k = _reflectors("linalg.householder_product", A, tau)
+    xp = backend.xp_for_device(A._device)
+    q = _constant(xp.broadcast_to(xp.eye(m, n, dtype=A._data.dtype),
+                                  A._data.shape).copy(), A)
+    for i in range(k - 1, -1, -1):
+        q = _reflect(vectors, tau, i, q, left=True)
+    return q
+
+
+@register_op(methods=("orgqr",), samples=_householder_samples)
+def orgqr(input, tau):
+    """The older name of ``linalg.householder_product``."""
+    return householder_product(input, tau)
+
+
+def _ormqr_samples(make):
+    import ember
+
+    out = []
+    for kwargs, c_shape, name in (({}, (4, 2), "left"),
+                                  ({"transpose": True}, (4, 3), "left transpose"),
+                                  ({"left": False}, (2, 4), "right"),
+                                  ({"left": False, "transpose": True}, (3, 4),
+                                   "right transpose")):
+        a, tau = ember.geqrf(make((4, 3), requires_grad=False))
+        out.append(Sample((a.requires_grad_(True), tau.requires_grad_(True), make(c_shape)),
+                          kwargs, name=name))
+    return out
+
+
+@register_op(methods=("ormqr",), samples=_ormqr_samples)
+def ormqr(input, tau, other, left=True, transpose=False):
+    """Q C, Q^T C, C Q or C Q^T (left, transpose) for Q = H_1 ... H_k the full square
+    orthogonal matrix of ``geqrf``'s packed reflectors, without forming Q. input is
+    (*, mn, k) with mn = other's rows (left) or columns; other is (*, m, n). Differentiable in
+    all three. Cost O(m n k).
+
+    >>> a, tau = ember.geqrf(ember.tensor([[3.0, 1.0], [4.0, 2.0]]))
+    >>> ember.ormqr(a, tau, ember.eye(2))
+    tensor([[-0.6000, -0.8000],
+            [-0.8000,  0.6000]])
+    """
+    vectors, k = _reflectors("ormqr", input, tau)
+    ensure_tensor(other, "ormqr", "other")
+    _same_dtype("ormqr", input=input, other=other)
+    if other._data.ndim < 2:
+        raise RuntimeError(f"ormqr: other must have at least 2 dimensions, but got shape "
+                           f"{list(other.shape)}")
+    mn = input._data.shape[-2]
+    side = other._data.shape[-2] if left else other._data.shape[-1]
+    if side != mn:
+        which = "other.shape[-2]" if left else "other.shape[-1]"
+        raise RuntimeError(f"ormqr: input.shape[-2] must be equal to {which} (got {mn} and "
+                           f"{side})")
+    order = range(k - 1, -1, -1) if left != bool(transpose) else range(k)
+    result = other
+    for i in order:
+        result = _reflect(vectors, tau, i, result, left=bool(left))
+    return result
