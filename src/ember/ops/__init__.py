@@ -12,6 +12,7 @@ from . import (
     indexing,
     losses,
     matrices,
+    matrix_functions,
     neural,
     normalization,
     norms,

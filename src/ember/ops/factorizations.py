@@ -22,9 +22,7 @@ from .decompositions import (
     Inv,
     LinAlgError,
     SolveTriangular,
-    _check_float,
     _check_matrices,
-    _from_numpy,
     _run,
     _same_dtype,
     _well_conditioned,
@@ -33,7 +31,7 @@ from .decompositions import (
 )
 from .matrices import tril, triu
 from .products import _constant, _shape_text, matmul
-from .registry import NAMESPACES, Sample, register_op
+from .registry import Sample, register_op
 
 LUFactorResult = namedtuple("linalg_lu_factor", ["LU", "pivots"])
 LUFactorExResult = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
@@ -468,17 +466,8 @@ def solve_ex(A, B, *, left=True, check_errors=False):
         else:
             packed_t, pivots_t, _ = _lu_arrays(xp, xp.swapaxes(A._data, -1, -2))
             x = xp.swapaxes(_substitute(xp, packed_t, pivots_t, xp.swapaxes(b, -1, -2)), -1, -2)
-        info = xp.broadcast_to(info, _solve_batch(A, B)).copy()
         return SolveExResult(_constant(x[..., 0] if vector else x, A), _int32_tensor(info, A))
-    return SolveExResult(out, _int32_tensor(xp.zeros(_solve_batch(A, B), np.int32), A))
-
-
-def _solve_batch(A, B):
-    """The broadcast batch shape of solve(A, B)."""
-    vector = B._data.ndim == 1 or (B._data.ndim == A._data.ndim - 1 and
-                                   B._data.shape == A._data.shape[:-1])
-    b_batch = B._data.shape[:-1] if vector else B._data.shape[:-2]
-    return np.broadcast_shapes(A._data.shape[:-2], b_batch)
+    return SolveExResult(out, _int32_tensor(xp.zeros(A._data.shape[:-2], np.int32), A))
 
 
 def _partial_cholesky(xp, a):
