@@ -316,6 +316,26 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     return _scaled_sum("addmv", input, mv(mat, vec), beta, alpha)
 
 
+@register_op(methods=("addr",), samples=lambda make: [
+    Sample((make((3, 4)), make((3,)), make((4,)))),
+    Sample((make((4,)), make((3,)), make((4,))), {"beta": 0.5, "alpha": -2.0},
+           name="broadcast input, beta, alpha"),
+    Sample((make((3, 4)), make((3,)), make((4,))), {"beta": 0}, name="beta 0")])
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """beta * input + alpha * outer(vec1, vec2); ``input`` broadcasts to (n, m).
+
+    >>> ember.addr(ember.zeros(2, 2), ember.tensor([1.0, 2.0]), ember.tensor([3.0, 4.0]))
+    tensor([[3., 4.],
+            [6., 8.]])
+    """
+    for t, name in ((vec1, "vec1"), (vec2, "vec2")):
+        ensure_tensor(t, "addr", name)
+        if t._data.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got "
+                               f"{t._data.ndim}-D")
+    return _scaled_sum("addr", input, outer(vec1, vec2), beta, alpha)
+
+
 @register_op(methods=("addbmm",), samples=lambda make: [
     Sample((make((3, 2)), make((2, 3, 4)), make((2, 4, 2)))),
     Sample((make((2,)), make((2, 3, 4)), make((2, 4, 2))), {"beta": -1.0, "alpha": 3.0},
@@ -632,8 +652,16 @@ def _inplace_form(function):
     return method
 
 
-for _function in (addmm, addmv, addbmm, baddbmm):
+for _function in (addmm, addmv, addbmm, baddbmm, addr):
     bind_method(_function.__name__ + "_", _inplace_form(_function))
+
+
+def addmv_(input, mat, vec, *, beta=1, alpha=1):
+    """In-place ``addmv``: writes beta * input + alpha * (mat @ vec) into input."""
+    return _inplace(input, addmv, mat, vec, beta=beta, alpha=alpha)
+
+
+NAMESPACES["ember"]["addmv_"] = addmv_
 
 
 # ============================================================================ vecdot, multi_dot
@@ -721,6 +749,27 @@ def multi_dot(tensors):
         done[i, j] = Matmul.apply(done.pop(left), done.pop(right))
         stack.pop()
     return _squeeze_ends(done[0, k - 1], first_vector, last_vector)
+
+
+@register_op(torch=lambda torch, *matrices: torch.chain_matmul(*matrices), samples=lambda make: [
+    Sample((make((2, 3)), make((3, 4)), make((4, 2))), name="three"),
+    Sample((make((3, 2)),), name="one")])
+def chain_matmul(*matrices):
+    """The product of 2-D matrices, multiplied in the cheapest order; the older spelling of
+    ``linalg.multi_dot`` (which also takes vector ends).
+
+    >>> ember.chain_matmul(ember.eye(2), ember.ones(2, 3)).shape
+    ember.Size([2, 3])
+    """
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for i, t in enumerate(matrices):
+        ensure_tensor(t, "chain_matmul", f"matrices[{i}]")
+        if t._data.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {t._data.ndim}, expected 2 instead.")
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    return multi_dot(list(matrices))
 
 
 def _squeeze_ends(result, first_vector, last_vector):
