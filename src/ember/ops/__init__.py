@@ -11,6 +11,7 @@ from . import (
     factorizations,
     indexing,
     losses,
+    lowrank,
     matrices,
     matrix_functions,
     neural,
