@@ -699,3 +699,238 @@ def ormqr(input, tau, other, left=True, transpose=False):
     for i in order:
         result = _reflect(vectors, tau, i, result, left=bool(left))
     return result
+
+
+# ============================================================================ LDL
+LDLFactorResult = namedtuple("linalg_ldl_factor", ["LD", "pivots"])
+LDLFactorExResult = namedtuple("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
+_BUNCH_KAUFMAN = (1 + 17 ** 0.5) / 8
+
+
+def _swap(a, i, j, axis):
+    if axis == 0:
+        a[[i, j], :] = a[[j, i], :]
+    else:
+        a[:, [i, j]] = a[:, [j, i]]
+
+
+def _ldl_one(xp, a):
+    """LAPACK's sytf2 (lower) on one symmetric matrix: Bunch-Kaufman diagonal pivoting with
+    1x1 and 2x2 blocks. Returns (LD, pivots, info): D's blocks on LD's diagonal, L's
+    multipliers below them, pivots 1-based (a 2x2 block's two entries both -p)."""
+    n = a.shape[-1]
+    work = xp.tril(a) + xp.swapaxes(xp.tril(a, -1), -1, -2)  # the symmetric matrix it reads
+    pivots = np.zeros(n, dtype=np.int32)
+    info = 0
+    k = 0
+    while k < n:
+        step = 1
+        absakk = abs(float(work[k, k]))
+        if k < n - 1:
+            imax = k + 1 + int(xp.argmax(xp.abs(work[k + 1:, k])))
+            colmax = abs(float(work[imax, k]))
+        else:
+            imax, colmax = k, 0.0
+        if max(absakk, colmax) == 0:  # a zero column: D[k, k] = 0, nothing to eliminate
+            info = info or k + 1
+            pivots[k] = k + 1
+            k += 1
+            continue
+        if absakk >= _BUNCH_KAUFMAN * colmax:
+            kp = k
+        else:
+            row = xp.abs(work[imax, k:])
+            row[imax - k] = 0
+            rowmax = float(row.max())
+            if absakk >= _BUNCH_KAUFMAN * colmax * (colmax / rowmax):
+                kp = k
+            elif abs(float(work[imax, imax])) >= _BUNCH_KAUFMAN * rowmax:
+                kp = imax
+            else:
+                kp, step = imax, 2
+        kk = k + step - 1
+        if kp != kk:  # symmetric interchange within the trailing block only, as sytf2
+            block = work[k:, k:]
+            _swap(block, kk - k, kp - k, 0)
+            _swap(block, kk - k, kp - k, 1)
+        if step == 1:
+            pivot = work[k, k]
+            column = work[k + 1:, k] / pivot
+            work[k + 1:, k + 1:] -= xp.outer(column, work[k + 1:, k])
+            work[k + 1:, k] = column
+            work[k, k + 1:] = column
+            if pivot == 0:
+                info = info or k + 1
+            pivots[k] = kp + 1
+        else:
+            d = work[k:k + 2, k:k + 2]
+            w = work[k + 2:, k:k + 2]
+            multipliers = xp.linalg.solve(d, w.T).T  # W D^-1 (D symmetric)
+            work[k + 2:, k + 2:] -= xp.matmul(multipliers, w.T)
+            work[k + 2:, k:k + 2] = multipliers
+            work[k:k + 2, k + 2:] = multipliers.T
+            pivots[k] = pivots[k + 1] = -(kp + 1)
+        k += step
+    return xp.tril(work), pivots, info
+
+
+class LdlFactor(Function):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, a):
+        xp = ctx.xp
+        batch, n = a.shape[:-2], a.shape[-1]
+        flat = a.reshape((-1, n, n))
+        ld = xp.empty_like(flat)
+        pivots = np.zeros((flat.shape[0], n), dtype=np.int32)
+        info = np.zeros(flat.shape[0], dtype=np.int32)
+        for i in range(flat.shape[0]):
+            ld[i], pivots[i], info[i] = _ldl_one(xp, flat[i])
+        return (ld.reshape(a.shape), xp.asarray(pivots.reshape(batch + (n,))),
+                xp.asarray(info.reshape(batch)))
+
+
+def _ldl_samples(make):
+    from .decompositions import _symmetric
+
+    return [Sample((_symmetric(make, 4),), name="symmetric"),
+            Sample((_symmetric(make, 3, (2,)),), name="batch"),
+            Sample((_from_numpy(make, np.array([[0.0, 1.0, 2.0], [1.0, 0.0, 3.0],
+                                                [2.0, 3.0, 0.0]])),), name="2x2 pivots")]
+
+
+def _ldl_operand(op, A, hermitian):
+    _check_matrices(A, op)
+    if not isinstance(hermitian, bool):
+        raise TypeError(f"{op}(): argument 'hermitian' must be bool, not "
+                        f"{type(hermitian).__name__}")
+
+
+@register_op(namespace="linalg", differentiable=False, samples=_ldl_samples)
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
+    """(LD, pivots, info): the Bunch-Kaufman LDL^T factorization of a symmetric A (*, n, n),
+    reading its lower triangle, in LAPACK's sytrf form: D (1x1 and 2x2 blocks) on LD's
+    diagonal, L's multipliers below it; pivots (int32) are the 1-based interchanges, both
+    entries of a 2x2 block holding -p. info > 0 names the first zero diagonal entry of D
+    (the factorization is complete, but D is singular); check_errors=True raises then.
+    hermitian only matters for complex inputs. Not differentiable (as in PyTorch).
+
+    >>> ember.linalg.ldl_factor_ex(ember.tensor([[4.0, 2.0], [2.0, 3.0]])).LD
+    tensor([[4.0000, 0.0000],
+            [0.5000, 2.0000]])
+    """
+    _ldl_operand("linalg.ldl_factor_ex", A, hermitian)
+    ld, pivots, info = LdlFactor.apply(A)
+    if check_errors:
+        _raise_ldl("linalg.ldl_factor_ex", info)
+    return LDLFactorExResult(ld, pivots, info)
+
+
+def _raise_ldl(op, info):
+    failure = _first_failure(info._data)
+    if failure is not None:
+        index, j = failure
+        raise LinAlgError(f"{op}: {_batch_prefix(info._data, index)}The factorization could "
+                          f"be completed, but D[{j},{j}] is exactly zero, so D is singular "
+                          "and the factors cannot be used to solve a system")
+
+
+@register_op(namespace="linalg", differentiable=False, samples=_ldl_samples)
+def ldl_factor(A, *, hermitian=False):
+    """(LD, pivots): ``linalg.ldl_factor_ex`` that raises ember.linalg.LinAlgError when D is
+    singular.
+
+    >>> ember.linalg.ldl_factor(ember.tensor([[0.0, 1.0], [1.0, 0.0]])).pivots
+    tensor([-2, -2], dtype=torch.int32)
+    """
+    _ldl_operand("linalg.ldl_factor", A, hermitian)
+    ld, pivots, info = LdlFactor.apply(A)
+    _raise_ldl("linalg.ldl_factor", info)
+    return LDLFactorResult(ld, pivots)
+
+
+def _ldl_solve_one(xp, ld, pivots, b):
+    """LAPACK's sytrs (lower): X with A X = B from sytf2's factors; b (n, k) is overwritten."""
+    n = ld.shape[-1]
+    k = 0
+    while k < n:  # L D Y = B
+        if pivots[k] > 0:
+            _swap(b, k, int(pivots[k]) - 1, 0)
+            b[k + 1:] -= xp.outer(ld[k + 1:, k], b[k])
+            b[k] /= ld[k, k]
+            k += 1
+        else:
+            _swap(b, k + 1, -int(pivots[k]) - 1, 0)
+            b[k + 2:] -= xp.outer(ld[k + 2:, k], b[k]) + xp.outer(ld[k + 2:, k + 1], b[k + 1])
+            d = ld[k:k + 2, k:k + 2]
+            d = xp.stack([xp.stack([d[0, 0], d[1, 0]]), xp.stack([d[1, 0], d[1, 1]])])
+            b[k:k + 2] = xp.linalg.solve(d, b[k:k + 2])
+            k += 2
+    k = n - 1
+    while k >= 0:  # L^T X = Y
+        if pivots[k] > 0:
+            b[k] -= xp.matmul(ld[k + 1:, k], b[k + 1:])
+            _swap(b, k, int(pivots[k]) - 1, 0)
+            k -= 1
+        else:
+            b[k] -= xp.matmul(ld[k + 1:, k], b[k + 1:])
+            b[k - 1] -= xp.matmul(ld[k + 1:, k - 1], b[k + 1:])
+            _swap(b, k, -int(pivots[k]) - 1, 0)
+            k -= 2
+    return b
+
+
+class LdlSolve(Function):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, ld, pivots, b):
+        xp = ctx.xp
+        batch = np.broadcast_shapes(ld.shape[:-2], pivots.shape[:-1], b.shape[:-2])
+        n = ld.shape[-1]
+        ld = xp.broadcast_to(ld, batch + (n, n))
+        host_pivots = backend.move(pivots, backend.device_of_array(pivots), _CPU)
+        host_pivots = np.broadcast_to(host_pivots, batch + (n,))
+        out = xp.array(xp.broadcast_to(b, batch + b.shape[-2:]), copy=True)
+        for index in np.ndindex(*batch):
+            _ldl_solve_one(xp, ld[index], host_pivots[index], out[index])
+        return out
+
+
+def _ldl_solve_samples(make):
+    import ember
+
+    out = []
+    for s in _ldl_samples(make):
+        ld, pivots = ember.linalg.ldl_factor(s.args[0].detach())
+        shape = tuple(ld.shape[:-1]) + (2,)
+        out.append(Sample((ld, pivots, make(shape, requires_grad=False)), name=s.name))
+    return out
+
+
+@register_op(namespace="linalg", differentiable=False, samples=_ldl_solve_samples)
+def ldl_solve(LD, pivots, B, *, hermitian=False):
+    """X with A X = B from A's LDL^T factorization (``linalg.ldl_factor``): B is (*, n, k);
+    batches broadcast. Not differentiable (as in PyTorch).
+
+    >>> LD, pivots = ember.linalg.ldl_factor(ember.tensor([[4.0, 2.0], [2.0, 3.0]]))
+    >>> ember.linalg.ldl_solve(LD, pivots, ember.tensor([[6.0], [5.0]]))
+    tensor([[1.],
+            [1.]])
+    """
+    _ldl_operand("linalg.ldl_solve", LD, hermitian)
+    ensure_tensor(pivots, "linalg.ldl_solve", "pivots")
+    ensure_tensor(B, "linalg.ldl_solve", "B")
+    if pivots._data.dtype != np.int32:
+        raise RuntimeError(f"torch.linalg.ldl_solve: Expected pivots to be integers. Got "
+                           f"{pivots.dtype.name}; use the int32 pivots of linalg.ldl_factor")
+    if B._data.ndim < 2:
+        raise RuntimeError(f"torch.linalg.ldl_solve: Expected B to have at least 2 dimensions, "
+                           f"but it has shape {list(B.shape)}")
+    _same_dtype("linalg.ldl_solve", LD=LD, B=B)
+    n = LD._data.shape[-1]
+    if tuple(pivots.shape[-1:]) != (n,) or B._data.shape[-2] != n:
+        raise RuntimeError(f"torch.linalg.ldl_solve: Incompatible shapes: LD {list(LD.shape)}, "
+                           f"pivots {list(pivots.shape)}, B {list(B.shape)}")
+    return LdlSolve.apply(LD, pivots, B)
