@@ -23,6 +23,7 @@ from .decompositions import (
     LinAlgError,
     SolveTriangular,
     _check_matrices,
+    _from_numpy,
     _run,
     _same_dtype,
     _well_conditioned,
