@@ -452,3 +452,14 @@ def test_lobpcg_eigenvalue_gradient_and_errors():
         state.bvars["force_stop"] = True
     ember.lobpcg(t64(a), k=1, tracker=tracker)
     assert len(stop) == 1
+
+
+# ----------------------------------------------------------------------------- docs
+@pytest.mark.parametrize("name", ["factorizations", "matrix_functions", "lowrank"])
+def test_docstring_examples_run(name):
+    import doctest
+    import importlib
+
+    module = importlib.import_module(f"ember.ops.{name}")
+    result = doctest.testmod(module, extraglobs={"ember": ember})
+    assert result.attempted and not result.failed

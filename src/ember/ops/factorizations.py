@@ -216,7 +216,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
 
     >>> LU, pivots, info = ember.linalg.lu_factor_ex(ember.tensor([[1.0, 2.0], [3.0, 4.0]]))
     >>> pivots
-    tensor([2, 2], dtype=torch.int32)
+    tensor([2, 2], dtype=ember.int32)
     """
     _lu_operand(A, "linalg.lu_factor_ex")
     lu, pivots, info = LuFactor.apply(A, bool(pivot))
@@ -416,7 +416,7 @@ def inv_ex(A, *, check_errors=False):
     singular matrix is then inf/nan. check_errors=True raises ember.linalg.LinAlgError.
 
     >>> ember.linalg.inv_ex(ember.tensor([[1.0, 2.0], [2.0, 4.0]])).info
-    tensor(2, dtype=torch.int32)
+    tensor(2, dtype=ember.int32)
     """
     _check_matrices(A, "linalg.inv_ex")
     xp = backend.xp_for_device(A._device)
@@ -504,7 +504,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
     factorization up to that minor, as LAPACK's potf2 leaves it.
 
     >>> ember.linalg.cholesky_ex(ember.tensor([[4.0, 2.0], [2.0, -1.0]])).info
-    tensor(2, dtype=torch.int32)
+    tensor(2, dtype=ember.int32)
     """
     _check_matrices(A, "linalg.cholesky_ex")
     xp = backend.xp_for_device(A._device)
@@ -843,7 +843,7 @@ def ldl_factor(A, *, hermitian=False):
     singular.
 
     >>> ember.linalg.ldl_factor(ember.tensor([[0.0, 1.0], [1.0, 0.0]])).pivots
-    tensor([-2, -2], dtype=torch.int32)
+    tensor([-2, -2], dtype=ember.int32)
     """
     _ldl_operand("linalg.ldl_factor", A, hermitian)
     ld, pivots, info = LdlFactor.apply(A)
