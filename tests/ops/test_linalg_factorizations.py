@@ -166,6 +166,25 @@ def test_cholesky_ex_stops_at_the_first_bad_minor_as_lapack():
     np.testing.assert_allclose(host(L[0]), 2 * np.eye(3))
 
 
+def test_ex_forms_keep_the_gradients_of_the_good_matrices_in_a_batch():
+    good = np.array([[2.0, 1.0], [1.0, 3.0]])
+    batch = t64([good, SINGULAR], requires_grad=True)
+    inverse, info = ember.linalg.inv_ex(batch)
+    assert host(info).tolist() == [0, 2]
+    np.testing.assert_allclose(host(inverse[0]), np.linalg.inv(good))
+    inverse[0].sum().backward()
+    inv = np.linalg.inv(good)
+    np.testing.assert_allclose(host(batch.grad[0]), -(inv.T @ np.ones((2, 2)) @ inv.T))
+    assert not host(batch.grad[1]).any()
+    result, info = ember.linalg.solve_ex(batch, t64([1.0, 1.0]))
+    np.testing.assert_allclose(host(result[0]), np.linalg.solve(good, [1.0, 1.0]))
+    assert result.requires_grad and not np.isfinite(host(result[1])).all()
+    spd = t64([good, -np.eye(2)], requires_grad=True)
+    L, info = ember.linalg.cholesky_ex(spd)
+    assert host(info).tolist() == [0, 1] and L.requires_grad
+    np.testing.assert_allclose(host(L[0]), np.linalg.cholesky(good))
+
+
 # ----------------------------------------------------------------------------- Householder
 @requires_torch
 def test_geqrf_householder_product_and_ormqr_match_torch():

@@ -32,7 +32,7 @@ from .decompositions import (
 )
 from .matrices import tril, triu
 from .products import _constant, _shape_text, matmul
-from .registry import Sample, register_op
+from .registry import NAMESPACES, Sample, register_op
 
 LUFactorResult = namedtuple("linalg_lu_factor", ["LU", "pivots"])
 LUFactorExResult = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
@@ -407,6 +407,19 @@ def _int32_tensor(array, like):
     return Tensor._make(array.astype(np.int32), like._device, False)
 
 
+def _spare_the_good(A, info, compute, fallback, trailing=2):
+    """compute(A') with A's failed matrices (info != 0) swapped for the identity, so the
+    others keep their values and gradients; the failed places get ``fallback`` (an array)."""
+    where = NAMESPACES["ember"]["where"]
+    xp = backend.xp_for_device(A._device)
+    bad = info != 0
+    eye = xp.eye(A._data.shape[-1], dtype=A._data.dtype)
+    safe = where(_constant(bad[..., None, None], A), _constant(eye, A), A)
+    out = compute(safe)
+    mask = bad.reshape(bad.shape + (1,) * trailing)
+    return where(_constant(mask, A), _constant(fallback, A), out)
+
+
 @register_op(namespace="linalg", samples=lambda make: [
     Sample((_well_conditioned(make, 3),)), Sample((_well_conditioned(make, 2, (2,)),),
                                                  name="batch")])
@@ -432,8 +445,8 @@ def inv_ex(A, *, check_errors=False):
                               f"element {j} is zero, the inversion could not be completed "
                               "because the input matrix is singular.") from None
         eye = xp.broadcast_to(xp.eye(A._data.shape[-1], dtype=A._data.dtype), A._data.shape)
-        return InvExResult(_constant(_substitute(xp, packed, pivots, eye), A),
-                           _int32_tensor(info, A))
+        inverse = _spare_the_good(A, info, Inv.apply, _substitute(xp, packed, pivots, eye))
+        return InvExResult(inverse, _int32_tensor(info, A))
     return InvExResult(out, _int32_tensor(xp.zeros(batch, dtype=np.int32), A))
 
 
@@ -467,7 +480,9 @@ def solve_ex(A, B, *, left=True, check_errors=False):
         else:
             packed_t, pivots_t, _ = _lu_arrays(xp, xp.swapaxes(A._data, -1, -2))
             x = xp.swapaxes(_substitute(xp, packed_t, pivots_t, xp.swapaxes(b, -1, -2)), -1, -2)
-        return SolveExResult(_constant(x[..., 0] if vector else x, A), _int32_tensor(info, A))
+        result = _spare_the_good(A, info, lambda safe: solve(safe, B, left=left),
+                                 x[..., 0] if vector else x, 1 if vector else 2)
+        return SolveExResult(result, _int32_tensor(info, A))
     return SolveExResult(out, _int32_tensor(xp.zeros(A._data.shape[:-2], np.int32), A))
 
 
@@ -519,8 +534,10 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
                               "factorization could not be completed because the input is not "
                               f"positive-definite (the leading minor of order {j} is not "
                               "positive-definite).") from None
-        factor = xp.ascontiguousarray(xp.swapaxes(low, -1, -2)) if upper else low
-        return CholeskyExResult(_constant(factor, A), _int32_tensor(info, A))
+        partial = xp.ascontiguousarray(xp.swapaxes(low, -1, -2)) if upper else low
+        factor = _spare_the_good(A, info, lambda safe: Cholesky.apply(safe, bool(upper)),
+                                 partial)
+        return CholeskyExResult(factor, _int32_tensor(info, A))
     return CholeskyExResult(factor, _int32_tensor(xp.zeros(A._data.shape[:-2], np.int32), A))
 
 # ============================================================================ Householder
