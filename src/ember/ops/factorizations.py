@@ -188,6 +188,7 @@ def _lu_samples(make):
     return [Sample((make((3, 3)),), name="square"),
             Sample((make((2, 3, 3)),), name="batch"),
             Sample((make((4, 2)),), name="tall"),
+            Sample((make((2, 4, 3)),), name="batch tall"),
             Sample((make((2, 4)),), name="wide")]
 
 
@@ -245,7 +246,6 @@ def _unpack(lu, pivots, unpack_data=True, unpack_pivots=True):
     xp = backend.xp_for_device(lu._device)
     rows, cols = lu._data.shape[-2:]
     k = min(rows, cols)
-    batch = tuple(lu._data.shape[:-2])
     empty = _constant(xp.zeros((0,), dtype=lu._data.dtype), lu)
     p = l_factor = u_factor = empty
     if unpack_pivots:
@@ -254,8 +254,6 @@ def _unpack(lu, pivots, unpack_data=True, unpack_pivots=True):
         eye = _constant(xp.eye(rows, k, dtype=lu._data.dtype), lu)
         l_factor = tril(lu[..., :, :k], -1) + eye
         u_factor = triu(lu[..., :k, :])
-        if not batch and not l_factor._requires_grad:
-            l_factor = l_factor.contiguous()
     return p, l_factor, u_factor
 
 

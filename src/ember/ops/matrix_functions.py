@@ -210,7 +210,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     vector = A._data.ndim == B._data.ndim + 1
     matrix_b = B.unsqueeze(-1) if vector else B
     m, n = A._data.shape[-2:]
-    if matrix_b._data.shape[-2] != m:
+    if matrix_b._data.shape[-2] != m or (vector and B._data.shape[:-1] != A._data.shape[:-2]):
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     on_cpu = A._device.type == "cpu"
     if driver is None:
