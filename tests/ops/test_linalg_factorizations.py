@@ -5,6 +5,7 @@ the properties of the randomized solvers (svd_lowrank, pca_lowrank, lobpcg)."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -471,6 +472,23 @@ def test_lobpcg_eigenvalue_gradient_and_errors():
         state.bvars["force_stop"] = True
     ember.lobpcg(t64(a), k=1, tracker=tracker)
     assert len(stop) == 1
+
+
+def test_the_older_forms_warn_once_as_pytorch(monkeypatch):
+    from ember.ops import decompositions
+
+    monkeypatch.setattr(decompositions, "_WARNED", set())
+    a = t64(np.eye(2))
+    with pytest.warns(UserWarning, match="ember.qr is deprecated in favor of ember.linalg.qr"):
+        ember.qr(a)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ember.qr(a)  # the second call is quiet
+    for call, name in ((lambda: ember.lu(a), "lu"),
+                       (lambda: ember.cholesky(a), "cholesky"),
+                       (lambda: ember.triangular_solve(a, a), "triangular_solve")):
+        with pytest.warns(UserWarning, match=f"ember.{name} is deprecated"):
+            call()
 
 
 # ----------------------------------------------------------------------------- docs

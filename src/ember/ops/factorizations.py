@@ -26,6 +26,7 @@ from .decompositions import (
     _from_numpy,
     _run,
     _same_dtype,
+    _warn_deprecated,
     _well_conditioned,
     solve,
     solve_triangular,
@@ -322,6 +323,11 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 def lu_deprecated(A, pivot=True, get_infos=False):
     """The older spelling of ``linalg.lu_factor`` / ``linalg.lu_factor_ex``: (LU, pivots),
     or (LU, pivots, infos) with get_infos=True (then a singular A does not raise)."""
+    _warn_deprecated("lu", "in favor of ember.linalg.lu_factor / ember.linalg.lu_factor_ex: "
+                     "LU, pivots = ember.lu(A, pivot) should be replaced with LU, pivots = "
+                     "ember.linalg.lu_factor(A, pivot=pivot), and LU, pivots, info = "
+                     "ember.lu(A, pivot, get_infos=True) with LU, pivots, info = "
+                     "ember.linalg.lu_factor_ex(A, pivot=pivot)")
     _lu_operand(A, "lu")
     packed, pivots, info = LuFactor.apply(A, bool(pivot))
     if get_infos:
@@ -392,6 +398,9 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
         if not s.kwargs])
 def lu_solve_deprecated(input, LU_data, LU_pivots):
     """The older spelling of ``linalg.lu_solve(LU_data, LU_pivots, input)``."""
+    _warn_deprecated("lu_solve", "in favor of ember.linalg.lu_solve, which has its arguments "
+                     "reversed: X = ember.lu_solve(B, LU, pivots) should be replaced with X = "
+                     "ember.linalg.lu_solve(LU, pivots, B)")
     return lu_solve(LU_data, LU_pivots, input)
 
 

@@ -16,6 +16,7 @@ from .decompositions import (
     _run,
     _svd_output,
     _torch_svd,
+    _warn_deprecated,
     _well_conditioned,
     cholesky,
     matrix_rank,
@@ -249,6 +250,9 @@ def lstsq(A, B, rcond=None, *, driver=None):
     gradcheck_wrapper=lambda function, A, *args: function(A + A.mT, *args))
 def cholesky_deprecated(input, upper=False):
     """The older spelling of ``linalg.cholesky(input, upper=upper)``."""
+    _warn_deprecated("cholesky", "in favor of ember.linalg.cholesky: L = ember.cholesky(A) "
+                     "should be replaced with L = ember.linalg.cholesky(A), and U = "
+                     "ember.cholesky(A, upper=True) with U = ember.linalg.cholesky(A).mH")
     return cholesky(input, upper=bool(upper))
 
 
@@ -294,6 +298,9 @@ def svd_deprecated(input, some=True, compute_uv=True):
                                    Sample((make((2, 3, 3)), False), name="complete batch")])
 def qr_deprecated(input, some=True):
     """The older spelling of ``linalg.qr(input, 'reduced' if some else 'complete')``."""
+    _warn_deprecated("qr", "in favor of ember.linalg.qr: Q, R = ember.qr(A, some) should be "
+                     "replaced with Q, R = ember.linalg.qr(A, 'reduced' if some else "
+                     "'complete')")
     result = qr(input, "reduced" if some else "complete")
     return QrResult(result.Q, result.R)
 
@@ -314,6 +321,10 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     (A^T X = b when transpose=True) for triangular A (*, n, n), reading only its upper (or
     lower) triangle; b is (*, n, k) and batches broadcast. ``cloned_coefficient`` is a copy
     of A (broadcast to the batch)."""
+    _warn_deprecated("triangular_solve", "in favor of ember.linalg.solve_triangular, which "
+                     "has its arguments reversed and does not return a copy of A: X = "
+                     "ember.triangular_solve(B, A).solution should be replaced with X = "
+                     "ember.linalg.solve_triangular(A, B)")
     _check_matrices(A, "triangular_solve", "A")
     ensure_tensor(b, "triangular_solve", "b")
     if b._data.ndim < 2:

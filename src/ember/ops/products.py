@@ -5,6 +5,7 @@ linalg.matmul).
 from __future__ import annotations
 
 import string
+import warnings
 
 import numpy as np
 
@@ -751,6 +752,9 @@ def multi_dot(tensors):
     return _squeeze_ends(done[0, k - 1], first_vector, last_vector)
 
 
+_CHAIN_MATMUL_WARNED: list = []
+
+
 @register_op(torch=lambda torch, *matrices: torch.chain_matmul(*matrices), samples=lambda make: [
     Sample((make((2, 3)), make((3, 4)), make((4, 2))), name="three"),
     Sample((make((3, 2)),), name="one")])
@@ -761,6 +765,11 @@ def chain_matmul(*matrices):
     >>> ember.chain_matmul(ember.eye(2), ember.ones(2, 3)).shape
     ember.Size([2, 3])
     """
+    if not _CHAIN_MATMUL_WARNED:  # once per process, as PyTorch
+        _CHAIN_MATMUL_WARNED.append(True)
+        warnings.warn("ember.chain_matmul is deprecated; use ember.linalg.multi_dot instead, "
+                      "which accepts a list of two or more tensors rather than multiple "
+                      "parameters.", UserWarning, stacklevel=2)
     if not matrices:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
     for i, t in enumerate(matrices):
