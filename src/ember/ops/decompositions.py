@@ -17,6 +17,7 @@ by a sign flip of whole vectors (both are valid decompositions).
 """
 from __future__ import annotations
 
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -88,6 +89,16 @@ def _lapack(op: str, problem: str, function, a, *args, **kwargs):
         except np.linalg.LinAlgError as error:
             raise LinAlgError(f"{op}: {problem} (input of shape {list(a.shape)}; the solver "
                               f"reported: {error})") from None
+
+
+_WARNED: set = set()
+
+
+def _warn_deprecated(name: str, message: str) -> None:
+    """PyTorch's once-per-process UserWarning for its older linear-algebra spellings."""
+    if name not in _WARNED:
+        _WARNED.add(name)
+        warnings.warn(f"ember.{name} is deprecated {message}", UserWarning, stacklevel=3)
 
 
 def _run(m, op, *args):

@@ -5,12 +5,13 @@ linalg.matmul).
 from __future__ import annotations
 
 import string
+import warnings
 
 import numpy as np
 
 from .. import backend
 from ..autograd.function import Function
-from ..tensor import Tensor
+from ..tensor import Tensor, apply_inplace
 from ._util import binary_operands, ensure_tensor, wrap_dim
 from .registry import NAMESPACES, Sample, register_op
 
@@ -315,6 +316,26 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """beta * input + alpha * (mat @ vec); ``input`` broadcasts to (n,)."""
     return _scaled_sum("addmv", input, mv(mat, vec), beta, alpha)
+
+
+@register_op(inplace=("addr_",), methods=("addr",), samples=lambda make: [
+    Sample((make((3, 4)), make((3,)), make((4,)))),
+    Sample((make((4,)), make((3,)), make((4,))), {"beta": 0.5, "alpha": -2.0},
+           name="broadcast input, beta, alpha"),
+    Sample((make((3, 4)), make((3,)), make((4,))), {"beta": 0}, name="beta 0")])
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """beta * input + alpha * outer(vec1, vec2); ``input`` broadcasts to (n, m).
+
+    >>> ember.addr(ember.zeros(2, 2), ember.tensor([1.0, 2.0]), ember.tensor([3.0, 4.0]))
+    tensor([[3., 4.],
+            [6., 8.]])
+    """
+    for t, name in ((vec1, "vec1"), (vec2, "vec2")):
+        ensure_tensor(t, "addr", name)
+        if t._data.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got "
+                               f"{t._data.ndim}-D")
+    return _scaled_sum("addr", input, outer(vec1, vec2), beta, alpha)
 
 
 @register_op(inplace=("addbmm_",), methods=("addbmm",), samples=lambda make: [
@@ -623,6 +644,14 @@ def kron(input, other):
                                                                    zip(sa, sb)))
 
 
+def addmv_(input, mat, vec, *, beta=1, alpha=1):
+    """In-place ``addmv``: writes beta * input + alpha * (mat @ vec) into input."""
+    return apply_inplace(input, addmv, mat, vec, beta=beta, alpha=alpha)
+
+
+NAMESPACES["ember"]["addmv_"] = addmv_
+
+
 # ============================================================================ vecdot, multi_dot
 # torch.linalg.matmul is torch.matmul
 NAMESPACES["linalg"]["matmul"] = NAMESPACES["ember"]["matmul"]
@@ -708,6 +737,35 @@ def multi_dot(tensors):
         done[i, j] = Matmul.apply(done.pop(left), done.pop(right))
         stack.pop()
     return _squeeze_ends(done[0, k - 1], first_vector, last_vector)
+
+
+_CHAIN_MATMUL_WARNED: list = []
+
+
+@register_op(torch=lambda torch, *matrices: torch.chain_matmul(*matrices), samples=lambda make: [
+    Sample((make((2, 3)), make((3, 4)), make((4, 2))), name="three"),
+    Sample((make((3, 2)),), name="one")])
+def chain_matmul(*matrices):
+    """The product of 2-D matrices, multiplied in the cheapest order; the older spelling of
+    ``linalg.multi_dot`` (which also takes vector ends).
+
+    >>> ember.chain_matmul(ember.eye(2), ember.ones(2, 3)).shape
+    ember.Size([2, 3])
+    """
+    if not _CHAIN_MATMUL_WARNED:  # once per process, as PyTorch
+        _CHAIN_MATMUL_WARNED.append(True)
+        warnings.warn("ember.chain_matmul is deprecated; use ember.linalg.multi_dot instead, "
+                      "which accepts a list of two or more tensors rather than multiple "
+                      "parameters.", UserWarning, stacklevel=2)
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for i, t in enumerate(matrices):
+        ensure_tensor(t, "chain_matmul", f"matrices[{i}]")
+        if t._data.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {t._data.ndim}, expected 2 instead.")
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    return multi_dot(list(matrices))
 
 
 def _squeeze_ends(result, first_vector, last_vector):
