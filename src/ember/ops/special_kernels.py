@@ -1,0 +1,379 @@
+"""Array kernels of the special functions, on float64 arrays over ``xp`` (NumPy or CuPy):
+the gamma family, the Hurwitz zeta function, the incomplete gamma function and the
+modified Bessel functions of order 0 and 1.
+
+Gamma family, x >= 0.5: the recurrences Gamma(x + 1) = x Gamma(x), psi(x + 1) = psi(x) + 1/x
+lift x to z >= 15, where the Stirling (asymptotic) series with Bernoulli numbers up to B_20
+is accurate to about 1e-16; below 0.5 the reflection formulas
+Gamma(x) Gamma(1 - x) = pi / sin(pi x) and psi(1 - x) - psi(x) = pi / tan(pi x) apply.
+zeta(s, q) sums its first terms directly up to q + m >= 15 and the rest by the
+Euler-Maclaurin formula (DLMF 25.11.5 with 10 Bernoulli terms); polygamma(n, x) for n >= 1
+is (-1)^(n+1) n! zeta(n + 1, x).
+I0 and I1: the power series (DLMF 10.25.2) below |x| = 20, the asymptotic expansion
+(DLMF 10.40.1) above, where its smallest term is under 1e-17.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+# B_2, B_4, ..., B_20
+_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510,
+              43867 / 798, -174611 / 330)
+_LIFT = 15.0
+_EPS = 1e-17
+_BESSEL_SWITCH = 20.0
+
+
+def _lift(xp, x):
+    """(z, m): z = x + m >= _LIFT with m a non-negative integer per element."""
+    m = xp.ceil(xp.maximum(_LIFT - x, 0.0))
+    return x + m, m
+
+
+def _steps(m) -> int:
+    return int(m.max()) if m.size else 0
+
+
+def _lgamma_lifted(xp, x):
+    z, m = _lift(xp, x)
+    product = xp.ones_like(x)
+    for k in range(_steps(m)):
+        product = xp.where(k < m, product * (x + k), product)
+    inv, series = 1.0 / z, 0.0
+    power, inv2 = inv, inv * inv
+    for k, b in enumerate(_BERNOULLI, 1):
+        series = series + b / (2 * k * (2 * k - 1)) * power
+        power = power * inv2
+    return (z - 0.5) * xp.log(z) - z + 0.5 * math.log(2 * math.pi) + series - xp.log(product)
+
+
+def _digamma_lifted(xp, x):
+    z, m = _lift(xp, x)
+    total = xp.zeros_like(x)
+    for k in range(_steps(m)):
+        total = xp.where(k < m, total + 1.0 / (x + k), total)
+    inv2 = 1.0 / (z * z)
+    series, power = 0.0, inv2
+    for k, b in enumerate(_BERNOULLI, 1):
+        series = series + b / (2 * k) * power
+        power = power * inv2
+    return xp.log(z) - 0.5 / z - series - total
+
+
+def _pi_remainder(xp, x):
+    """x - round(x), exact in float64: sin(pi x) and tan(pi x) from it keep full
+    relative accuracy next to the integers."""
+    return x - xp.round(x)
+
+
+_EULER_GAMMA = 0.5772156649015329
+_ZETA_AT_INTEGERS: list = []  # zeta(2), zeta(3), ..., zeta(41), filled on first use
+
+
+def _lgamma_near_one(xp, z):
+    """lgamma(1 + z) = -gamma z + sum_{k>=2} (-1)^k zeta(k) z^k / k, for |z| <= 1/4."""
+    if not _ZETA_AT_INTEGERS:
+        _ZETA_AT_INTEGERS.extend(float(v) for v in zeta_array(np, np.arange(2.0, 42.0),
+                                                              np.ones(40)))
+    total = xp.zeros_like(z)
+    for k in range(41, 1, -1):  # Horner, smallest terms first
+        total = (total + (-1) ** k * _ZETA_AT_INTEGERS[k - 2] / k) * z
+    return (total - _EULER_GAMMA) * z
+
+
+def lgamma_array(xp, x):
+    """log|Gamma(x)|: +inf at 0, the negative integers and +-inf; exactly 0 at 1 and 2."""
+    with np.errstate(all="ignore"):
+        finite = xp.isfinite(x)
+        safe = xp.where(finite, x, 1.0)
+        reflect = safe < 0.5
+        lifted = _lgamma_lifted(xp, xp.where(reflect, 1.0 - safe, safe))
+        sine = xp.abs(xp.sin(math.pi * _pi_remainder(xp, safe)))
+        reflected = math.log(math.pi) - xp.log(sine) - lifted
+        result = xp.where(reflect, reflected, lifted)
+        # next to the roots at 1 and 2, the Taylor series keeps full relative accuracy
+        z1 = xp.where(xp.abs(safe - 1.0) <= 0.25, safe - 1.0, 0.0)
+        z2 = xp.where(xp.abs(safe - 2.0) <= 0.25, safe - 2.0, 0.0)
+        result = xp.where(xp.abs(safe - 1.0) <= 0.25, _lgamma_near_one(xp, z1), result)
+        result = xp.where(xp.abs(safe - 2.0) <= 0.25,
+                          _lgamma_near_one(xp, z2) + xp.log1p(z2), result)
+        return xp.where(finite, result, xp.where(xp.isnan(x), x, math.inf))
+
+
+def digamma_array(xp, x):
+    """psi(x) = d/dx log Gamma(x): -inf at +0 (+inf at -0), NaN at the negative integers
+    and -inf, +inf at +inf."""
+    with np.errstate(all="ignore"):
+        finite = xp.isfinite(x)
+        safe = xp.where(finite, x, 1.0)
+        reflect = safe < 0.5
+        lifted = _digamma_lifted(xp, xp.where(reflect, 1.0 - safe, safe))
+        reflected = lifted - math.pi / xp.tan(math.pi * _pi_remainder(xp, safe))
+        result = xp.where(reflect, reflected, lifted)
+        result = xp.where(safe == 0, xp.copysign(math.inf, -safe), result)
+        result = xp.where((safe < 0) & (safe == xp.floor(safe)), math.nan, result)
+        return xp.where(finite, result, xp.where(x == math.inf, math.inf, math.nan))
+
+
+def zeta_array(xp, s, q):
+    """The Hurwitz zeta function sum_k (k + q)^-s. PyTorch's special values, checked in
+    this order: inf at s = 1, NaN for s < 1, inf at integer q <= 0 (-inf included), NaN
+    for q < 0 with s not an integer (q^-s is not real there) and at q = +inf."""
+    with np.errstate(all="ignore"):
+        s, q = xp.broadcast_arrays(s, q)
+        q_pole = (q <= 0) & (q == xp.floor(q))
+        q_bad = (q < 0) & (s != xp.floor(s))
+        good = (s > 1) & ~q_pole & ~q_bad & xp.isfinite(q) & (s < math.inf)
+        s_safe, q_safe = xp.where(good, s, 2.0), xp.where(good, q, 1.0)
+        # sum directly up to w = q + m >= max(15, s), where the Bernoulli terms shrink
+        # by (s / (2 pi w))^2 each (capped: past s = 200 the first terms dominate anyway)
+        m = xp.ceil(xp.maximum(xp.maximum(_LIFT, xp.minimum(s_safe, 200.0)) - q_safe, 0.0))
+        w = q_safe + m
+        direct = xp.zeros_like(w)
+        for k in range(_steps(m)):
+            direct = xp.where(k < m, direct + (q_safe + k) ** -s_safe, direct)
+        lead = w ** -s_safe
+        tail = w * lead / (s_safe - 1.0) + 0.5 * lead
+        rising, power, inv2 = s_safe, lead / w, 1.0 / (w * w)
+        factorial = 2.0
+        for j, b in enumerate(_BERNOULLI, 1):
+            tail = tail + b / factorial * rising * power
+            rising = rising * (s_safe + 2 * j - 1) * (s_safe + 2 * j)
+            power = power * inv2
+            factorial *= (2 * j + 1) * (2 * j + 2)
+        result = xp.where(good, direct + tail, math.nan)
+        # s = inf: only the k = 0 term can be left
+        at_inf = (s == math.inf) & (q > 0)
+        result = xp.where(at_inf, xp.where(q > 1, 0.0, xp.where(q == 1, 1.0, math.inf)),
+                          result)
+        result = xp.where(q_bad, math.nan, result)
+        result = xp.where(q_pole, math.inf, result)
+        result = xp.where(s < 1, math.nan, result)
+        return xp.where(s == 1, math.inf, result)
+
+
+def polygamma_array(xp, n: int, x):
+    """The n-th derivative of digamma (psi itself for n = 0)."""
+    if n == 0:
+        return digamma_array(xp, x)
+    with np.errstate(all="ignore"):
+        sign = 1.0 if n % 2 else -1.0  # (-1)^(n + 1)
+        scale = sign * math.exp(math.lgamma(n + 1.0))
+        out = scale * zeta_array(xp, xp.full_like(x, n + 1.0), x)
+        return xp.where(x == math.inf, 0.0, out) if n == 1 else out
+
+
+def mvlgamma_array(xp, x, p: int):
+    """log of the multivariate gamma function of dimension p."""
+    total = p * (p - 1) / 4.0 * math.log(math.pi)
+    for i in range(p):
+        total = total + lgamma_array(xp, x - i / 2.0)
+    return total
+
+
+# ------------------------------------------------------------------ incomplete gamma
+def _xlogy(xp, x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return xp.where(x == 0, 0.0, x * xp.log(y))
+
+
+def _series(xp, a, x):
+    """Region x < a + 1: P(a, x) = f(x) S with S = sum_n x^(n+1) / (a (a+1) ... (a+n)),
+    f the Gamma(a, 1) density. Returns (S, dS-part): with H_n = sum_{k<=n} 1/(a+k),
+    dP/da / f = (log x - psi(a)) S - sum_n s_n H_n."""
+    term = x / a
+    total, harmonic = term, 1.0 / a
+    weighted = term * harmonic
+    n = 0
+    while True:
+        n += 1
+        term = term * x / (a + n)
+        harmonic = harmonic + 1.0 / (a + n)
+        total = total + term
+        weighted = weighted + term * harmonic
+        if n % 8 == 0 and not bool(xp.any(term > _EPS * total)) or n > 200000:
+            break
+    return total, (xp.log(x) - digamma_array(xp, a)) * total - weighted
+
+
+def _continued_fraction(xp, a, x):
+    """Region x >= a + 1: Q(a, x) = f(x) x h with h Legendre's continued fraction for the
+    upper incomplete gamma, evaluated by the modified Lentz method; its derivative in a is
+    carried alongside (forward mode). Returns (x h, dP/da / f). Elements leave the
+    iteration once converged (rounding makes the last digits of each step jitter)."""
+    h_out, dh_out = xp.empty_like(x), xp.empty_like(x)
+    index = xp.arange(x.size)
+    b = x + 1.0 - a
+    d = 1.0 / b
+    dd = d * d                    # d(1/b)/da with db/da = -1
+    c = xp.full_like(x, 1e150)    # "infinite" start; c * c stays finite
+    dc = xp.zeros_like(x)
+    h, dh, aa = d, dd, a
+    i = 0
+    while index.size:
+        i += 1
+        an, dan = -i * (i - aa), float(i)
+        b = b + 2.0
+        d_pre = an * d + b
+        d_pre = xp.where(xp.abs(d_pre) < 1e-300, 1e-300, d_pre)
+        dd_pre = dan * d + an * dd - 1.0
+        d = 1.0 / d_pre
+        dd = -dd_pre * d * d
+        c_new = b + an / c
+        c_new = xp.where(xp.abs(c_new) < 1e-300, 1e-300, c_new)
+        dc = -1.0 + dan / c - an * dc / (c * c)
+        c = c_new
+        delta, ddelta = d * c, dd * c + d * dc
+        dh = dh * delta + h * ddelta
+        h = h * delta
+        done = (xp.abs(delta - 1.0) < 4e-16) & (
+            xp.abs(h * ddelta) <= 4e-16 * (xp.abs(dh) + xp.abs(h)))
+        done |= ~xp.isfinite(h) | ~xp.isfinite(dh) | (i > 100000)
+        if bool(done.any()):
+            h_out[index[done]] = h[done]
+            dh_out[index[done]] = dh[done]
+            keep = ~done
+            index, b, d, dd, c, dc, h, dh, aa = (v[keep] for v in (index, b, d, dd, c, dc,
+                                                                   h, dh, aa))
+    return x * h_out, -x * ((xp.log(x) - digamma_array(xp, a)) * h_out + dh_out)
+
+
+def log_gamma_density(xp, a, x):
+    """log of the Gamma(a, 1) density at x."""
+    with np.errstate(all="ignore"):
+        return _xlogy(xp, a - 1.0, x) - x - lgamma_array(xp, a)
+
+
+def _upper_series(xp, a, x):
+    """Q(a, x) for small a and x <= 1.5, where 1 - P would cancel:
+    Q = -expm1(a log x - lgamma(1 + a)) - x^a / Gamma(a) sum_{n>=1} (-x)^n / (n! (a + n))."""
+    term = xp.ones_like(x)
+    total = xp.zeros_like(x)
+    for n in range(1, 60):
+        term = term * -x / n
+        total = total + term / (a + n)
+    scale = xp.exp(a * xp.log(x) - lgamma_array(xp, a))
+    return -xp.expm1(a * xp.log(x) - lgamma_array(xp, 1.0 + a)) - scale * total
+
+
+def incomplete_gamma(xp, a, x):
+    """(P, Q, D) on float64 arrays (broadcast): P(a, x) the regularized lower incomplete
+    gamma, Q = 1 - P the upper (each computed directly where it is the small one),
+    D = (dP/da) / f(x; a), f the Gamma(a, 1) density. Special values as PyTorch, in this
+    order: NaN for a < 0 or x < 0; at a = 0, P = 1 for x > 0 and NaN otherwise; P = 0 at
+    x = 0; at a = inf, NaN for x = inf and P = 0 otherwise; P = 1 at x = inf."""
+    a, x = xp.broadcast_arrays(a, x)
+    shape = a.shape
+    a, x = a.ravel(), x.ravel()
+    p = xp.full(a.shape, math.nan)
+    scaled = xp.full(a.shape, math.nan)
+    rules = (((x < 0) | (a < 0), math.nan),
+             ((a == 0) & (x > 0), 1.0), (a == 0, math.nan),
+             (x == 0, 0.0),
+             ((a == math.inf) & (x == math.inf), math.nan), (a == math.inf, 0.0),
+             (x == math.inf, 1.0))
+    unset = xp.ones(a.shape, dtype=bool)
+    for where, value in rules:
+        hit = unset & where
+        p = xp.where(hit, value, p)
+        scaled = xp.where(hit, 0.0 if value == value else math.nan, scaled)
+        unset = unset & ~where
+    q = 1.0 - p
+    inner = unset & ~xp.isnan(a) & ~xp.isnan(x)
+    with np.errstate(all="ignore"):
+        for region, method, lower in ((inner & (x < a + 1), _series, True),
+                                      (inner & (x >= a + 1), _continued_fraction, False)):
+            index = xp.nonzero(region)[0]
+            if index.size == 0:
+                continue
+            ai, xi = a[index], x[index]
+            value, derivative = method(xp, ai, xi)
+            ratio = xp.exp(log_gamma_density(xp, ai, xi) + xp.log(value))
+            p[index] = ratio if lower else 1.0 - ratio
+            q[index] = 1.0 - ratio if lower else ratio
+            scaled[index] = derivative
+        index = xp.nonzero(inner & (x <= 1.5) & (a < 1) & (x < a + 1))[0]
+        if index.size:
+            q[index] = _upper_series(xp, a[index], x[index])
+    return p.reshape(shape), q.reshape(shape), scaled.reshape(shape)
+
+
+# ------------------------------------------------------------------ modified Bessel I
+def _bessel_i_series(xp, x, order: int):
+    """I_order(x) for order 0 or 1 by its power series (|x| < _BESSEL_SWITCH)."""
+    quarter = x * x / 4.0
+    term = xp.ones_like(x) if order == 0 else x / 2.0
+    total = term
+    for k in range(1, 80):
+        term = term * quarter / (k * (k + order))
+        total = total + term
+        if k % 8 == 0 and not bool(xp.any(xp.abs(term) > _EPS * xp.abs(total))):
+            break
+    return total
+
+
+def _bessel_i_asymptotic(xp, x, order: int):
+    """I_order(|x|) exp(-|x|) for |x| >= _BESSEL_SWITCH, by the asymptotic expansion
+    sum_k (-1)^k a_k(nu) / x^k over sqrt(2 pi x)."""
+    mu = 4.0 * order * order
+    y = xp.abs(x)
+    term = xp.ones_like(y)
+    total = term
+    for k in range(1, 40):
+        term = term * -(mu - (2 * k - 1) ** 2) / (8.0 * k * y)
+        total = total + term
+    return total / xp.sqrt(2.0 * math.pi * y)
+
+
+def _bessel_i(xp, x, order: int, scaled: bool):
+    with np.errstate(all="ignore"):
+        large = xp.abs(x) >= _BESSEL_SWITCH
+        small_x = xp.where(large, 0.0, x)
+        small = _bessel_i_series(xp, small_x, order)
+        if scaled:
+            small = small * xp.exp(-xp.abs(small_x))
+        big_x = xp.where(large, x, _BESSEL_SWITCH)
+        big = _bessel_i_asymptotic(xp, big_x, order)
+        if not scaled:
+            # exp(|x|) in two halves keeps I finite up to where it overflows itself
+            half = xp.exp(xp.abs(big_x) / 2.0)
+            big = big * half * half
+        if order == 1:
+            big = xp.where(big_x < 0, -big, big)
+        out = xp.where(large, big, small)
+        if not scaled:
+            out = xp.where(xp.isinf(x), xp.abs(x) if order == 0 else x, out)
+        return xp.where(xp.isnan(x), x, out)
+
+
+def i0_array(xp, x):
+    """The modified Bessel function of the first kind of order 0."""
+    return _bessel_i(xp, x, 0, scaled=False)
+
+
+def i0e_array(xp, x):
+    """``i0(x) * exp(-|x|)``."""
+    return _bessel_i(xp, x, 0, scaled=True)
+
+
+def i1_array(xp, x):
+    """The modified Bessel function of the first kind of order 1."""
+    return _bessel_i(xp, x, 1, scaled=False)
+
+
+def i1e_array(xp, x):
+    """``i1(x) * exp(-|x|)``."""
+    return _bessel_i(xp, x, 1, scaled=True)
+
+
+def spherical_j0_array(xp, x):
+    """sin(x) / x, 1 at 0 (a Taylor polynomial below |x| = 1e-3)."""
+    with np.errstate(all="ignore"):
+        tiny = xp.abs(x) < 1e-3
+        x2 = x * x
+        near = 1.0 - x2 / 6.0 * (1.0 - x2 / 20.0)
+        far = xp.sin(x) / xp.where(tiny, 1.0, x)
+        out = xp.where(tiny, near, far)
+        return xp.where(xp.isinf(x), 0.0, out)
