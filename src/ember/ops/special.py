@@ -549,9 +549,12 @@ def _register_no_grad(name: str, kernel, summary: str):
                         f"{note}\n\n    >>> {example}\n")
     low, high = (0.05, 12.0) if name.startswith(("bessel_y", "modified_bessel_k",
                                                  "scaled")) else (-12.0, 12.0)
+    # PyTorch's own Bessel J/Y and Airy kernels are off by up to 3e-6 near x = 5 (SciPy's,
+    # used here, agree with mpmath to 1e-15), so the oracle compares those more loosely
+    loose = name.startswith(("bessel_", "airy"))
     register_op(name, namespace="special", differentiable=False,
                 samples=_samples.unary(low=low, high=high, shapes=((3, 7), (), (2, 1, 3))),
-                )(function)
+                atol=1e-5 if loose else 1e-7)(function)
 
 
 for _name, (_kernel, _summary) in _NO_GRAD.items():
