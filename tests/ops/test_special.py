@@ -307,3 +307,21 @@ def test_without_scipy_the_scipy_functions_say_how_to_install_it(monkeypatch):
     # ember's own kernels need no SciPy
     assert special.modified_bessel_i0(ember.tensor([0.0])).item() == 1.0
     assert ember.lgamma(ember.tensor([1.0])).item() == 0.0
+
+
+def test_docstring_examples_run_and_print_what_they_show():
+    import doctest
+
+    from ember.ops import OPS
+
+    names = ["lgamma", "digamma", "polygamma", "mvlgamma", "igamma", "igammac", "i0"]
+    names += [k for k, info in OPS.items() if k.startswith("special.") and
+              info.function.__module__ == "ember.ops.special"]
+    parser, runner = doctest.DocTestParser(), doctest.DocTestRunner()
+    assert len(names) >= 24
+    for name in names:
+        doc = OPS[name].function.__doc__
+        test = parser.get_doctest(doc, {"ember": ember}, name, None, 0)
+        assert test.examples, f"{name} has no example"
+        runner.run(test)
+    assert runner.failures == 0

@@ -536,12 +536,29 @@ _USES_SCIPY = {"bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bes
                "airy_ai"}
 
 
+# what each function gives at [0.5, 2.0], for its docstring's example
+_EXAMPLES = {
+    "bessel_j0": "tensor([0.9385, 0.2239])",
+    "bessel_j1": "tensor([0.2423, 0.5767])",
+    "bessel_y0": "tensor([-0.4445,  0.5104])",
+    "bessel_y1": "tensor([-1.4715, -0.1070])",
+    "modified_bessel_i0": "tensor([1.0635, 2.2796])",
+    "modified_bessel_i1": "tensor([0.2579, 1.5906])",
+    "modified_bessel_k0": "tensor([0.9244, 0.1139])",
+    "modified_bessel_k1": "tensor([1.6564, 0.1399])",
+    "scaled_modified_bessel_k0": "tensor([1.5241, 0.8416])",
+    "scaled_modified_bessel_k1": "tensor([2.7310, 1.0335])",
+    "spherical_bessel_j0": "tensor([0.9589, 0.4546])",
+    "airy_ai": "tensor([0.2317, 0.0349])",
+}
+
+
 def _register_no_grad(name: str, kernel, summary: str):
     def function(input):
         x = float_operand(input, f"special.{name}")
         return Tensor._make(_float64(xp_of(x), kernel, x._data), x._device)
 
-    example = "ember.special.%s(ember.tensor([0.5, 2.0]))" % name
+    example = f"ember.special.{name}(ember.tensor([0.5, 2.0]))\n    {_EXAMPLES[name]}"
     note = (" Computed by SciPy (``pip install scipy``; cupyx.scipy.special on CUDA)."
             if name in _USES_SCIPY else "")
     function.__name__ = name
