@@ -164,6 +164,29 @@ def test_accuracy_against_mpmath():
     _close(special.zeta(_t(s), _t(q)).numpy(), expected, 1e-13)
 
 
+def test_incomplete_gamma_for_large_a_against_mpmath():
+    """a up to 1e12: the log-density written without cancellation, and Temme's uniform
+    expansion where x is near a (the series would need about 9 sqrt(a) terms)."""
+    a = np.array([300.0, 1e4, 1e5, 1e5, 1e6, 1e6, 3e6, 1e12])
+    x = np.array([420.0, 1e4 + 50, 1e5 + 1000, 98500.0, 999500.0, 1003000.0, 2.99e6, 1e12 + 1e6])
+    # mpmath.gammainc(a, x, mpmath.inf) / mpmath.gamma(a) at 40 digits (seconds to compute)
+    upper = np.array([2.9600766709565618e-10, 0.30765755929743444, 0.00080842151292559073,
+                      0.99999906174450059, 0.69137444310918468, 0.0013617406462175915,
+                      0.99999999625914091, 0.15865525393141672])
+    lower = np.array([0.99999999970399233, 0.69234244070256556, 0.99919157848707441,
+                      9.3825549940779958e-7, 0.30862555689081532, 0.99863825935378241,
+                      3.7408590867046809e-9, 0.84134474606858328])
+    _close(ember.igammac(_t(a), _t(x)).numpy(), upper, 2e-14)
+    _close(ember.igamma(_t(a), _t(x)).numpy(), lower, 2e-14)
+    # the derivative in a there: by differences of P
+    a_e = _t(a[2:7], requires_grad=True)
+    (grad,) = ember.autograd.grad(ember.igamma(a_e, _t(x[2:7])).sum(), [a_e])
+    h = 1e-4 * np.sqrt(a[2:7])
+    numeric = (ember.igamma(_t(a[2:7] + h), _t(x[2:7])).numpy()
+               - ember.igamma(_t(a[2:7] - h), _t(x[2:7])).numpy()) / (2 * h)
+    _close(grad.numpy(), numeric, 1e-6, 1e-20)
+
+
 # ----------------------------------------------------------------------------- dtypes, errors
 @pytest.mark.parametrize("call", [
     ember.lgamma, ember.digamma, ember.i0, special.i0e, special.i1, special.i1e, special.erfcx,
