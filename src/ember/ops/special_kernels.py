@@ -117,6 +117,28 @@ def digamma_array(xp, x):
         return xp.where(finite, result, xp.where(x == math.inf, math.inf, math.nan))
 
 
+def _direct_sum(xp, s, q, m):
+    """sum_{k < m} (q + k)^-s per element. Every 32 steps the elements that are done leave
+    the loop, so one far-negative q costs its own steps only."""
+    shape = s.shape
+    s, q, m = s.ravel(), q.ravel(), m.ravel()
+    out = xp.zeros_like(q)
+    index = xp.arange(q.size)
+    partial = xp.zeros_like(q)
+    k = 0
+    while index.size and k < _steps(m):
+        partial = xp.where(k < m, partial + (q + k) ** -s, partial)
+        k += 1
+        if k % 32 == 0:
+            done = m <= k
+            if bool(done.any()):
+                out[index[done]] = partial[done]
+                keep = ~done
+                index, s, q, m, partial = (v[keep] for v in (index, s, q, m, partial))
+    out[index] = partial
+    return out.reshape(shape)
+
+
 def zeta_array(xp, s, q):
     """The Hurwitz zeta function sum_k (k + q)^-s. PyTorch's special values, checked in
     this order: inf at s = 1, NaN for s < 1, inf at integer q <= 0 (-inf included), NaN
@@ -131,9 +153,7 @@ def zeta_array(xp, s, q):
         # by (s / (2 pi w))^2 each (capped: past s = 200 the first terms dominate anyway)
         m = xp.ceil(xp.maximum(xp.maximum(_LIFT, xp.minimum(s_safe, 200.0)) - q_safe, 0.0))
         w = q_safe + m
-        direct = xp.zeros_like(w)
-        for k in range(_steps(m)):
-            direct = xp.where(k < m, direct + (q_safe + k) ** -s_safe, direct)
+        direct = _direct_sum(xp, s_safe, q_safe, m)
         lead = w ** -s_safe
         tail = w * lead / (s_safe - 1.0) + 0.5 * lead
         rising, power, inv2 = s_safe, lead / w, 1.0 / (w * w)
@@ -161,8 +181,15 @@ def polygamma_array(xp, n: int, x):
     with np.errstate(all="ignore"):
         sign = 1.0 if n % 2 else -1.0  # (-1)^(n + 1)
         scale = sign * math.exp(math.lgamma(n + 1.0))
-        out = scale * zeta_array(xp, xp.full_like(x, n + 1.0), x)
-        return xp.where(x == math.inf, 0.0, out) if n == 1 else out
+        if n > 1:
+            return scale * zeta_array(xp, xp.full_like(x, n + 1.0), x)
+        # trigamma below 0 by reflection: psi1(x) = pi^2 / sin^2(pi x) - psi1(1 - x)
+        reflect = (x < 0) & (x != xp.floor(x))
+        y = xp.where(reflect, 1.0 - x, x)
+        out = zeta_array(xp, xp.full_like(x, 2.0), y)
+        sine = xp.sin(math.pi * _pi_remainder(xp, xp.where(reflect, x, 0.5)))
+        out = xp.where(reflect, math.pi ** 2 / (sine * sine) - out, out)
+        return xp.where(x == math.inf, 0.0, xp.where(x == -math.inf, math.nan, out))
 
 
 def mvlgamma_array(xp, x, p: int):
