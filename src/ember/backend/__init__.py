@@ -131,12 +131,12 @@ def special_function(array, name: str):
     """SciPy's special function ``name`` for arrays on ``array``'s device: SciPy's on the
     CPU, cupyx.scipy.special's on CUDA, or SciPy's on a host copy where CuPy has none.
     Tuple results (``airy``) come back as tuples of arrays."""
-    host = None if not isinstance(array, np.ndarray) and cuda.scipy_special(name) \
-        else cpu.scipy_special(name)
     if isinstance(array, np.ndarray):
-        return host
-    if host is None:
-        return cuda.scipy_special(name)
+        return cpu.scipy_special(name)
+    own = cuda.scipy_special(name)
+    if own is not None:
+        return own
+    host = cpu.scipy_special(name)
     index = cuda.array_device_index(array)
 
     def on_host(*arrays):
