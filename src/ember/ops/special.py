@@ -503,11 +503,24 @@ def erfcx(input):
 
 
 # ------------------------------------------------------------------ without gradients
-def _scipy(name: str, part: int | None = None):
+def _scipy(name: str):
     def kernel(xp, x):
-        out = backend.special_function(x, name)(x)
-        return out if part is None else out[part]
+        return backend.special_function(x, name)(x)
     return kernel
+
+
+def _airy_ai(xp, x):
+    """Ai(x): SciPy's airy() between -1e6 and 105 (it gives NaN for |x| above ~1e7); 0 from
+    105 on, where Ai underflows; below -1e6 the leading asymptotic term
+    sin(2/3 z^(3/2) + pi/4) / (sqrt(pi) z^(1/4)), z = -x (next term ~ 1/z^(3/2))."""
+    finite = xp.isfinite(x)
+    far = finite & (x <= -1e6)
+    inside = xp.where(far | (finite & (x >= 105)), 0.0, x)
+    value = backend.special_function(x, "airy")(inside)[0]
+    z = xp.where(far, -x, 1.0)
+    tail = xp.sin(2.0 / 3.0 * z * xp.sqrt(z) + math.pi / 4) / (math.sqrt(math.pi) * z ** 0.25)
+    value = xp.where(far, tail, value)
+    return xp.where(finite & (x >= 105), 0.0, value)
 
 
 _NO_GRAD = {
@@ -529,7 +542,7 @@ _NO_GRAD = {
     "scaled_modified_bessel_k1": (_scipy("k1e"), "``modified_bessel_k1(x) * exp(x)``."),
     "spherical_bessel_j0": (K.spherical_j0_array, "The spherical Bessel function of the "
                                                   "first kind of order 0, ``sin(x) / x``."),
-    "airy_ai": (_scipy("airy", 0), "The Airy function Ai(x)."),
+    "airy_ai": (_airy_ai, "The Airy function Ai(x)."),
 }
 _USES_SCIPY = {"bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
                "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
