@@ -193,19 +193,21 @@ def _gamma_grad_a_array(xp, a, x, upper: bool):
 
 
 class IgammaGradA(Function):
-    """d igamma / d input (PyTorch has none): first order only; its own derivative
-    raises when a gradient actually flows through it."""
+    """d igamma / d input or d igammac / d input (PyTorch has neither): first order only;
+    its own derivative raises when a gradient actually flows through it."""
 
     array_backward = True
     node_name = "IgammaGradInputBackward0"
 
     @staticmethod
     def forward(ctx, a, x, upper):
+        ctx.upper = upper
         return _float64(ctx.xp, lambda xp, u, v: _gamma_grad_a_array(xp, u, v, upper), a, x)
 
     @staticmethod
     def backward(ctx, grad):
-        raise NotImplementedError("the derivative of igamma's gradient with respect to "
+        what = "igammac" if ctx.upper else "igamma"
+        raise NotImplementedError(f"the derivative of {what}'s gradient with respect to "
                                   "'input' is not implemented (only its first derivative is)")
 
 
