@@ -52,6 +52,15 @@ def test_gradients_by_finite_differences():
                                                                     .requires_grad_(),))
 
 
+def test_the_distributions_use_the_registered_ops():
+    assert S.lgamma is ember.ops.special.lgamma
+    assert S.digamma is ember.ops.special.digamma
+    assert S.gammainc is ember.ops.special.igamma
+    x = ember.tensor([1.5, 2.5])
+    assert S.lgamma(x).tolist() == ember.lgamma(x).tolist()
+    assert S.gammainc(x, x).tolist() == ember.special.gammainc(x, x).tolist()
+
+
 def test_node_names_and_dtypes():
     x = ember.tensor([1.5, 2.5], requires_grad=True)
     assert S.lgamma(x).grad_fn.name() == "LgammaBackward0"

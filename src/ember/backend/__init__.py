@@ -125,3 +125,23 @@ def einsum(xp, equation: str, *arrays):
         arrays = tuple(a.astype(np.float32) for a in arrays)
     out = xp.einsum(equation, *arrays, optimize=len(arrays) > 1)
     return out if low is None else out.astype(low)
+
+
+def special_function(array, name: str):
+    """SciPy's special function ``name`` for arrays on ``array``'s device: SciPy's on the
+    CPU, cupyx.scipy.special's on CUDA, or SciPy's on a host copy where CuPy has none.
+    Tuple results (``airy``) come back as tuples of arrays."""
+    if isinstance(array, np.ndarray):
+        return cpu.scipy_special(name)
+    own = cuda.scipy_special(name)
+    if own is not None:
+        return own
+    host = cpu.scipy_special(name)
+    index = cuda.array_device_index(array)
+
+    def on_host(*arrays):
+        out = host(*(cuda.to_host(a) for a in arrays))
+        if isinstance(out, tuple):
+            return tuple(cuda.from_host(np.asarray(o), index) for o in out)
+        return cuda.from_host(np.asarray(out), index)
+    return on_host

@@ -33,3 +33,14 @@ def scatter_reduce(target, index, values, op: str) -> None:
 def as_strided(array, shape, strides, writeable: bool = True):
     """A view of ``array``'s memory with the given shape and byte strides."""
     return np.lib.stride_tricks.as_strided(array, shape, strides, writeable=writeable)
+
+
+def scipy_special(name: str):
+    """``scipy.special.<name>``; SciPy is an optional extra, so its absence is an
+    ImportError that says how to install it."""
+    try:
+        import scipy.special
+    except ImportError as error:
+        raise ImportError(f"this special function needs SciPy (scipy.special.{name}): "
+                          "pip install scipy, or pip install 'ember[special]'") from error
+    return getattr(scipy.special, name)

@@ -91,6 +91,19 @@ def _cupyx():
     return cupyx
 
 
+def scipy_special(name: str):
+    """``cupyx.scipy.special.<name>``, or None where this CuPy has no such function."""
+    if STANDIN:
+        from . import standin
+
+        return standin.cupyx_special(name)
+    try:
+        import cupyx.scipy.special as special
+    except ImportError:
+        return None
+    return getattr(special, name, None)
+
+
 def device_count() -> int:
     return _cupy.cuda.runtime.getDeviceCount() if is_available() else 0
 

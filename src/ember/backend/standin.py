@@ -344,5 +344,17 @@ cupyx = types.SimpleNamespace(
 )
 
 
+# the cupyx.scipy.special functions the ops use that CuPy has (it has no airy), over SciPy
+_CUPYX_SPECIAL = ("j0", "j1", "y0", "y1", "k0", "k0e", "k1", "k1e")
+
+
+def cupyx_special(name: str):
+    if name not in _CUPYX_SPECIAL:
+        return None
+    import scipy.special
+
+    return _Function(getattr(scipy.special, name))
+
+
 def multiply_at(target, index, values) -> None:
     np.multiply.at(target._a, _index(index), _value(values))

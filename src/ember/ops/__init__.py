@@ -25,6 +25,7 @@ from . import (
     scatter,
     shape,
     sorting,
+    special,
     unary,
 )
 from .registry import NAMESPACES, OPS

@@ -4,7 +4,7 @@ where PyTorch has a ``torch.<name>`` too).
 Each op is one Function class (forward on arrays via ``ctx.xp``, backward written once
 against ``ctx.math``, so it runs on arrays and, under ``create_graph``, on Tensors) and one
 registered public function. In-place forms
-(``inplace=True``, ``relu_``, ``elu_``...) go through ``ember.tensor._inplace``: the same
+(``inplace=True``, ``relu_``, ``elu_``...) go through ``ember.tensor.apply_inplace``: the same
 out-of-place op, written back into the input's memory.
 """
 from __future__ import annotations
