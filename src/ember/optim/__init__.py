@@ -12,11 +12,15 @@ Optimizers update parameters in place from their ``.grad``:
 from . import lr_scheduler
 from .adadelta import Adadelta
 from .adagrad import Adagrad
+from .adafactor import Adafactor
 from .adam import Adam, Adamax, AdamW, NAdam, RAdam
+from .asgd import ASGD
+from .muon import Muon
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop",
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "ASGD",
+           "Adafactor", "Muon",
            "Rprop", "Adagrad", "Adadelta", "lr_scheduler"]
