@@ -15,6 +15,7 @@ from .adagrad import Adagrad
 from .adafactor import Adafactor
 from .adam import Adam, Adamax, AdamW, NAdam, RAdam
 from .asgd import ASGD
+from .lbfgs import LBFGS
 from .muon import Muon
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
@@ -22,5 +23,5 @@ from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "ASGD",
-           "Adafactor", "Muon",
+           "Adafactor", "LBFGS", "Muon",
            "Rprop", "Adagrad", "Adadelta", "lr_scheduler"]
