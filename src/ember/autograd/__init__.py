@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import grad_mode
 from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
-from . import anomaly, function, graph_watch
+from . import anomaly, anomaly_mode, function, functional, graph_watch
 from . import gradcheck as gradcheck_module
 from .anomaly import detect_anomaly, set_detect_anomaly
 from .engine import run_backward
@@ -15,7 +15,8 @@ from .variable import Variable
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "gradcheck", "gradgradcheck",
            "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "detect_anomaly",
-           "set_detect_anomaly", "once_differentiable", "Variable"]
+           "set_detect_anomaly", "once_differentiable", "Variable", "functional",
+           "anomaly_mode"]
 
 
 def _as_tuple(value):
