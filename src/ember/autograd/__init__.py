@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import grad_mode
 from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
-from . import anomaly, anomaly_mode, function, functional, graph_watch
+from . import anomaly, anomaly_mode, function, functional, graph, graph_watch
 from . import gradcheck as gradcheck_module
 from .anomaly import detect_anomaly, set_detect_anomaly
 from .engine import run_backward
@@ -16,7 +16,7 @@ from .variable import Variable
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "gradcheck", "gradgradcheck",
            "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "detect_anomaly",
            "set_detect_anomaly", "once_differentiable", "Variable", "functional",
-           "anomaly_mode"]
+           "anomaly_mode", "graph"]
 
 
 def _as_tuple(value):
@@ -38,7 +38,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     inputs = _as_tuple(inputs)
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=True)
+    with graph.backward_run(tensors, inputs):  # multi-gradient hooks tell passes apart
+        run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs,
+                     accumulate=True)
     graph_watch.note_backward(tensors)  # spots graphs kept alive across steps
 
 
@@ -61,8 +63,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise RuntimeError(f"grad_outputs has {len(grads)} entries for {len(outputs)} outputs")
     if allow_unused is None:
         allow_unused = materialize_grads
-    result = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
-                          accumulate=False, allow_unused=allow_unused, who="grad")
+    with graph.backward_run(outputs, inputs):
+        result = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
+                              accumulate=False, allow_unused=allow_unused, who="grad")
     if materialize_grads:
         from ..creation import zeros_like
 
