@@ -273,3 +273,25 @@ def test_foreach_is_recorded_and_changes_nothing(name, options):
     for other in results[1:]:
         for a, b in zip(results[0], other):
             np.testing.assert_array_equal(a, b)
+
+
+def _signature(function):
+    import inspect
+
+    return [(p.name, p.kind, None if p.default is p.empty else
+             repr(p.default).replace("torch.", "ember."))
+            for p in inspect.signature(function).parameters.values()]
+
+
+@requires_torch
+def test_signatures_match_pytorch():
+    import torch
+
+    names = [(optim, torch.optim, n) for n in ("ASGD", "Adafactor", "LBFGS", "Muon",
+                                              "swap_in_optimizer_params_and_state")]
+    names += [(optim.swa_utils, torch.optim.swa_utils, n) for n in optim.swa_utils.__all__]
+    for ours, theirs, name in names:
+        assert _signature(getattr(ours, name)) == _signature(getattr(theirs, name)), name
+    assert _signature(optim.swa_utils.AveragedModel.update_parameters) == \
+        _signature(torch.optim.swa_utils.AveragedModel.update_parameters)
+    assert sorted(optim.swa_utils.__all__) == sorted(torch.optim.swa_utils.__all__)
