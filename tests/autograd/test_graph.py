@@ -143,3 +143,14 @@ def test_anomaly_mode_module_path():
     with anomaly_mode.detect_anomaly():
         with pytest.raises(RuntimeError, match="returned nan or inf"):
             ember.sqrt(x).sum().backward()
+
+
+@pytest.mark.parametrize("name", ["ember.autograd.functional", "ember.autograd.graph",
+                                  "ember.autograd.anomaly_mode"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, extraglobs={"ember": ember})
+    assert result.attempted > 0 and result.failed == 0

@@ -15,7 +15,6 @@ import itertools
 import threading
 from typing import NamedTuple
 
-from ..hooks import RemovableHandle
 from ..tensor import Tensor
 from .function import Node, edge_of
 
@@ -47,7 +46,7 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
     return GradientEdge(node, output_nr)
 
 
-def increment_version(tensor) -> None:
+def increment_version(tensor):
     """Mark ``tensor`` (or each tensor of an iterable) as changed in place, for changes
     made behind autograd's back (e.g. through ``.numpy()``): graphs that saved the old
     value then refuse to backward.
@@ -142,7 +141,7 @@ def _current_run() -> _Run:
     return _runs.stack[-1]
 
 
-def register_multi_grad_hook(tensors, fn, *, mode: str = "all") -> RemovableHandle:
+def register_multi_grad_hook(tensors, fn, *, mode: str = "all") -> _Handles:
     """Call ``fn`` once per backward pass for a group of tensors.
 
     ``mode="all"``: ``fn(grads)`` after the gradients of all the tensors this pass

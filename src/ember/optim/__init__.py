@@ -11,8 +11,8 @@ Optimizers update parameters in place from their ``.grad``:
 """
 from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
-from .adagrad import Adagrad
 from .adafactor import Adafactor
+from .adagrad import Adagrad
 from .adam import Adam, Adamax, AdamW, NAdam, RAdam
 from .asgd import ASGD
 from .lbfgs import LBFGS
