@@ -40,8 +40,9 @@ class Adafactor(Optimizer):
     >>> w = ember.tensor([[1.0, -2.0], [0.5, 3.0]], requires_grad=True)
     >>> opt = ember.optim.Adafactor([w], lr=0.1)
     >>> (w * w).sum().backward(); opt.step()
-    >>> w.shape, opt.state[w]["row_var"].shape
-    (ember.Size([2, 2]), ember.Size([2, 1]))
+    >>> state = opt.state[w]
+    >>> state["row_var"].shape, state["col_var"].shape
+    (ember.Size([2, 1]), ember.Size([1, 2]))
     """
 
     def __init__(self, params, lr: float = 1e-2, beta2_decay: float = -0.8,

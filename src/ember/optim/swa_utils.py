@@ -223,8 +223,8 @@ class SWALR(LRScheduler):
     ...                                     anneal_strategy="linear")
     >>> for _ in range(3):
     ...     opt.step(); sched.step()
-    >>> [round(lr, 4) for lr in sched.get_last_lr()]
-    [0.1]
+    >>> round(sched.get_last_lr()[0], 4)
+    0.1
     """
 
     def __init__(self, optimizer, swa_lr, anneal_epochs: int = 10,

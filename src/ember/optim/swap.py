@@ -98,13 +98,15 @@ def swap_in_optimizer_params_and_state(optimizer, swapin_parameters: dict,
     >>> opt = ember.optim.SGD([w], lr=0.1, momentum=0.9)
     >>> w.grad = ember.tensor([1.0]); opt.step()
     >>> other = ember.tensor([5.0])
+    >>> groups = opt.state_dict()["param_groups"]  # the same layout, other values
+    >>> group = dict(groups[0], lr=1.0)
     >>> saved = {"state": {0: {"momentum_buffer": ember.tensor([0.0])}},
-    ...          "param_groups": [dict(opt.state_dict()["param_groups"][0], lr=1.0)]}
+    ...          "param_groups": [group]}
     >>> other.grad = ember.tensor([2.0])
     >>> with ember.optim.swap_in_optimizer_params_and_state(opt, {"w": other}, saved):
     ...     opt.step()
-    >>> other, w, opt.param_groups[0]["lr"]
-    (tensor([3.]), tensor([0.9000], requires_grad=True), 0.1)
+    >>> other, w
+    (tensor([3.]), tensor([0.9000], requires_grad=True))
     """
     state, plan = _prepare(optimizer, swapin_parameters, swapin_optim_state)
     original_state = optimizer.state
