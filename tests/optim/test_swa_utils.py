@@ -231,3 +231,27 @@ def test_swap_in_needs_initialized_state():
     with pytest.raises(RuntimeError, match="requires initialized optimizer state"):
         with optim.swap_in_optimizer_params_and_state(opt, {"w": w}, opt.state_dict()):
             pass
+
+
+def test_averaged_model_on_each_device(device):
+    model = ember.nn.Linear(3, 2).double().to(device)
+    averaged = swa_utils.AveragedModel(model)
+    expected = [p.detach().cpu().numpy().copy() for p in model.parameters()]
+    for step in range(1, 4):
+        with ember.no_grad():
+            for p in model.parameters():
+                p.mul_(1.5)
+        averaged.update_parameters(model)
+        if step == 1:
+            expected = [p.detach().cpu().numpy().copy() for p in model.parameters()]
+        else:
+            expected = [e + (p.detach().cpu().numpy() - e) / step
+                        for e, p in zip(expected, model.parameters())]
+    # on a GPU the running mean is PyTorch's lerp with a float32 weight 1/(n+1)
+    rtol = 1e-14 if device == "cpu" else 1e-7
+    for p, e in zip(averaged.module.parameters(), expected):
+        assert p.device.type == device
+        np.testing.assert_allclose(p.detach().cpu().numpy(), e, rtol=rtol)
+    on_cpu = swa_utils.AveragedModel(model, device="cpu")
+    assert next(on_cpu.parameters()).device.type == "cpu"
+    assert on_cpu.n_averaged.device.type == "cpu"
