@@ -154,3 +154,27 @@ def test_docstring_examples(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, extraglobs={"ember": ember})
     assert result.attempted > 0 and result.failed == 0
+
+
+@requires_torch
+def test_gradient_edges_as_inputs_of_grad_and_backward():
+    import torch
+
+    results = []
+    for lib in (ember, torch):
+        G = lib.autograd.graph
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        z = (y * y).sum()
+        edge = G.get_gradient_edge(y)
+        del y  # the edge still reaches the node
+        w = lib.tensor(1.0, requires_grad=True)
+        one = lib.autograd.grad(z, edge, retain_graph=True)
+        two = lib.autograd.grad(z, (edge, G.get_gradient_edge(x)), retain_graph=True)
+        unused = lib.autograd.grad(z, (edge, w), retain_graph=True, allow_unused=True)
+        with pytest.raises(RuntimeError, match="materialize_grads cannot be used"):
+            lib.autograd.grad(z, (G.get_gradient_edge(w),), retain_graph=True,
+                              materialize_grads=True)
+        z.backward(inputs=[G.get_gradient_edge(x)])
+        results.append([one[0].tolist(), [t.tolist() for t in two], unused[1], x.grad.tolist()])
+    assert results[0] == results[1]

@@ -22,7 +22,7 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "gradcheck", "gradgrad
 def _as_tuple(value):
     if value is None:
         return None
-    if isinstance(value, (tuple, list)):
+    if isinstance(value, (tuple, list)) and not isinstance(value, graph.GradientEdge):
         return tuple(value)
     return (value,)
 
@@ -35,7 +35,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     grads = _as_tuple(grad_tensors) or (None,) * len(tensors)
     if len(grads) != len(tensors):
         raise RuntimeError(f"got {len(grads)} gradients for {len(tensors)} tensors")
-    inputs = _as_tuple(inputs)
+    inputs = graph.tensors_for_edges(_as_tuple(inputs))
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     with graph.backward_run(tensors, inputs):  # multi-gradient hooks tell passes apart
@@ -57,7 +57,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if is_grads_batched:
         raise NotImplementedError("is_grads_batched=True needs vmap, which ember does not have")
     outputs = _as_tuple(outputs)
-    inputs = _as_tuple(inputs)
+    inputs = graph.tensors_for_edges(_as_tuple(inputs), materialize_grads)
     grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
     if len(grads) != len(outputs):
         raise RuntimeError(f"grad_outputs has {len(grads)} entries for {len(outputs)} outputs")

@@ -15,6 +15,9 @@ import itertools
 import threading
 from typing import NamedTuple
 
+import numpy as np
+
+from .. import backend
 from ..tensor import Tensor
 from .function import Node, edge_of
 
@@ -44,6 +47,30 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
                            "does not require gradients")
     node, output_nr = edge_of(tensor)
     return GradientEdge(node, output_nr)
+
+
+def tensors_for_edges(inputs, materialize_grads: bool = False):
+    """``inputs`` of backward/grad with each GradientEdge replaced by a tensor the engine
+    can target: the leaf of an AccumulateGrad edge, else a stand-in whose ``grad_fn``
+    and output number are the edge's."""
+    if inputs is None or not any(isinstance(i, GradientEdge) for i in inputs):
+        return inputs
+    if materialize_grads:
+        raise RuntimeError("materialize_grads cannot be used when the given input is a "
+                           "GradientEdge")
+    tensors = []
+    for item in inputs:
+        if isinstance(item, GradientEdge):
+            variable = getattr(item.node, "variable", None)
+            if isinstance(variable, Tensor):
+                item = variable
+            else:
+                stand_in = Tensor._make(np.empty((0,)), backend.CPU, True)
+                stand_in.grad_fn = item.node
+                stand_in._output_nr = item.output_nr
+                item = stand_in
+        tensors.append(item)
+    return tuple(tensors)
 
 
 def increment_version(tensor):
