@@ -36,7 +36,8 @@ class GradientEdge(NamedTuple):
 
 def get_gradient_edge(tensor: Tensor) -> GradientEdge:
     """The gradient edge of ``tensor``: its ``grad_fn`` (its ``AccumulateGrad`` node for a
-    leaf) and its output number there.
+    leaf) and its output number there. ``autograd.grad`` and ``backward(inputs=...)``
+    take it in place of the tensor.
 
     >>> x = ember.tensor([1.0], requires_grad=True)
     >>> get_gradient_edge(x * 3).node.name()
