@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import grad_mode
 from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
-from . import anomaly, function, graph_watch
+from . import anomaly, anomaly_mode, function, functional, graph, graph_watch
 from . import gradcheck as gradcheck_module
 from .anomaly import detect_anomaly, set_detect_anomaly
 from .engine import run_backward
@@ -15,13 +15,14 @@ from .variable import Variable
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "gradcheck", "gradgradcheck",
            "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "detect_anomaly",
-           "set_detect_anomaly", "once_differentiable", "Variable"]
+           "set_detect_anomaly", "once_differentiable", "Variable", "functional",
+           "anomaly_mode", "graph"]
 
 
 def _as_tuple(value):
     if value is None:
         return None
-    if isinstance(value, (tuple, list)):
+    if isinstance(value, (tuple, list)) and not isinstance(value, graph.GradientEdge):
         return tuple(value)
     return (value,)
 
@@ -34,10 +35,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     grads = _as_tuple(grad_tensors) or (None,) * len(tensors)
     if len(grads) != len(tensors):
         raise RuntimeError(f"got {len(grads)} gradients for {len(tensors)} tensors")
-    inputs = _as_tuple(inputs)
+    inputs = graph.tensors_for_edges(_as_tuple(inputs))
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=True)
+    with graph.backward_run(tensors, inputs):  # multi-gradient hooks tell passes apart
+        run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs,
+                     accumulate=True)
     graph_watch.note_backward(tensors)  # spots graphs kept alive across steps
 
 
@@ -54,14 +57,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if is_grads_batched:
         raise NotImplementedError("is_grads_batched=True needs vmap, which ember does not have")
     outputs = _as_tuple(outputs)
-    inputs = _as_tuple(inputs)
+    inputs = graph.tensors_for_edges(_as_tuple(inputs), materialize_grads)
     grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
     if len(grads) != len(outputs):
         raise RuntimeError(f"grad_outputs has {len(grads)} entries for {len(outputs)} outputs")
     if allow_unused is None:
         allow_unused = materialize_grads
-    result = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
-                          accumulate=False, allow_unused=allow_unused, who="grad")
+    with graph.backward_run(outputs, inputs):
+        result = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
+                              accumulate=False, allow_unused=allow_unused, who="grad")
     if materialize_grads:
         from ..creation import zeros_like
 

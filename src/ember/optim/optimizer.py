@@ -34,9 +34,9 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 # State entries that keep their own dtype and stay on the CPU when a state dict is loaded.
-# (PyTorch casts NAdam's float32 mu_product to the parameter's dtype on load, so a resumed
-# run drifts from an uninterrupted one; keeping it float32 makes resuming exact.)
-_SCALAR_STATE_KEYS = ("step", "mu_product")
+# (PyTorch casts NAdam's float32 mu_product and ASGD's eta and mu to the parameter's dtype
+# on load, so a resumed run drifts from an uninterrupted one; float32 makes resuming exact.)
+_SCALAR_STATE_KEYS = ("step", "mu_product", "eta", "mu")
 
 
 def step_tensor(value: float = 0.0) -> Tensor:
@@ -44,13 +44,14 @@ def step_tensor(value: float = 0.0) -> Tensor:
     return Tensor._make(np.array(value, dtype=np.float32), backend.CPU, False)
 
 
-def zeros_like_state(param: Tensor, fill: float = 0.0) -> Tensor:
-    """A tensor of ``fill`` with the parameter's shape, dtype and device."""
+def zeros_like_state(param: Tensor, fill: float = 0.0, shape=None) -> Tensor:
+    """A tensor of ``fill`` with the parameter's shape (or ``shape``), dtype and device."""
     data = param._data
+    shape = data.shape if shape is None else tuple(shape)
     if param._device.type == "cpu":
-        return Tensor._make(np.full(data.shape, fill, dtype=data.dtype), param._device, False)
+        return Tensor._make(np.full(shape, fill, dtype=data.dtype), param._device, False)
     with backend.cuda.device_guard(param._device.index):
-        array = backend.xp_of(data).full(data.shape, fill, dtype=data.dtype)
+        array = backend.xp_of(data).full(shape, fill, dtype=data.dtype)
     return Tensor._make(array, param._device, False)
 
 
