@@ -16,39 +16,75 @@ tensor(4.)
 from . import constraints, transforms
 from .bernoulli import Bernoulli
 from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical
+from .cauchy import Cauchy
+from .chi2 import Chi2
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
+from .fishersnedecor import FisherSnedecor
 from .gamma import Gamma
+from .generalized_pareto import GeneralizedPareto
+from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_cauchy import HalfCauchy
+from .half_normal import HalfNormal
 from .independent import Independent
+from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
+from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .poisson import Poisson
+from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (
+                         AbsTransform,
                          AffineTransform,
+                         CatTransform,
                          ComposeTransform,
+                         CorrCholeskyTransform,
+                         CumulativeDistributionTransform,
                          ExpTransform,
+                         IndependentTransform,
+                         LowerCholeskyTransform,
+                         PositiveDefiniteTransform,
                          PowerTransform,
+                         ReshapeTransform,
                          SigmoidTransform,
+                         SoftmaxTransform,
+                         SoftplusTransform,
+                         StackTransform,
+                         StickBreakingTransform,
                          TanhTransform,
                          Transform,
                          identity_transform,
 )
 from .uniform import Uniform
+from .von_mises import VonMises
+from .weibull import Weibull
 
 __all__ = [
-    "AffineTransform", "Bernoulli", "Beta", "Categorical", "ComposeTransform", "Dirichlet",
-    "Distribution", "ExpTransform", "Exponential", "ExponentialFamily", "Gamma",
-    "Independent", "Laplace", "LogNormal", "Multinomial", "MultivariateNormal", "Normal",
-    "OneHotCategorical", "Poisson", "PowerTransform", "SigmoidTransform", "TanhTransform",
-    "Transform", "TransformedDistribution", "Uniform", "constraints", "identity_transform",
-    "kl_divergence", "register_kl", "transforms",
+    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
+    "Categorical", "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
+    "CorrCholeskyTransform", "CumulativeDistributionTransform", "Dirichlet", "Distribution",
+    "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
+    "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
+    "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal",
+    "LowerCholeskyTransform", "Multinomial", "MultivariateNormal", "NegativeBinomial",
+    "Normal", "OneHotCategorical", "Pareto", "Poisson", "PositiveDefiniteTransform",
+    "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+    "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT",
+    "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises",
+    "Weibull", "constraints", "identity_transform", "kl_divergence", "register_kl",
+    "transforms",
 ]
