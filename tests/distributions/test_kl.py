@@ -48,6 +48,18 @@ FAMILIES = {
                                 {"loc": real(B), "scale": positive(B)}),
     "Independent": (lambda D, p: D.Independent(D.Normal(p["loc"], p["scale"]), 1),
                     {"loc": real(B), "scale": positive(B)}),
+    "Binomial": (lambda D, p: D.Binomial(6, probs=p["probs"]), {"probs": unit(B)}),
+    "Cauchy": (lambda D, p: D.Cauchy(p["loc"], p["scale"]),
+               {"loc": real(B), "scale": positive(B)}),
+    "ContinuousBernoulli": (lambda D, p: D.ContinuousBernoulli(probs=p["probs"]),
+                            {"probs": unit(B)}),
+    "Geometric": (lambda D, p: D.Geometric(probs=p["probs"]), {"probs": unit(B)}),
+    "Gumbel": (lambda D, p: D.Gumbel(p["loc"], p["scale"]),
+               {"loc": real(B), "scale": positive(B)}),
+    "HalfNormal": (lambda D, p: D.HalfNormal(p["scale"]), {"scale": positive(B)}),
+    # alpha on both sides of 1 and 2 (KL to Exponential/Gamma/Normal infinite below)
+    "Pareto": (lambda D, p: D.Pareto(p["scale"], p["alpha"]),
+               {"scale": positive(B, 0.2, 1.5), "alpha": positive(B, 0.5, 5.0)}),
 }
 
 PAIRS = sorted((p.__name__, q.__name__) for p, q in ember_kl._KL_REGISTRY
