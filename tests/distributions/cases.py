@@ -62,6 +62,8 @@ class Case:
     float32: bool = False
     # sample mean and variance are checked (False for heavy tails: the cdf is checked)
     moments: bool = True
+    # the distribution has mean / variance / stddev (PyTorch leaves some out)
+    mean: bool = True
 
 
 def _uniform_params():
@@ -220,6 +222,55 @@ CASES += [
          lambda rng, p: rng.uniform(-np.pi, np.pi, size=(4, 2, 3)), entropy=False,
          # PyTorch's log I_0 is a polynomial fit good to about 1e-7
          rtol={"log_prob": 1e-6, "variance": 1e-4, "stddev": 1e-4}, grad_rtol=1e-3, moments=False),
+]
+
+CASES_BY_NAME = {case.name: case for case in CASES}
+
+
+def _relaxed(D, p, name):
+    return getattr(D, name)(p["temperature"][0], probs=p["probs"])
+
+
+CASES += [
+    Case("RelaxedBernoulli", lambda D, p: _relaxed(D, p, "RelaxedBernoulli"),
+         {"temperature": positive((1,), 0.3, 2.0), "probs": unit((2, 3))},
+         lambda rng, p: rng.uniform(0.02, 0.98, size=(4, 2, 3)), mode=False, entropy=False,
+         moments=False, mean=False),
+    Case("RelaxedBernoulliLogits",
+         lambda D, p: D.RelaxedBernoulli(p["temperature"][0], logits=p["logits"]),
+         {"temperature": positive((1,), 0.3, 2.0), "logits": real((2, 3))},
+         lambda rng, p: rng.uniform(0.02, 0.98, size=(4, 2, 3)), mode=False, entropy=False,
+         moments=False, mean=False),
+    Case("RelaxedOneHotCategorical", lambda D, p: _relaxed(D, p, "RelaxedOneHotCategorical"),
+         {"temperature": positive((1,), 0.3, 2.0), "probs": simplex((2, 4))},
+         lambda rng, p: rng.dirichlet(np.ones(4), size=(3, 2)), mode=False, entropy=False,
+         moments=False, mean=False),
+    Case("OneHotCategoricalStraightThrough",
+         lambda D, p: D.OneHotCategoricalStraightThrough(logits=p["logits"]),
+         {"logits": real((2, 4))}, lambda rng, p: np.eye(4)[rng.integers(0, 4, size=(3, 2))]),
+    Case("LogisticNormal", lambda D, p: D.LogisticNormal(p["loc"], p["scale"]),
+         {"loc": real((2, 3)), "scale": positive((2, 3))},
+         lambda rng, p: rng.dirichlet(np.ones(4), size=(3, 2)), mode=False, entropy=False,
+         moments=False, mean=False),
+    Case("LowRankMultivariateNormal",
+         lambda D, p: D.LowRankMultivariateNormal(p["loc"], p["factor"], p["diag"]),
+         {"loc": real((2, 3)), "factor": real((2, 3, 2)), "diag": positive((2, 3))},
+         lambda rng, p: rng.normal(size=(4, 2, 3))),
+    Case("LowRankMultivariateNormalBroadcast",
+         lambda D, p: D.LowRankMultivariateNormal(p["loc"], p["factor"], p["diag"]),
+         {"loc": real((2, 3)), "factor": real((3, 1)), "diag": positive((3,))},
+         lambda rng, p: rng.normal(size=(4, 2, 3))),
+    Case("MixtureSameFamilyNormal",
+         lambda D, p: D.MixtureSameFamily(D.Categorical(probs=p["weights"]),
+                                          D.Normal(p["loc"], p["scale"])),
+         {"weights": simplex((2, 3)), "loc": real((2, 3)), "scale": positive((2, 3))},
+         lambda rng, p: rng.normal(size=(4, 2)), cdf=True, entropy=False, mode=False),
+    Case("MixtureSameFamilyMVN",
+         lambda D, p: D.MixtureSameFamily(
+             D.Categorical(logits=p["logits"]),
+             D.Independent(D.Normal(p["loc"], p["scale"]), 1)),
+         {"logits": real((3,)), "loc": real((2, 3, 2)), "scale": positive((2, 3, 2))},
+         lambda rng, p: rng.normal(size=(4, 2, 2)), entropy=False, mode=False),
 ]
 
 CASES_BY_NAME = {case.name: case for case in CASES}

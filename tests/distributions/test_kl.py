@@ -57,6 +57,9 @@ FAMILIES = {
     "Gumbel": (lambda D, p: D.Gumbel(p["loc"], p["scale"]),
                {"loc": real(B), "scale": positive(B)}),
     "HalfNormal": (lambda D, p: D.HalfNormal(p["scale"]), {"scale": positive(B)}),
+    "LowRankMultivariateNormal": (
+        lambda D, p: D.LowRankMultivariateNormal(p["loc"], p["factor"], p["diag"]),
+        {"loc": real(B), "factor": real((2, 3, 2)), "diag": positive(B)}),
     # alpha on both sides of 1 and 2 (KL to Exponential/Gamma/Normal infinite below)
     "Pareto": (lambda D, p: D.Pareto(p["scale"], p["alpha"]),
                {"scale": positive(B, 0.2, 1.5), "alpha": positive(B, 0.5, 5.0)}),

@@ -46,10 +46,10 @@ def _quantities(case, rng, arrays):
     def value(lib, array):
         return (ember.tensor(array) if lib is ember else torch.tensor(array))
 
-    out = [("log_prob", lambda d, lib: d.log_prob(value(lib, values))),
-           ("mean", lambda d, lib: d.mean),
-           ("variance", lambda d, lib: d.variance),
-           ("stddev", lambda d, lib: d.stddev)]
+    out = [("log_prob", lambda d, lib: d.log_prob(value(lib, values)))]
+    if case.mean:
+        out += [("mean", lambda d, lib: d.mean), ("variance", lambda d, lib: d.variance),
+                ("stddev", lambda d, lib: d.stddev)]
     if case.entropy:
         out.append(("entropy", lambda d, lib: d.entropy()))
     if case.cdf:

@@ -38,13 +38,18 @@ from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .logistic_normal import LogisticNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
 from .negative_binomial import NegativeBinomial
 from .normal import Normal
-from .one_hot_categorical import OneHotCategorical
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .pareto import Pareto
 from .poisson import Poisson
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (
@@ -80,9 +85,11 @@ __all__ = [
     "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
     "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
     "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal",
-    "LowerCholeskyTransform", "Multinomial", "MultivariateNormal", "NegativeBinomial",
-    "Normal", "OneHotCategorical", "Pareto", "Poisson", "PositiveDefiniteTransform",
-    "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+    "LogisticNormal", "LowRankMultivariateNormal", "LowerCholeskyTransform",
+    "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
+    "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
+    "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli",
+    "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
     "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT",
     "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises",
     "Weibull", "constraints", "identity_transform", "kl_divergence", "register_kl",

@@ -33,6 +33,11 @@ from .gumbel import Gumbel
 from .half_normal import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
+from .lowrank_multivariate_normal import (
+                                          LowRankMultivariateNormal,
+                                          _batch_lowrank_logdet,
+                                          _batch_lowrank_mahalanobis,
+)
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
@@ -626,3 +631,66 @@ def _kl_uniform_pareto(p, q):
     t1 = (q.alpha * q.scale.pow(q.alpha) * width).log()
     t2 = (_x_log_x(p.high) - _x_log_x(p.low) - width) / width
     return _where_inf(p.low < q.scale, t2 * (q.alpha + 1) - t1)
+
+
+def _same_event(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with "
+                         "different event shapes cannot be computed")
+
+
+def _lowrank_parts(q):
+    return q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q._capacitance_tril
+
+
+def _lowrank_solve(q):
+    """A = C^-1 W^T D^-1 for q's Woodbury form: Sigma_q^-1 = D^-1 - A^T A."""
+    W, D, C = _lowrank_parts(q)
+    return ember.linalg.solve_triangular(C, W.mT / D.unsqueeze(-2), upper=False)
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrank_lowrank(p, q):
+    _same_event(p, q)
+    p_w, p_d, p_c = _lowrank_parts(p)
+    q_w, q_d, q_c = _lowrank_parts(q)
+    term1 = _batch_lowrank_logdet(q_w, q_d, q_c) - _batch_lowrank_logdet(p_w, p_d, p_c)
+    term3 = _batch_lowrank_mahalanobis(q_w, q_d, q.loc - p.loc, q_c)
+    A = _lowrank_solve(q)
+    # trace(Sigma_q^-1 Sigma_p), Sigma_p = W_p W_p^T + D_p
+    term2 = (p_d / q_d).sum(-1) + _batch_trace_xxt(p_w * q_d.rsqrt().unsqueeze(-1)) \
+        - _batch_trace_xxt(A * p_d.sqrt().unsqueeze(-2)) \
+        - _batch_trace_xxt(ember.matmul(A, p_w))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrank(p, q):
+    _same_event(p, q)
+    q_w, q_d, q_c = _lowrank_parts(q)
+    p_tril = p._unbroadcasted_scale_tril
+    term1 = _batch_lowrank_logdet(q_w, q_d, q_c) \
+        - 2 * p_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    term3 = _batch_lowrank_mahalanobis(q_w, q_d, q.loc - p.loc, q_c)
+    A = _lowrank_solve(q)
+    term2 = _batch_trace_xxt(p_tril * q_d.rsqrt().unsqueeze(-1)) \
+        - _batch_trace_xxt(ember.matmul(A, p_tril))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrank_multivariatenormal(p, q):
+    _same_event(p, q)
+    p_w, p_d, p_c = _lowrank_parts(p)
+    q_tril = q._unbroadcasted_scale_tril
+    term1 = 2 * q_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) \
+        - _batch_lowrank_logdet(p_w, p_d, p_c)
+    term3 = _batch_mahalanobis(q_tril, q.loc - p.loc)
+    batch = tuple(ember.broadcast_shapes(tuple(q_tril.shape[:-2]), tuple(p_w.shape[:-2])))
+    n = p.event_shape[0]
+    q_tril = q_tril.expand(batch + (n, n))
+    factor = p_w.expand(batch + (n, p_w.shape[-1]))
+    diag = ember.diag_embed(p_d.sqrt()).expand(batch + (n, n))
+    term2 = _batch_trace_xxt(ember.linalg.solve_triangular(q_tril, factor, upper=False)) \
+        + _batch_trace_xxt(ember.linalg.solve_triangular(q_tril, diag, upper=False))
+    return 0.5 * (term1 + term2 + term3 - n)
