@@ -274,3 +274,28 @@ CASES += [
 ]
 
 CASES_BY_NAME = {case.name: case for case in CASES}
+
+
+def corr_tril(batch, n):
+    def make(rng):
+        a = rng.normal(size=batch + (n, n))
+        cov = a @ np.swapaxes(a, -1, -2) + np.eye(n)
+        d = np.sqrt(np.diagonal(cov, axis1=-2, axis2=-1))
+        return np.linalg.cholesky(cov / (d[..., :, None] * d[..., None, :]))
+    return make
+
+
+CASES += [
+    Case("Wishart", lambda D, p: D.Wishart(p["df"], covariance_matrix=p["cov"]),
+         {"df": positive((2,), 3.5, 8.0), "cov": spd((2,), 3)},
+         lambda rng, p: spd((4, 2), 3)(rng), moments=False),
+    Case("WishartTril", lambda D, p: D.Wishart(p["df"], scale_tril=p["tril"]),
+         {"df": positive((2,), 2.5, 8.0), "tril": tril((), 3)},
+         lambda rng, p: spd((4, 2), 3)(rng), moments=False),
+    Case("LKJCholesky", lambda D, p: D.LKJCholesky(3, p["concentration"]),
+         {"concentration": positive((2,), 0.3, 4.0)},
+         lambda rng, p: corr_tril((4, 2), 3)(rng), entropy=False, mode=False, mean=False,
+         moments=False),
+]
+
+CASES_BY_NAME = {case.name: case for case in CASES}

@@ -13,13 +13,14 @@ registered pairs.
 >>> loc.grad
 tensor(4.)
 """
-from . import constraints, transforms
+from . import constraint_registry, constraints, transforms
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
 from .chi2 import Chi2
+from .constraint_registry import biject_to, transform_to
 from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
@@ -36,6 +37,7 @@ from .independent import Independent
 from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
+from .lkj_cholesky import LKJCholesky
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
@@ -77,6 +79,7 @@ from .transforms import (
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
@@ -84,7 +87,7 @@ __all__ = [
     "CorrCholeskyTransform", "CumulativeDistributionTransform", "Dirichlet", "Distribution",
     "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
     "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
-    "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal",
+    "IndependentTransform", "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal",
     "LogisticNormal", "LowRankMultivariateNormal", "LowerCholeskyTransform",
     "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
     "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
@@ -92,6 +95,6 @@ __all__ = [
     "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
     "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT",
     "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises",
-    "Weibull", "constraints", "identity_transform", "kl_divergence", "register_kl",
-    "transforms",
+    "Weibull", "Wishart", "biject_to", "constraint_registry", "constraints",
+    "identity_transform", "kl_divergence", "register_kl", "transform_to", "transforms",
 ]
