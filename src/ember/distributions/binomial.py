@@ -1,7 +1,6 @@
 """The binomial distribution."""
 from __future__ import annotations
 
-
 import numpy as np
 
 import ember
@@ -55,15 +54,15 @@ def _btrs(xp, n, q, device):
         u = _uniform(xp, pending.size, device) - 0.5
         v = _uniform(xp, pending.size, device)
         us = 0.5 - xp.abs(u)
-        ap, bp, np_, = a[pending], b[pending], n[pending]
+        ap, bp, count = a[pending], b[pending], n[pending]
         k = xp.floor((2 * ap / us + bp) * u + c[pending])
-        inside = (k >= 0) & (k <= np_)
+        inside = (k >= 0) & (k <= count)
         squeeze = inside & (us >= 0.07) & (v <= v_r[pending])
         with np.errstate(divide="ignore", invalid="ignore"):
             log_v = xp.log(v * alpha[pending] / (ap / (us * us) + bp))
             safe_k = xp.where(inside, k, 0.0)
             bound = h[pending] - lgamma_array(xp, safe_k + 1) \
-                - lgamma_array(xp, np_ - safe_k + 1) + (safe_k - m[pending]) * log_odds[pending]
+                - lgamma_array(xp, count - safe_k + 1) + (safe_k - m[pending]) * log_odds[pending]
         accept = squeeze | (inside & (log_v <= bound))
         out[pending[accept]] = k[accept]
         pending = pending[~accept]
