@@ -25,7 +25,7 @@ class Weibull(TransformedDistribution):
     """
 
     arg_constraints = {"scale": constraints.positive, "concentration": constraints.positive}
-    support = constraints.nonnegative
+    support = constraints.positive
 
     def __init__(self, scale, concentration, validate_args=None):
         self.scale, self.concentration = broadcast_all(scale, concentration)
