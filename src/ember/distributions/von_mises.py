@@ -29,12 +29,12 @@ def _log_bessel_i_array(xp, order: int, x):
     small = xp.minimum(x, _SWITCH)
     quarter = small * small / 4
     term = xp.ones_like(x)
-    total = xp.ones_like(x)
+    rest = xp.zeros_like(x)  # the series less its first term, for log1p at small x
     for k in range(1, 80):
         term = term * quarter / (k * (k + order))
-        total = total + term
+        rest = rest + term
     with np.errstate(divide="ignore"):
-        series = xp.log(total) + (order * (xp.log(small) - math.log(2.0)) if order else 0.0)
+        series = xp.log1p(rest) + (order * (xp.log(small) - math.log(2.0)) if order else 0.0)
     large = xp.maximum(x, _SWITCH)
     mu = 4.0 * order * order
     term = xp.ones_like(x)
