@@ -202,3 +202,20 @@ def test_repr_matches_pytorch():
         TD.constraints.integer_interval(0, 4))
     assert repr(ED.constraints.half_open_interval(0, 4)) == repr(
         TD.constraints.half_open_interval(0, 4))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_support_and_arg_constraints_match_pytorch(case):
+    _, _, mine, theirs = _params(case, 3)
+    mine = {k: v.detach() for k, v in mine.items()}  # reprs of bounds without grad_fn
+    theirs = {k: v.detach() for k, v in theirs.items()}
+    dist_e, dist_t = case.build(ED, mine), case.build(TD, theirs)
+    assert repr(dist_e.support).replace("ember.", "torch.") == repr(dist_t.support)
+    assert dist_e.support.is_discrete == dist_t.support.is_discrete
+    assert dist_e.support.event_dim == dist_t.support.event_dim
+    constraints_e = {k: repr(v).replace("ember.", "torch.")
+                     for k, v in dist_e.arg_constraints.items()}
+    constraints_t = {k: repr(v) for k, v in dist_t.arg_constraints.items()}
+    assert constraints_e == constraints_t
+    if hasattr(dist_t, "param_shape"):
+        assert tuple(dist_e.param_shape) == tuple(dist_t.param_shape)
