@@ -248,3 +248,19 @@ def test_rsample_gradients_are_pathwise(case):
         scale = np.abs(g).max() + 1e-3
         np.testing.assert_allclose(g_mc, g, atol=0.08 * scale + 0.02,
                                    err_msg=f"{case.name} d/d{name}")
+
+
+def test_heavy_tailed_rsample_gradients_reach_the_degrees_of_freedom():
+    """Implicit (Chi2 / Gamma) reparameterization inside StudentT and FisherSnedecor:
+    d E[x^2] / d df for StudentT(df) is d/ddf df / (df - 2) = -2 / (df - 2)^2, and
+    d E[x] / d df2 for FisherSnedecor is -2 / (df2 - 2)^2."""
+    ember.manual_seed(9)
+    n = 40000
+    df = _t(9.0).requires_grad_()
+    (grad,) = ember.autograd.grad(ED.StudentT(df).rsample((n,)).pow(2).mean(), [df])
+    assert grad.item() == pytest.approx(-2 / 7 ** 2, rel=0.15)
+    df1, df2 = _t(6.0).requires_grad_(), _t(10.0).requires_grad_()
+    mean = ED.FisherSnedecor(df1, df2).rsample((n,)).mean()
+    g1, g2 = ember.autograd.grad(mean, [df1, df2])
+    assert g2.item() == pytest.approx(-2 / 8 ** 2, rel=0.15)
+    assert abs(g1.item()) < 0.01  # the mean does not depend on df1
