@@ -28,3 +28,19 @@ def test_docstring_examples(name):
         ED.kl._KL_REGISTRY.update(registry)
         ED.kl._KL_MEMOIZE.clear()
     assert result.failed == 0
+
+
+def test_submodules_mirror_pytorch():
+    """Every submodule of torch.distributions exists in ember.distributions, with the
+    public classes PyTorch's defines there."""
+    torch = pytest.importorskip("torch")
+    TD = torch.distributions
+    for name in dir(TD):
+        theirs = getattr(TD, name)
+        if not isinstance(theirs, type(TD)) or not theirs.__name__.startswith(
+                "torch.distributions."):
+            continue
+        mine = getattr(ED, name, None)
+        assert mine is not None and mine.__name__ == f"ember.distributions.{name}", name
+        for member in getattr(theirs, "__all__", []):
+            assert hasattr(mine, member), f"ember.distributions.{name}.{member}"
