@@ -48,6 +48,21 @@ FAMILIES = {
                                 {"loc": real(B), "scale": positive(B)}),
     "Independent": (lambda D, p: D.Independent(D.Normal(p["loc"], p["scale"]), 1),
                     {"loc": real(B), "scale": positive(B)}),
+    "Binomial": (lambda D, p: D.Binomial(6, probs=p["probs"]), {"probs": unit(B)}),
+    "Cauchy": (lambda D, p: D.Cauchy(p["loc"], p["scale"]),
+               {"loc": real(B), "scale": positive(B)}),
+    "ContinuousBernoulli": (lambda D, p: D.ContinuousBernoulli(probs=p["probs"]),
+                            {"probs": unit(B)}),
+    "Geometric": (lambda D, p: D.Geometric(probs=p["probs"]), {"probs": unit(B)}),
+    "Gumbel": (lambda D, p: D.Gumbel(p["loc"], p["scale"]),
+               {"loc": real(B), "scale": positive(B)}),
+    "HalfNormal": (lambda D, p: D.HalfNormal(p["scale"]), {"scale": positive(B)}),
+    "LowRankMultivariateNormal": (
+        lambda D, p: D.LowRankMultivariateNormal(p["loc"], p["factor"], p["diag"]),
+        {"loc": real(B), "factor": real((2, 3, 2)), "diag": positive(B)}),
+    # alpha on both sides of 1 and 2 (KL to Exponential/Gamma/Normal infinite below)
+    "Pareto": (lambda D, p: D.Pareto(p["scale"], p["alpha"]),
+               {"scale": positive(B, 0.2, 1.5), "alpha": positive(B, 0.5, 5.0)}),
 }
 
 PAIRS = sorted((p.__name__, q.__name__) for p, q in ember_kl._KL_REGISTRY
@@ -153,7 +168,8 @@ def test_dispatch_picks_most_specific_pair_and_warns_when_ambiguous():
         ember_kl._KL_MEMOIZE.clear()
 
 
-EXP_FAMILY = ["Normal", "Exponential", "Gamma", "Beta", "Poisson", "Bernoulli", "Dirichlet"]
+EXP_FAMILY = ["Normal", "Exponential", "Gamma", "Beta", "Poisson", "Bernoulli", "Dirichlet",
+              "ContinuousBernoulli"]
 
 
 @pytest.mark.parametrize("name", EXP_FAMILY)
@@ -187,3 +203,18 @@ def test_transformed_kl_needs_equal_transforms():
     with pytest.raises(NotImplementedError, match="same reinterpreted_batch_ndims"):
         base = ED.Normal(ember.zeros(2, 3), ember.ones(2, 3))
         ED.kl_divergence(ED.Independent(base, 1), ED.Independent(base, 2))
+
+
+def test_wishart_kl_uses_the_bregman_formula_like_pytorch():
+    rng = np.random.default_rng(6)
+    a, b = rng.normal(size=(2, 3, 3)), rng.normal(size=(3, 3))
+    cov_p, cov_q = a @ np.swapaxes(a, -1, -2) + np.eye(3), b @ b.T + np.eye(3)
+    df_p, df_q = np.array([4.5, 7.0]), 5.5
+    p = ED.Wishart(ember.tensor(df_p), covariance_matrix=ember.tensor(cov_p))
+    q = ED.Wishart(ember.tensor(df_q, dtype=ember.float64), covariance_matrix=ember.tensor(cov_q))
+    p_t = TD.Wishart(torch.tensor(df_p), covariance_matrix=torch.tensor(cov_p))
+    q_t = TD.Wishart(torch.tensor(df_q, dtype=torch.float64), covariance_matrix=torch.tensor(cov_q))
+    np.testing.assert_allclose(ED.kl_divergence(p, q).detach().numpy(),
+                               TD.kl_divergence(p_t, q_t).detach().numpy(), rtol=1e-9)
+    np.testing.assert_allclose(ED.ExponentialFamily.entropy(p).detach().numpy(),
+                               p.entropy().numpy(), rtol=1e-9)

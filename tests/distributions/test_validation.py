@@ -54,6 +54,35 @@ INVALID = {
                                                   scale_tril=_t(L, [[1.0, 2.0], [0.0, 1.0]])),
     "MVNprecision": lambda L: _d(L).MultivariateNormal(
         _t(L, [0.0, 0.0]), precision_matrix=_t(L, [[1.0, 0.5], [0.4, 1.0]])),
+    "Cauchy": lambda L: _d(L).Cauchy(_t(L, [0.0]), _t(L, [-1.0])),
+    "HalfNormal": lambda L: _d(L).HalfNormal(_t(L, [-1.0])),
+    "HalfCauchy": lambda L: _d(L).HalfCauchy(_t(L, [0.0])),
+    "Gumbel": lambda L: _d(L).Gumbel(_t(L, [0.0]), _t(L, [-2.0])),
+    "Pareto": lambda L: _d(L).Pareto(_t(L, [1.0]), _t(L, [-2.0])),
+    "Weibull": lambda L: _d(L).Weibull(_t(L, [1.0]), _t(L, [0.0])),
+    "Chi2": lambda L: _d(L).Chi2(_t(L, [-3.0])),
+    "InverseGamma": lambda L: _d(L).InverseGamma(_t(L, [1.0]), _t(L, [-1.0])),
+    "Kumaraswamy": lambda L: _d(L).Kumaraswamy(_t(L, [-1.0]), _t(L, [1.0])),
+    "GeneralizedPareto": lambda L: _d(L).GeneralizedPareto(_t(L, [0.0]), _t(L, [-1.0]),
+                                                           _t(L, [0.5])),
+    "StudentT": lambda L: _d(L).StudentT(_t(L, [-1.0])),
+    "FisherSnedecor": lambda L: _d(L).FisherSnedecor(_t(L, [1.0]), _t(L, [0.0])),
+    "Geometric": lambda L: _d(L).Geometric(_t(L, [1.5])),
+    "GeometricZero": lambda L: _d(L).Geometric(_t(L, [0.0, 0.5])),
+    "Binomial": lambda L: _d(L).Binomial(_t(L, [2.5]), _t(L, [0.5])),
+    "BinomialProbs": lambda L: _d(L).Binomial(3, _t(L, [1.5])),
+    "NegativeBinomial": lambda L: _d(L).NegativeBinomial(_t(L, [-1.0]), _t(L, [0.5])),
+    "NegativeBinomialOne": lambda L: _d(L).NegativeBinomial(_t(L, [2.0]), _t(L, [1.0])),
+    "ContinuousBernoulli": lambda L: _d(L).ContinuousBernoulli(logits=_t(L, [float("nan")])),
+    "VonMises": lambda L: _d(L).VonMises(_t(L, [0.0]), _t(L, [-1.0])),
+    "RelaxedBernoulli": lambda L: _d(L).RelaxedBernoulli(_t(L, 0.5), probs=_t(L, [1.5])),
+    "RelaxedOneHot": lambda L: _d(L).RelaxedOneHotCategorical(_t(L, 0.5),
+                                                             probs=_t(L, [0.5, -0.5])),
+    "LogisticNormal": lambda L: _d(L).LogisticNormal(_t(L, [0.0]), _t(L, [-1.0])),
+    "LowRankMVN": lambda L: _d(L).LowRankMultivariateNormal(
+        _t(L, [0.0, 0.0]), _t(L, [[1.0], [0.0]]), _t(L, [1.0, -1.0])),
+    "Wishart": lambda L: _d(L).Wishart(_t(L, 3.0), scale_tril=_t(L, [[1.0, 0.0], [1.0, -1.0]])),
+    "LKJCholesky": lambda L: _d(L).LKJCholesky(3, _t(L, -1.0)),
 }
 
 
@@ -67,7 +96,7 @@ def _message(build, lib):
 def test_invalid_parameters_raise_value_error(name):
     message = _message(INVALID[name], "ember")
     assert message.startswith("Expected parameter ")
-    assert "to satisfy the constraint" in message
+    assert "to satisfy the constraint" in message or "to be positive" in message
     if name.startswith("MVN"):
         return  # without validation a matrix that is not positive-definite fails Cholesky
     ED.Distribution.set_default_validate_args(False)  # without validation: accepted
@@ -98,6 +127,25 @@ OUTSIDE = {
     "Multinomial": (lambda L: _d(L).Multinomial(2, _t(L, [0.5, 0.5])), [2.0, 1.0]),
     "Independent": (lambda L: _d(L).Independent(_d(L).Exponential(_t(L, [1.0, 1.0])), 1),
                     [1.0, -1.0]),
+    "HalfNormal": (lambda L: _d(L).HalfNormal(_t(L, [1.0])), [-1.0]),
+    "Pareto": (lambda L: _d(L).Pareto(_t(L, [2.0]), _t(L, [1.0])), [1.5]),
+    "Weibull": (lambda L: _d(L).Weibull(_t(L, [2.0]), _t(L, [1.0])), [-1.5]),
+    "GeneralizedPareto": (lambda L: _d(L).GeneralizedPareto(_t(L, [0.0]), _t(L, [1.0]),
+                                                            _t(L, [-0.5])), [2.5]),
+    "FisherSnedecor": (lambda L: _d(L).FisherSnedecor(_t(L, [1.0]), _t(L, [1.0])), [0.0]),
+    "Geometric": (lambda L: _d(L).Geometric(_t(L, [0.5])), [1.5]),
+    "Binomial": (lambda L: _d(L).Binomial(3, _t(L, [0.5])), [4.0]),
+    "NegativeBinomial": (lambda L: _d(L).NegativeBinomial(3, _t(L, [0.5])), [-1.0]),
+    "ContinuousBernoulli": (lambda L: _d(L).ContinuousBernoulli(_t(L, [0.3])), [1.5]),
+    "Kumaraswamy": (lambda L: _d(L).Kumaraswamy(_t(L, [1.0]), _t(L, [1.0])), [1.5]),
+    "RelaxedOneHot": (lambda L: _d(L).RelaxedOneHotCategorical(_t(L, 0.5), _t(L, [0.5, 0.5])),
+                      [0.7, 0.7]),
+    "LogisticNormal": (lambda L: _d(L).LogisticNormal(_t(L, [0.0]), _t(L, [1.0])),
+                       [0.7, 0.7]),
+    "Wishart": (lambda L: _d(L).Wishart(_t(L, 3.0), covariance_matrix=_t(L, [[1.0, 0.0],
+                                                                             [0.0, 1.0]])),
+                [[1.0, 2.0], [2.0, 1.0]]),
+    "LKJCholesky": (lambda L: _d(L).LKJCholesky(2, _t(L, 1.0)), [[1.0, 0.0], [0.5, 0.5]]),
 }
 
 

@@ -19,17 +19,29 @@ import ember.nn.functional as F
 from ._special import digamma, lgamma
 from .bernoulli import Bernoulli
 from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical
+from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
+from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_normal import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
+from .lowrank_multivariate_normal import (
+                                          LowRankMultivariateNormal,
+                                          _batch_lowrank_logdet,
+                                          _batch_lowrank_mahalanobis,
+)
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
@@ -423,3 +435,262 @@ def _kl_uniform_normal(p, q):
     t2 = width.pow(2) / 12
     t3 = ((p.high + p.low - 2 * q.loc) / 2).pow(2)
     return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)
+
+
+# ------------------------------------------------- families added with the wider set
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    if bool((p.total_count < q.total_count).any()):
+        raise NotImplementedError("KL between Binomials where q.total_count > p.total_count "
+                                  "is not implemented")
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p()
+                          - (-q.probs).log1p())
+    return _where_inf(p.total_count > q.total_count, kl)
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
+    return t1 - (4 * p.scale * q.scale).log()
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + ember.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - ember.log1p(-q.probs)
+    return t1 + t2 + t3
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p, q):
+    return -p.entropy() - ember.log1p(-q.probs) / p.probs - q.logits
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    ct1 = p.scale / q.scale
+    ct2 = q.loc / q.scale
+    ct3 = p.loc / q.scale
+    t1 = -ct1.log() - ct2 + ct3
+    t3 = ember.exp(ct2 + lgamma(1 + ct1) - ct3)
+    return t1 + ct1 * euler_constant + t3 - (1 + euler_constant)
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
+    return _where_inf(p.scale < q.scale, result)
+
+
+def _cb_cross_entropy_terms(p_mean, q):
+    """-E_p[log q(x)] for q continuous Bernoulli, given E_p[x]."""
+    return -p_mean * q.logits - ember.log1p(-q.probs) - q._cont_bern_log_norm()
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return -p.entropy() + _cb_cross_entropy_terms(p.mean, q)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    result = -p.entropy() + _cb_cross_entropy_terms(p.mean, q)
+    return _where_inf((p.high > 1.0) | (p.low < 0.0), result)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    t2 = 0.5 * (math.log(2.0 * math.pi) + (q.loc / q.scale).square()) + q.scale.log()
+    t3 = (p.variance + p.mean.square() - 2.0 * q.loc * p.mean) / (2.0 * q.scale.square())
+    return -p.entropy() + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    return _where_inf((q.low > 0.0) | (q.high < 1.0), result)
+
+
+@register_kl(Beta, Pareto)
+@register_kl(ContinuousBernoulli, Pareto)
+@register_kl(Exponential, ContinuousBernoulli)
+@register_kl(Exponential, Pareto)
+@register_kl(Gamma, ContinuousBernoulli)
+@register_kl(Gamma, Pareto)
+@register_kl(Gumbel, Beta)
+@register_kl(Gumbel, ContinuousBernoulli)
+@register_kl(Gumbel, Exponential)
+@register_kl(Gumbel, Gamma)
+@register_kl(Gumbel, Pareto)
+@register_kl(Gumbel, Uniform)
+@register_kl(Laplace, ContinuousBernoulli)
+@register_kl(Laplace, Pareto)
+@register_kl(Normal, ContinuousBernoulli)
+@register_kl(Normal, Pareto)
+@register_kl(Pareto, Beta)
+@register_kl(Pareto, ContinuousBernoulli)
+@register_kl(Pareto, Uniform)
+@register_kl(Poisson, Binomial)
+def _kl_support_not_covered(p, q):
+    """p puts mass where q has none: KL is infinite."""
+    return _infinite_like(p.mean)
+
+
+@register_kl(Exponential, Gumbel)
+def _kl_exponential_gumbel(p, q):
+    product = p.rate * q.scale
+    ratio = q.loc / q.scale
+    t2 = ember.exp(ratio) * product / (product + 1)
+    return product.log() - 1 - ratio + t2 + product.reciprocal()
+
+
+@register_kl(Gamma, Gumbel)
+def _kl_gamma_gumbel(p, q):
+    product = p.rate * q.scale
+    ratio = q.loc / q.scale
+    a = p.concentration
+    t1 = (a - 1) * digamma(a) - lgamma(a) - a
+    t2 = product.log() + a / product
+    t3 = ember.exp(ratio) * (1 + product.reciprocal()).pow(-a) - ratio
+    return t1 + t2 + t3
+
+
+@register_kl(Gumbel, Normal)
+def _kl_gumbel_normal(p, q):
+    ratio = p.scale / q.scale
+    t1 = (ratio / math.sqrt(2 * math.pi)).log()
+    t2 = (math.pi * ratio * 0.5).pow(2) / 3
+    t3 = ((p.loc + p.scale * euler_constant - q.loc) / q.scale).pow(2) * 0.5
+    return -t1 + t2 + t3 - (euler_constant + 1)
+
+
+@register_kl(Normal, Gumbel)
+def _kl_normal_gumbel(p, q):
+    mean_ratio = p.loc / q.scale
+    var_ratio = (p.scale / q.scale).pow(2)
+    loc_ratio = q.loc / q.scale
+    t3 = ember.exp(-mean_ratio + 0.5 * var_ratio + loc_ratio)
+    return -0.5 * var_ratio.log() + mean_ratio - loc_ratio + t3 \
+        - (0.5 * (1 + math.log(2 * math.pi)))
+
+
+@register_kl(Uniform, Gumbel)
+def _kl_uniform_gumbel(p, q):
+    common = q.scale / (p.high - p.low)
+    high = (p.high - q.loc) / q.scale
+    low = (p.low - q.loc) / q.scale
+    t1 = common.log() + 0.5 * (high + low)
+    return t1 - common * (ember.exp(-high) - ember.exp(-low))
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p, q):
+    product = p.scale * q.rate
+    result = (p.alpha / product).log() - p.alpha.reciprocal() \
+        + p.alpha * product / (p.alpha - 1) - 1
+    return _where_inf(p.alpha <= 1, result)
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p, q):
+    common = p.scale.log() + p.alpha.reciprocal()
+    t1 = p.alpha.log() - common
+    t2 = lgamma(q.concentration) - q.concentration * q.rate.log()
+    t3 = (1 - q.concentration) * common
+    t4 = q.rate * p.alpha * p.scale / (p.alpha - 1)
+    return _where_inf(p.alpha <= 1, t1 + t2 + t3 + t4 - 1)
+
+
+@register_kl(Pareto, Normal)
+def _kl_pareto_normal(p, q):
+    var_normal = 2 * q.scale.pow(2)
+    common = p.scale / (p.alpha - 1)
+    t1 = (math.sqrt(2 * math.pi) * q.scale * p.alpha / p.scale).log()
+    t3 = p.alpha * common.pow(2) / (p.alpha - 2)
+    t4 = (p.alpha * common - q.loc).pow(2)
+    result = t1 - p.alpha.reciprocal() + (t3 + t4) / var_normal - 1
+    return _where_inf(p.alpha <= 2, result)
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p, q):
+    width = p.high - p.low
+    t1 = (q.alpha * q.scale.pow(q.alpha) * width).log()
+    t2 = (_x_log_x(p.high) - _x_log_x(p.low) - width) / width
+    return _where_inf(p.low < q.scale, t2 * (q.alpha + 1) - t1)
+
+
+def _same_event(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with "
+                         "different event shapes cannot be computed")
+
+
+def _lowrank_parts(q):
+    return q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q._capacitance_tril
+
+
+def _lowrank_solve(q):
+    """A = C^-1 W^T D^-1 for q's Woodbury form: Sigma_q^-1 = D^-1 - A^T A."""
+    W, D, C = _lowrank_parts(q)
+    return ember.linalg.solve_triangular(C, W.mT / D.unsqueeze(-2), upper=False)
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrank_lowrank(p, q):
+    _same_event(p, q)
+    p_w, p_d, p_c = _lowrank_parts(p)
+    q_w, q_d, q_c = _lowrank_parts(q)
+    term1 = _batch_lowrank_logdet(q_w, q_d, q_c) - _batch_lowrank_logdet(p_w, p_d, p_c)
+    term3 = _batch_lowrank_mahalanobis(q_w, q_d, q.loc - p.loc, q_c)
+    A = _lowrank_solve(q)
+    # trace(Sigma_q^-1 Sigma_p), Sigma_p = W_p W_p^T + D_p
+    term2 = (p_d / q_d).sum(-1) + _batch_trace_xxt(p_w * q_d.rsqrt().unsqueeze(-1)) \
+        - _batch_trace_xxt(A * p_d.sqrt().unsqueeze(-2)) \
+        - _batch_trace_xxt(ember.matmul(A, p_w))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrank(p, q):
+    _same_event(p, q)
+    q_w, q_d, q_c = _lowrank_parts(q)
+    p_tril = p._unbroadcasted_scale_tril
+    term1 = _batch_lowrank_logdet(q_w, q_d, q_c) \
+        - 2 * p_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    term3 = _batch_lowrank_mahalanobis(q_w, q_d, q.loc - p.loc, q_c)
+    A = _lowrank_solve(q)
+    term2 = _batch_trace_xxt(p_tril * q_d.rsqrt().unsqueeze(-1)) \
+        - _batch_trace_xxt(ember.matmul(A, p_tril))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrank_multivariatenormal(p, q):
+    _same_event(p, q)
+    p_w, p_d, p_c = _lowrank_parts(p)
+    q_tril = q._unbroadcasted_scale_tril
+    term1 = 2 * q_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) \
+        - _batch_lowrank_logdet(p_w, p_d, p_c)
+    term3 = _batch_mahalanobis(q_tril, q.loc - p.loc)
+    batch = tuple(ember.broadcast_shapes(tuple(q_tril.shape[:-2]), tuple(p_w.shape[:-2])))
+    n = p.event_shape[0]
+    q_tril = q_tril.expand(batch + (n, n))
+    factor = p_w.expand(batch + (n, p_w.shape[-1]))
+    diag = ember.diag_embed(p_d.sqrt()).expand(batch + (n, n))
+    term2 = _batch_trace_xxt(ember.linalg.solve_triangular(q_tril, factor, upper=False)) \
+        + _batch_trace_xxt(ember.linalg.solve_triangular(q_tril, diag, upper=False))
+    return 0.5 * (term1 + term2 + term3 - n)

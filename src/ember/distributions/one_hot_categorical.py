@@ -8,7 +8,7 @@ from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
 
-__all__ = ["OneHotCategorical"]
+__all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 class OneHotCategorical(Distribution):
@@ -83,3 +83,23 @@ class OneHotCategorical(Distribution):
         if expand:
             values = values.expand((n,) + tuple(self._batch_shape) + (n,))
         return values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """A OneHotCategorical whose ``rsample`` passes gradients straight through (Bengio
+    et al., 2013): the value is a one-hot draw, its gradient that of ``probs`` (here
+    through their normalization).
+
+    >>> probs = ember.tensor([0.25, 0.75], requires_grad=True)
+    >>> x = OneHotCategoricalStraightThrough(probs=probs).rsample()
+    >>> (x * ember.tensor([1.0, 2.0])).sum().backward()
+    >>> probs.grad
+    tensor([-0.7500,  0.2500])
+    """
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs  # cached: the same tensor in the graph
+        return samples + (probs - probs.detach())
