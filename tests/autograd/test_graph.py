@@ -2,6 +2,7 @@
 hooks (against PyTorch) and the saved-tensors hook context managers."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import ember
@@ -112,18 +113,63 @@ def test_disable_saved_tensors_hooks_raises_its_message_and_nests():
                 pass
 
 
-def test_saved_tensors_hooks_refuse_until_the_engine_calls_them():
-    # the engine does not call pack/unpack hooks yet: entering says so rather than
-    # silently not packing
-    hooks = graph.saved_tensors_hooks(lambda t: t, lambda t: t)
-    assert hooks.pack_hook is not None and hooks.unpack_hook is not None
-    with pytest.raises(NotImplementedError, match="does not call pack/unpack hooks"):
-        with hooks:
-            pass
-    with pytest.raises(NotImplementedError, match="save_on_cpu"):
-        with graph.save_on_cpu(pin_memory=True):
-            pass
+def _hooked_run(lib, double=False):
+    """What the pack hook sees and what backward computes, with hooks that scale on
+    unpack (so using the hooks shows in the gradients)."""
+    seen = []
+
+    def pack(t):
+        seen.append(tuple(t.shape))
+        return t.detach() * 1.0
+
+    def unpack(t):
+        return t * 2.0
+
+    x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    w = lib.tensor([1.5, 0.25, -0.5], dtype=lib.float64, requires_grad=True)
+    with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = (x * w).exp().sum()   # mul saves both inputs, exp saves its output
+    grads = lib.autograd.grad(y, (x, w), create_graph=double)
+    if double:
+        grads = lib.autograd.grad(grads[0].sum(), (x, w), allow_unused=True)
+    return seen, [None if g is None else g.detach().tolist() for g in grads]
+
+
+@requires_torch
+@pytest.mark.parametrize("double", [False, True])
+def test_saved_tensors_hooks_pack_and_unpack_as_torch(double):
+    import torch
+
+    ours, theirs = _hooked_run(ember, double), _hooked_run(torch, double)
+    assert ours[0] == theirs[0]
+    assert np.allclose(ours[1], theirs[1], rtol=1e-12)
+
+
+def test_saved_tensors_hooks_leave_the_graph_alone_outside():
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    calls = []
+    with graph.saved_tensors_hooks(lambda t: calls.append(1) or t, lambda t: t):
+        pass
+    (x * x).sum().backward()
+    assert calls == [] and x.grad.tolist() == [2.0, 4.0]
     assert graph.current_saved_tensors_hooks() is None
+
+
+def test_save_on_cpu_gives_the_same_gradients():
+    x = ember.tensor([0.5, 1.5], requires_grad=True)
+    with graph.save_on_cpu():
+        y = (x.tanh() * x).sum()
+    y.backward()
+    expected = (1 - np.tanh([0.5, 1.5]) ** 2) * [0.5, 1.5] + np.tanh([0.5, 1.5])
+    assert np.allclose(x.grad.numpy(), expected, rtol=1e-6)
+
+
+def test_unpack_hook_must_return_a_tensor():
+    x = ember.tensor([1.0], requires_grad=True)
+    with graph.saved_tensors_hooks(lambda t: t, lambda t: 3):
+        y = (x * x).sum()
+    with pytest.raises(TypeError, match="unpack hook must return a Tensor"):
+        y.backward()
 
 
 def test_save_on_cpu_hooks_round_trip():
@@ -178,4 +224,19 @@ def test_gradient_edges_as_inputs_of_grad_and_backward():
                               materialize_grads=True)
         z.backward(inputs=[G.get_gradient_edge(x)])
         results.append([one[0].tolist(), [t.tolist() for t in two], unused[1], x.grad.tolist()])
+    assert results[0] == results[1]
+
+
+@requires_torch
+def test_leaf_hooks_run_under_autograd_grad_as_torch():
+    import torch
+
+    results = []
+    for lib in (ember, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        x.register_hook(lambda g: g * 10)
+        y = x * 3
+        y.register_hook(lambda g: g * 100)
+        results.append([lib.autograd.grad((x * x).sum(), x)[0].tolist(),
+                        lib.autograd.grad((y * y).sum(), x)[0].tolist()])
     assert results[0] == results[1]

@@ -202,6 +202,8 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     on_tensors = True
                 else:
                     on_tensors = False
+                if not accumulate and type(node) is AccumulateGrad and node.variable._hooks:
+                    grads = [_run_leaf_hooks(node.variable, grads[0])]  # as .backward() would
                 if capture:
                     for nr, g in enumerate(grads):
                         for i in capture.get((node, nr), ()):
@@ -365,17 +367,22 @@ def _validate(node, results):
     return tuple(checked)
 
 
+def _run_leaf_hooks(variable, grad):
+    """A leaf's tensor hooks, in order; each may replace the gradient."""
+    if not isinstance(grad, Tensor):
+        grad = _as_tensor(grad)
+    for hook in list(variable._hooks):
+        out = hook(grad)
+        if out is not None:
+            grad = out
+    return grad
+
+
 def _accumulate(variable, grad, create_graph, stored):
     """Add a gradient (an array, or a Tensor under create_graph or after hooks) into
     ``variable.grad``."""
-    hooks = variable._hooks
-    if hooks:
-        if not isinstance(grad, Tensor):
-            grad = _as_tensor(grad)
-        for hook in list(hooks):
-            out = hook(grad)
-            if out is not None:
-                grad = out
+    if variable._hooks:
+        grad = _run_leaf_hooks(variable, grad)
     if isinstance(grad, Tensor):
         if create_graph or grad._requires_grad or variable._grad is not None and \
                 variable._grad._requires_grad:

@@ -15,6 +15,7 @@ Tensors to match. User Functions always get Tensors.
 """
 from __future__ import annotations
 
+import threading
 import weakref
 from threading import get_ident as _get_ident
 from typing import Any
@@ -59,6 +60,53 @@ class _SavedOutput:
 
 # output_nr tuples of edges that all point at output 0 (the common case), shared
 _ZEROS = tuple((0,) * n for n in range(16))
+
+
+class _SavedHooks(threading.local):
+    """The ``saved_tensors_hooks`` in effect on this thread (innermost last)."""
+
+    def __init__(self) -> None:
+        self.stack: list = []
+        self.disabled_message = None
+
+
+saved_hooks = _SavedHooks()
+
+
+class _Packed:
+    """A saved tensor handed to a pack hook; backward gets ``unpack_hook(packed)``, put
+    back where the saved tensor was in the graph (as PyTorch does), so gradients of
+    gradients flow to the same nodes."""
+
+    __slots__ = ("packed", "unpack_hook", "output_nr", "grad_fn", "accumulator")
+
+    def __init__(self, tensor, hooks, output_nr) -> None:
+        pack_hook, self.unpack_hook = hooks
+        self.output_nr = output_nr  # set for a node's own output (its grad_fn is the node)
+        self.grad_fn = self.accumulator = None
+        if output_nr is None and tensor._requires_grad:
+            if tensor.grad_fn is not None:
+                self.grad_fn, self.output_nr = tensor.grad_fn, tensor._output_nr
+            else:
+                self.accumulator = accumulator_of(tensor)
+        self.packed = pack_hook(tensor)
+
+    def unpack(self, node):
+        tensor = self.unpack_hook(self.packed)
+        if not isinstance(tensor, Tensor):
+            raise TypeError("saved_tensors_hooks: the unpack hook must return a Tensor, got "
+                            f"{type(tensor).__name__}")
+        if node.math.arrays:
+            return tensor
+        linked = Tensor._make(tensor._data, tensor._device, False)
+        if self.accumulator is not None:
+            linked._requires_grad = True
+            linked._accumulator = weakref.ref(self.accumulator)
+        elif self.output_nr is not None:
+            linked._requires_grad = True
+            linked.grad_fn = self.grad_fn if self.grad_fn is not None else node
+            linked._output_nr = self.output_nr
+        return linked
 
 
 class Node:
@@ -222,6 +270,8 @@ def _saved_arrays(node) -> tuple:
             if item.version_counter.value != item.version:
                 _unpack(node, item, None)
             out.append(item.data)
+        elif type(item) is _Packed:
+            out.append(item.unpack(node)._data)
         else:  # None, or a constant array made by forward
             out.append(item)
     return tuple(out)
@@ -230,6 +280,8 @@ def _saved_arrays(node) -> tuple:
 def _unpack(node, item, version):
     if item is None:
         return None
+    if type(item) is _Packed:
+        return item.unpack(node)
     if type(item) is _SavedOutput:
         if item.version_counter.value != item.version:
             _raise_modified(node, item.data.shape, item.data.dtype, item.output_nr,
@@ -683,6 +735,7 @@ def _edges(args):
 
 def _resolve_saved(values, arrays, args, outputs, wrapped):
     """Flat (value, version) pairs for what forward saved (see ``FunctionCtx._saved``)."""
+    hooks = saved_hooks.stack[-1] if saved_hooks.stack else None
     saved = []
     for v in values:
         if v is None:
@@ -690,12 +743,18 @@ def _resolve_saved(values, arrays, args, outputs, wrapped):
             continue
         for a, arg in zip(arrays, args):
             if v is a and isinstance(arg, Tensor):
-                saved += (arg, arg._version_counter.value)
+                if hooks is not None:
+                    saved += (_Packed(arg, hooks, None), None)
+                else:
+                    saved += (arg, arg._version_counter.value)
                 break
         else:
-            for out, t in zip(outputs, wrapped):
+            for nr, (out, t) in enumerate(zip(outputs, wrapped)):
                 if v is out:
-                    saved += (_SavedOutput(t), None)
+                    if hooks is not None:
+                        saved += (_Packed(t, hooks, nr), None)
+                    else:
+                        saved += (_SavedOutput(t), None)
                     break
             else:  # an array made inside forward (a mask, indices): a constant
                 if isinstance(v, Tensor):
@@ -707,7 +766,7 @@ def _resolve_saved(values, arrays, args, outputs, wrapped):
 
 def _resolve_saved_one(values, data, tensor, original, out):
     """``_resolve_saved`` for an op with one tensor argument and one output."""
-    if len(values) == 1:
+    if len(values) == 1 and not saved_hooks.stack:
         v = values[0]
         if v is data:
             return (tensor, tensor._version_counter.value)
@@ -718,7 +777,7 @@ def _resolve_saved_one(values, data, tensor, original, out):
 
 def _resolve_saved_two(values, x, y, a, b, original, out):
     """``_resolve_saved`` for an op with two tensor arguments and one output."""
-    if len(values) == 2 and values[0] is x and values[1] is y:
+    if len(values) == 2 and values[0] is x and values[1] is y and not saved_hooks.stack:
         return (a, a._version_counter.value, b, b._version_counter.value)
     return _resolve_saved(values, (x, y), (a, b), (original,), (out,))
 
@@ -767,12 +826,16 @@ def _apply_tensor_forward(cls, ctx, args, kwargs, tensors, requires_grad):
         ctx._num_outputs = len(outputs)
         ctx._output_meta = [(o._data.shape, o.dtype) if isinstance(o, Tensor) else ((), None)
                             for o in wrapped]
+        hooks = saved_hooks.stack[-1] if saved_hooks.stack else None
         saved = []
         for v in ctx._to_save:
             if v is None:
                 saved += (None, None)
             elif any(v is o for o in wrapped) and v.grad_fn is ctx:
-                saved += (_SavedOutput(v), None)
+                saved += (_Packed(v, hooks, v._output_nr) if hooks is not None
+                          else _SavedOutput(v), None)
+            elif hooks is not None:
+                saved += (_Packed(v, hooks, None), None)
             else:
                 saved += (v, v._version_counter.value)
         ctx._saved = tuple(saved)

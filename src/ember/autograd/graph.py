@@ -20,6 +20,7 @@ import numpy as np
 from .. import backend
 from ..tensor import Tensor
 from .function import Node, edge_of
+from .function import saved_hooks as _hook_state
 
 __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
            "register_multi_grad_hook", "Node", "GradientEdge", "get_gradient_edge",
@@ -251,19 +252,6 @@ class _Handles:
 
 
 # ----------------------------------------------------------------- saved tensors hooks
-class _HookState(threading.local):
-    def __init__(self):
-        self.stack: list = []
-        self.disabled_message = None
-
-
-_hook_state = _HookState()
-
-# Set by the engine once it calls the pack/unpack hooks when a node saves a tensor and
-# when backward reads it back (see current_saved_tensors_hooks).
-ENGINE_CALLS_SAVED_TENSORS_HOOKS = False
-
-
 def current_saved_tensors_hooks():
     """The innermost ``(pack_hook, unpack_hook)`` pair, or None: what a node saving a
     tensor for backward calls (``pack_hook(tensor)`` when saving, ``unpack_hook(packed)``
@@ -277,9 +265,19 @@ class saved_tensors_hooks:
     when backward reads it (``unpack_hook(pack_hook(t))`` must equal ``t`` in value,
     shape, dtype and device).
 
-    ember's engine does not call these hooks yet, so entering raises
-    ``NotImplementedError`` rather than silently not packing. Inside
-    ``disable_saved_tensors_hooks(message)`` entering raises ``RuntimeError(message)``.
+    Inside ``disable_saved_tensors_hooks(message)`` entering raises
+    ``RuntimeError(message)``.
+
+    >>> x = ember.tensor([1.0, 2.0], requires_grad=True)
+    >>> packed = []
+    >>> def pack(t):
+    ...     packed.append(t.shape)
+    ...     return t
+    >>> with ember.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    ...     y = (x * x).sum()
+    >>> y.backward()
+    >>> packed, x.grad
+    ([ember.Size([2]), ember.Size([2])], tensor([2., 4.]))
     """
 
     def __init__(self, pack_hook, unpack_hook) -> None:
@@ -289,10 +287,6 @@ class saved_tensors_hooks:
     def __enter__(self) -> None:
         if _hook_state.disabled_message is not None:
             raise RuntimeError(_hook_state.disabled_message)
-        if not ENGINE_CALLS_SAVED_TENSORS_HOOKS:
-            raise NotImplementedError(
-                f"{type(self).__name__}: ember's autograd engine does not call pack/unpack "
-                "hooks for saved tensors yet, so they cannot take effect")
         _hook_state.stack.append((self.pack_hook, self.unpack_hook))
 
     def __exit__(self, *exc_info) -> None:
@@ -301,8 +295,7 @@ class saved_tensors_hooks:
 
 class save_on_cpu(saved_tensors_hooks):
     """Context manager: tensors saved for backward are kept on the CPU and moved back to
-    their device when backward needs them (trading transfers for accelerator memory).
-    Subject to the same engine support as ``saved_tensors_hooks``."""
+    their device when backward needs them (trading transfers for accelerator memory)."""
 
     def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
         def pack_to_cpu(tensor):
