@@ -16,6 +16,7 @@ from . import (
     norms,
     pooling,
     products,
+    recurrent,
     reductions,
     registry,
     sampling,
