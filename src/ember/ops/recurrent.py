@@ -559,8 +559,8 @@ def _recurrent_samples(gates: int, lstm: bool = False):
         x = make((3, 2, 2), -1, 1)
         out = [Sample((x, state(make, 1, 2, 2), _params(make, (2, 2), 1, 1, True, gates),
                        True, 1, 0.0, False, False, False), name="one layer"),
-               Sample((make((2, 3, 2), -1, 1), state(make, 4, 2, 2),
-                       _params(make, (2, 2), 2, 2, False, gates), False, 2, 0.0, False, True,
+               Sample((make((2, 2, 1), -1, 1), state(make, 4, 2, 1),
+                       _params(make, (1, 1), 2, 2, False, gates), False, 2, 0.0, False, True,
                        True), name="two layers, bidirectional, batch_first, no bias")]
         sizes = creation.tensor([2, 2, 1])  # three steps; the second sequence is shorter
         out.append(Sample((make((5, 2), -1, 1), sizes, state(make, 2, 2, 2),
