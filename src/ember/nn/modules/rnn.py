@@ -17,14 +17,13 @@ import warnings
 
 from ... import creation
 from ... import ops as _ops  # noqa: F401  (registers the ops used below)
-from ...tensor import Tensor
-from .. import functional as F
-from .. import init
-from ..parameter import Parameter
 from ...ops.recurrent import gru as ember_gru
 from ...ops.recurrent import lstm as ember_lstm
 from ...ops.recurrent import rnn_relu as ember_rnn_relu
 from ...ops.recurrent import rnn_tanh as ember_rnn_tanh
+from ...tensor import Tensor
+from .. import init
+from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
 from .module import Module
 
