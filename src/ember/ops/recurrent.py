@@ -644,3 +644,4 @@ def rnn_relu(*args, **kwargs):
 
 for _function in (lstm, gru, rnn_tanh, rnn_relu):
     _function.__doc__ += "\n    " + _SIGNATURES.format(name=_function.__name__)
+    _function.__signature__ = _PADDED  # type: ignore[attr-defined]  (the padded overload)
