@@ -188,3 +188,25 @@ def test_functional_errors():
     with pytest.raises(RuntimeError, match="sum to 3 but data has 4 rows"):
         ember.gru(ember.ones(4, 3), ember.tensor([2, 1]), ember.zeros(1, 2, 5), params, False,
                   1, 0.0, False, False)
+
+
+@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+def test_dropout_between_layers_matches_torch_after_a_seed(kind, packed):
+    """Dropout masks the whole layer output at once, as PyTorch does, so the same seed
+    gives the same outputs and gradients."""
+    from ember.nn.utils.rnn import pack_padded_sequence as e_pack
+
+    def call(m, x_):
+        lib = torch if isinstance(x_, torch.Tensor) else ember
+        lib.manual_seed(3)
+        if not packed:
+            return m(x_)
+        pack = torch.nn.utils.rnn.pack_padded_sequence if lib is torch else e_pack
+        out, hidden = m(pack(x_, [5, 4], enforce_sorted=False))
+        return out.data, hidden
+
+    def build(m):
+        return getattr(m, kind)(3, 4, num_layers=3, dropout=0.5, bidirectional=True)
+
+    check_module(build(torch.nn), build(nn), rand(5, 2, 3), call=call)
