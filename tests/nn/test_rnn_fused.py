@@ -210,3 +210,13 @@ def test_dropout_between_layers_matches_torch_after_a_seed(kind, packed):
         return getattr(m, kind)(3, 4, num_layers=3, dropout=0.5, bidirectional=True)
 
     check_module(build(torch.nn), build(nn), rand(5, 2, 3), call=call)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+def test_unbatched_batch_first_with_state(kind):
+    def build(m):
+        return getattr(m, kind)(3, 4, num_layers=2, bidirectional=True, batch_first=True)
+
+    h0 = rand(4, 4, seed=1)
+    state = (h0, rand(4, 4, seed=2)) if kind == "LSTM" else h0
+    check_module(build(torch.nn), build(nn), rand(5, 3), state)
