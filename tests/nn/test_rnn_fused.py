@@ -220,3 +220,15 @@ def test_unbatched_batch_first_with_state(kind):
     h0 = rand(4, 4, seed=1)
     state = (h0, rand(4, 4, seed=2)) if kind == "LSTM" else h0
     check_module(build(torch.nn), build(nn), rand(5, 3), state)
+
+
+def test_functional_weight_shape_errors():
+    x, h = ember.ones(4, 2, 3), ember.zeros(1, 2, 5)
+    with pytest.raises(RuntimeError, match="params\\[1\\] should have shape \\(15, 5\\)"):
+        ember.gru(**_args(x, h, [ember.ones(15, 3), ember.ones(12, 5)]))
+    with pytest.raises(RuntimeError, match="params\\[3\\] should have shape \\(15,\\)"):
+        ember.gru(**_args(x, h, [ember.ones(15, 3), ember.ones(15, 5), ember.ones(15),
+                                 ember.ones(5)], has_biases=True))
+    state = (ember.zeros(1, 2, 2), ember.zeros(1, 2, 5))
+    with pytest.raises(RuntimeError, match="params\\[2\\] should have shape \\(2, 5\\)"):
+        ember.lstm(**_args(x, state, [ember.ones(20, 3), ember.ones(20, 2), ember.ones(5, 2)]))

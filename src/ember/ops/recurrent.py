@@ -446,6 +446,18 @@ def _batch_sizes(name: str, batch_sizes, rows: int) -> list:
     return sizes
 
 
+def _check_shapes(name: str, weights, first: int, rows: int, size: int, hidden: int,
+                  projected: bool) -> None:
+    """w_ih (G*H, in), w_hh (G*H, size), biases (G*H,), w_hr (size, H)."""
+    expected = [(rows, weights[0].shape[1]), (rows, size)]
+    expected += [(rows,), (rows,)] if len(weights) - projected == 4 else []
+    expected += [(size, hidden)] if projected else []
+    for k, (w, shape) in enumerate(zip(weights, expected)):
+        if tuple(w.shape) != shape:
+            raise RuntimeError(f"{name}: params[{first + k}] should have shape {shape}, got "
+                               f"{tuple(w.shape)}")
+
+
 def _recurrent(name: str, mode: str, args, kwargs):
     """The stacked, possibly bidirectional recurrence behind the four public functions."""
     packed, a = _bind(name, args, kwargs)
@@ -487,6 +499,7 @@ def _recurrent(name: str, mode: str, args, kwargs):
                       else 2, dtype)
     batch = steps[0][1]
     hidden = params[1].shape[1] if mode != "LSTM" else c0.shape[2]
+    gates = {"LSTM": 4, "GRU": 3}.get(mode, 1)
     expected = (layers * directions, batch, h0.shape[2] if mode == "LSTM" else hidden)
     if tuple(h0.shape) != expected:
         raise RuntimeError(f"{name}: expected hx of size {expected}, got {tuple(h0.shape)}")
@@ -503,6 +516,7 @@ def _recurrent(name: str, mode: str, args, kwargs):
             if w[0].shape[1] != layer_input.shape[1]:
                 raise RuntimeError(f"{name}: params[{k * per}] has {w[0].shape[1]} input "
                                    f"features, but layer {layer} gets {layer_input.shape[1]}")
+            _check_shapes(name, w, k * per, gates * hidden, h0.shape[2], hidden, projected)
             b_ih, b_hh = (w[2], w[3]) if a["has_biases"] else (None, None)
             reverse = direction == 1
             if mode == "LSTM":
