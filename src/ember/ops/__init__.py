@@ -19,6 +19,7 @@ from . import (
     norms,
     pooling,
     products,
+    recurrent,
     reductions,
     registry,
     sampling,

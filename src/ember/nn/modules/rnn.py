@@ -1,9 +1,10 @@
 """Recurrent layers: RNN, LSTM, GRU and their single-step cells.
 
-Each layer and direction projects the whole input sequence at once (one matmul over all
-time steps), then loops over the time steps only; every step is one batched matmul with
-the recurrent weights plus elementwise gates. Cost per layer and direction:
-O(L N G H (H_in + H)), with G gates (1 RNN, 3 GRU, 4 LSTM).
+The layers run ``ember.lstm`` / ``ember.gru`` / ``ember.rnn_tanh`` / ``ember.rnn_relu``:
+one fused node per layer and direction, which projects the whole input sequence with one
+matmul and loops over time on arrays (see ``ember.ops.recurrent``). Cost per layer and
+direction: O(L N G H (H_in + H)), with G gates (1 RNN, 3 GRU, 4 LSTM). The cells are one
+step composed of ember ops, with PyTorch's graph.
 
 Gate order (PyTorch's): LSTM rows are (input, forget, cell, output); GRU rows are
 (reset, update, new).
@@ -16,11 +17,14 @@ import warnings
 
 from ... import creation
 from ... import ops as _ops  # noqa: F401  (registers the ops used below)
+from ...ops.recurrent import gru as ember_gru
+from ...ops.recurrent import lstm as ember_lstm
+from ...ops.recurrent import rnn_relu as ember_rnn_relu
+from ...ops.recurrent import rnn_tanh as ember_rnn_tanh
 from ...tensor import Tensor
-from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from ..utils.rnn import PackedSequence, _pack_time_major, pad_packed_sequence
+from ..utils.rnn import PackedSequence
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -173,83 +177,55 @@ class RNNBase(Module):
             raise RuntimeError(f"Expected {what} size {tuple(expected)}, got "
                                f"{tuple(hx.shape)}")
 
-    def _run(self, input, h0, c0, mask=None):
-        """The stacked, possibly bidirectional recurrence over time-major ``input`` (L, N,
-        H_in) from initial states (D*layers, N, H); returns (output, h_n, c_n).
-
-        ``mask`` (L, N, 1) bool marks the valid steps of packed sequences: elsewhere the
-        state is carried unchanged, so each sequence's final state is the one at its own
-        last step, and the reverse direction starts at each sequence's own end."""
-        ember = _ember()
-        mode = self.mode
-        directions = 2 if self.bidirectional else 1
-        seq_len = input.shape[0]
-        layer_input = input
-        h_final, c_final = [], []
-        for layer in range(self.num_layers):
-            direction_outputs = []
-            for direction in range(directions):
-                index = layer * directions + direction
-                names = self._all_weights[index]
-                w_ih, w_hh = getattr(self, names[0]), getattr(self, names[1])
-                b_ih = getattr(self, names[2]) if self.bias else None
-                b_hh = getattr(self, names[3]) if self.bias else None
-                w_hr = getattr(self, names[-1]) if self.proj_size > 0 else None
-                x_proj = _linear(layer_input, w_ih, b_ih)  # (L, N, G*H): all steps at once
-                h = h0[index]
-                c = c0[index] if c0 is not None else None
-                steps = range(seq_len - 1, -1, -1) if direction == 1 else range(seq_len)
-                outputs = [None] * seq_len
-                for t in steps:
-                    h_new, c_new = _rnn_step(mode, x_proj[t], h, c, w_hh, b_hh,
-                                             self.hidden_size)
-                    if w_hr is not None:
-                        h_new = h_new.matmul(w_hr.transpose(0, 1))
-                    if mask is not None:
-                        h_new = ember.where(mask[t], h_new, h)
-                        if c is not None:
-                            c_new = ember.where(mask[t], c_new, c)
-                    h, c = h_new, c_new
-                    outputs[t] = h
-                direction_outputs.append(ember.stack(outputs, 0))
-                h_final.append(h)
-                if c is not None:
-                    c_final.append(c)
-            layer_output = direction_outputs[0] if directions == 1 else \
-                ember.cat(direction_outputs, -1)
-            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
-                layer_output = F.dropout(layer_output, self.dropout, True)
-            layer_input = layer_output
-        h_n = ember.stack(h_final, 0)
-        c_n = ember.stack(c_final, 0) if c_final else None
-        return layer_input, h_n, c_n
-
-    def _prepare(self, input, hx):
-        """Normalize to time-major batched input; a PackedSequence is unpacked (in the
-        original batch order) with the mask of its valid steps."""
+    def _run(self, input, hx, function):
+        """Check and normalize ``input`` and ``hx``, run ``function`` (``ember.lstm``,
+        ``ember.gru``, ``ember.rnn_tanh`` or ``ember.rnn_relu``: one fused node per layer and
+        direction), and shape the results as the input was. ``hx`` is one state, or the
+        pair (h_0, c_0) for LSTM."""
+        lstm = self.mode == "LSTM"
+        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+        sizes = (real_hidden, self.hidden_size) if lstm else (self.hidden_size,)
+        names = ("hidden[0]", "hidden[1]") if lstm else ("hx",)
+        if lstm and hx is not None and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
+            raise RuntimeError("LSTM: hx must be a tuple (h_0, c_0)")
+        states = (tuple(hx) if lstm else (hx,)) if hx is not None else (None,) * len(sizes)
+        dropout, train = self.dropout, self.training
+        layers, bidirectional = self.num_layers, self.bidirectional
         if isinstance(input, PackedSequence):
-            padded, lengths = pad_packed_sequence(input)
-            self._check_input(padded)
-            steps = creation.arange(padded.shape[0], device=padded.device)
-            mask = steps.reshape(-1, 1, 1) < lengths.to(padded.device).reshape(1, -1, 1)
-            return padded, True, (input, mask)
+            data, batch_sizes, sorted_indices, unsorted_indices = input
+            self._check_input(data)
+            batch = int(batch_sizes[0])
+            states = tuple(self._state(h, data, batch, size, what, True, sorted_indices)
+                           for h, size, what in zip(states, sizes, names))
+            out = function(data, batch_sizes, states if lstm else states[0],
+                           self._flat_weights, self.bias, layers, dropout, train,
+                           bidirectional)
+            output = PackedSequence(out[0], batch_sizes, sorted_indices, unsorted_indices)
+            finals = tuple(h if unsorted_indices is None else h.index_select(1, unsorted_indices)
+                           for h in out[1:])
+            return output, finals if lstm else finals[0]
         self._check_input(input)
         batched = input.dim() == 3
         if not batched:
-            input = input.unsqueeze(1)
-        elif self.batch_first:
-            input = input.transpose(0, 1)
-        return input, batched, None
+            input = input.unsqueeze(0 if self.batch_first else 1)
+        batch = input.shape[0 if self.batch_first else 1]
+        states = tuple(self._state(h, input, batch, size, what, batched)
+                       for h, size, what in zip(states, sizes, names))
+        out = function(input, states if lstm else states[0], self._flat_weights, self.bias,
+                       layers, dropout, train, bidirectional, self.batch_first)
+        output, finals = out[0], out[1:]
+        if not batched:
+            output = output.squeeze(0 if self.batch_first else 1)
+            finals = tuple(h.squeeze(1) for h in finals)
+        return output, finals if lstm else finals[0]
 
-    def _zeros_state(self, input, size):
+    def _state(self, hx, input, batch, size, what, batched, permutation=None):
+        """An initial state as (D * num_layers, N, size): zeros when None, checked, with
+        the batch in packed order for a PackedSequence."""
         directions = 2 if self.bidirectional else 1
-        return creation.zeros(self.num_layers * directions, input.shape[1], size,
-                              dtype=input.dtype, device=input.device)
-
-    def _state(self, hx, input, batched, size, what):
-        directions = 2 if self.bidirectional else 1
+        expected = (self.num_layers * directions, batch, size)
         if hx is None:
-            return self._zeros_state(input, size)
+            return creation.zeros(*expected, dtype=input.dtype, device=input.device)
         if batched and hx.dim() != 3:
             raise RuntimeError(f"For batched 3-D input, {what} should also be 3-D but got "
                                f"{hx.dim()}-D tensor")
@@ -258,20 +234,8 @@ class RNNBase(Module):
                 raise RuntimeError(f"For unbatched 2-D input, {what} should also be 2-D but "
                                    f"got {hx.dim()}-D tensor")
             hx = hx.unsqueeze(1)
-        self._check_hidden(hx, (self.num_layers * directions, input.shape[1], size), what)
-        return hx
-
-    def _finish(self, output, batched, packing=None):
-        if packing is not None:
-            packed = packing[0]
-            if packed.sorted_indices is not None:
-                output = output.index_select(1, packed.sorted_indices)
-            data = _pack_time_major(output, packed.batch_sizes.cpu().numpy())
-            return PackedSequence(data, packed.batch_sizes, packed.sorted_indices,
-                                  packed.unsorted_indices)
-        if not batched:
-            return output.squeeze(1)
-        return output.transpose(0, 1) if self.batch_first else output
+        self._check_hidden(hx, expected, what)
+        return hx if permutation is None else hx.index_select(1, permutation)
 
 
 class RNN(RNNBase):
@@ -297,10 +261,8 @@ class RNN(RNNBase):
         super().__init__(mode, *args, **kwargs)
 
     def forward(self, input, hx=None):
-        input, batched, packing = self._prepare(input, hx)
-        h0 = self._state(hx, input, batched, self.hidden_size, "hx")
-        output, h_n, _ = self._run(input, h0, None, packing and packing[1])
-        return self._finish(output, batched, packing), (h_n if batched else h_n.squeeze(1))
+        return self._run(input, hx, ember_rnn_tanh if self.nonlinearity == "tanh"
+                         else ember_rnn_relu)
 
 
 class LSTM(RNNBase):
@@ -314,20 +276,7 @@ class LSTM(RNNBase):
         super().__init__("LSTM", *args, **kwargs)
 
     def forward(self, input, hx=None):
-        input, batched, packing = self._prepare(input, hx)
-        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
-        if hx is None:
-            h0 = self._zeros_state(input, real_hidden)
-            c0 = self._zeros_state(input, self.hidden_size)
-        else:
-            if not isinstance(hx, (tuple, list)) or len(hx) != 2:
-                raise RuntimeError("LSTM: hx must be a tuple (h_0, c_0)")
-            h0 = self._state(hx[0], input, batched, real_hidden, "hidden[0]")
-            c0 = self._state(hx[1], input, batched, self.hidden_size, "hidden[1]")
-        output, h_n, c_n = self._run(input, h0, c0, packing and packing[1])
-        if not batched:
-            h_n, c_n = h_n.squeeze(1), c_n.squeeze(1)
-        return self._finish(output, batched, packing), (h_n, c_n)
+        return self._run(input, hx, ember_lstm)
 
 
 class GRU(RNNBase):
@@ -340,10 +289,7 @@ class GRU(RNNBase):
         super().__init__("GRU", *args, **kwargs)
 
     def forward(self, input, hx=None):
-        input, batched, packing = self._prepare(input, hx)
-        h0 = self._state(hx, input, batched, self.hidden_size, "hx")
-        output, h_n, _ = self._run(input, h0, None, packing and packing[1])
-        return self._finish(output, batched, packing), (h_n if batched else h_n.squeeze(1))
+        return self._run(input, hx, ember_gru)
 
 
 class RNNCellBase(Module):
