@@ -179,6 +179,11 @@ def page(results: list, facts: dict, device: str, image: str, seconds: float) ->
     lines.append("- threads: 'default' leaves BLAS and PyTorch at their defaults; '1 thread' "
                  "sets OMP/OPENBLAS/MKL_NUM_THREADS=1 before NumPy loads and "
                  "torch.set_num_threads(1)")
+    lines.append("- garbage collection: the harness freezes the import-time heap (`gc.freeze()` "
+                 "after the imports), so that PyTorch's ~145,000 import-time objects, which "
+                 "share the process, do not make each of Python's full collections during "
+                 "ember's timings cost ~100 ms; the objects the workloads make are collected "
+                 "as usual (`--no-gc-freeze` turns this off)")
     lines += ["", "Absolute figures, median (± half the interquartile range):", ""]
     for result in results:
         threads = result["threads"] or "default"

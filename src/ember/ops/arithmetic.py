@@ -22,6 +22,30 @@ from .unary import _LN2
 
 
 # ----------------------------------------------------------------------------- arithmetic
+# NumPy's path for a Python float operand costs more than the op itself on a small array;
+# a read-only 0-d array of the other operand's dtype gives the same result (the float
+# takes the array's dtype either way). Zero is left out: 0.0 and -0.0 are one dict key.
+_SCALAR_ARRAYS: dict = {np.dtype(np.float32): {}, np.dtype(np.float64): {}}
+
+
+def _array_operand(value: float, like):
+    """``value`` as a cached 0-d array of ``like``'s dtype, where that is exact."""
+    if type(like) is not np.ndarray:
+        return value
+    cache = _SCALAR_ARRAYS.get(like.dtype)
+    if cache is None:
+        return value
+    array = cache.get(value)
+    if array is None:
+        if not (-1e38 < value < 1e38) or value == 0.0:  # overflow, NaN, signed zero
+            return value
+        if len(cache) >= 512:
+            cache.clear()
+        array = cache[value] = np.array(value, like.dtype)
+        array.flags.writeable = False
+    return array
+
+
 def _save_operands(ctx, a, b) -> None:
     """Save array operands as tensors and Python-scalar operands as plain numbers."""
     if not ctx._recording:
@@ -41,6 +65,8 @@ class Add(Function):
     def forward(ctx, a, b):
         if ctx._recording:
             ctx.shapes = (getattr(a, "shape", ()), getattr(b, "shape", ()))
+        if type(b) is float:
+            return a + _array_operand(b, a)
         return a + b
 
     @staticmethod
@@ -70,6 +96,8 @@ class Sub(Function):
             ctx.shapes = (getattr(a, "shape", ()), getattr(b, "shape", ()))
             if not ctx.shapes[0] and not hasattr(a, "shape"):  # number - tensor
                 ctx.node_name = "RsubBackward1"
+        if type(b) is float:
+            return a - _array_operand(b, a)
         return a - b
 
     @staticmethod
@@ -107,6 +135,8 @@ class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
         _save_operands(ctx, a, b)
+        if type(b) is float:
+            return a * _array_operand(b, a)
         return a * b
 
     @staticmethod
@@ -135,6 +165,8 @@ class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
         _save_operands(ctx, a, b)
+        if type(b) is float:
+            return a / _array_operand(b, a)
         return a / b
 
     @staticmethod

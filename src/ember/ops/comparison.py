@@ -25,8 +25,12 @@ from .registry import Sample, register_op
 def _binary(cls, a, b, op: str):
     """Promote two operands and apply a broadcasting binary op, turning NumPy's shape
     error into PyTorch's."""
-    if not (type(b) in _WEAK and isinstance(a, Tensor) and a._data.dtype.kind in "fV"):
-        a, b = binary_operands(a, b, op)  # (a float tensor with a number needs nothing)
+    # A float tensor with a number, or two tensors of one dtype, need no promotion.
+    if type(b) in _WEAK:
+        if not (isinstance(a, Tensor) and a._data.dtype.kind in "fV"):
+            a, b = binary_operands(a, b, op)
+    elif not (type(a) is Tensor and type(b) is Tensor and a._data.dtype is b._data.dtype):
+        a, b = binary_operands(a, b, op)
     try:
         return cls.apply(a, b)
     except ValueError:
