@@ -8,6 +8,8 @@ are updated in place, outside the graph, as PyTorch does.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes, tracing
@@ -79,8 +81,97 @@ def _batch_norm_samples(make):
     return [Sample((make((4, 3)), mean3, var3, make((3,)), make((3,))),
                    dict(training=True, momentum=0.2), name="2-D training affine"),
             Sample((make((2, 2, 3)), mean2, var2), dict(training=False), name="eval"),
+            Sample((make((2, 2, 3, 2)), mean2, var2, make((2,)), make((2,))),
+                   dict(training=False, eps=1e-3), name="eval affine 4-D"),
             Sample((make((2, 2, 2, 2)), None, None, make((2,)), None), dict(training=True),
                    name="4-D no running stats")]
+
+
+class BatchNorm(Function):
+    """batch_norm as one node (PyTorch's NativeBatchNorm): per-channel statistics over
+    the batch and spatial dims (training) or the running ones (evaluation), then
+    ``x * scale + shift`` with ``scale = weight / sqrt(var + eps)``. Outputs the result and
+    the batch mean and biased variance (no gradient; the caller updates the running
+    statistics from them).
+
+    Backward is the closed form ``dx = weight * invstd * (g - mean(g) - xhat * mean(g xhat))``
+    (training; ``weight * invstd * g`` in evaluation); under create_graph the statistics are
+    recomputed from x with the same lines, so the double backward differentiates them too.
+    """
+
+    array_backward = True
+    node_name = "NativeBatchNormBackward0"
+    _materialize_grads = False
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, running_mean, running_var, training, eps):
+        xp = ctx.xp
+        ndim = x.ndim
+        axes = (0,) + tuple(range(2, ndim))
+        shape = (1, x.shape[1]) + (1,) * (ndim - 2)
+        if training:
+            mean = x.mean(axis=axes)
+            centered = x - mean.reshape(shape)
+            var = xp.mean(xp.square(centered, out=centered), axis=axes)
+            del centered
+        else:
+            mean = running_mean.astype(x.dtype)
+            var = running_var.astype(x.dtype)
+        invstd = 1.0 / xp.sqrt(var + eps)
+        scale = invstd if weight is None else invstd * weight.reshape(-1)
+        shift = -mean * scale if bias is None else bias.reshape(-1) - mean * scale
+        out = x * scale.reshape(shape)
+        out += shift.reshape(shape)
+        ctx.training, ctx.eps, ctx.axes, ctx.shape = training, eps, axes, shape
+        ctx.stats = (mean, invstd)
+        ctx.bias_shape = None if bias is None else bias.shape
+        ctx.save_for_backward(x, weight, running_mean, running_var)
+        ctx.mark_non_differentiable(mean, var)
+        return out.astype(x.dtype, copy=False), mean, var
+
+    @staticmethod
+    def backward(ctx, grad, _grad_mean=None, _grad_var=None):
+        m = ctx.math
+        x, weight, running_mean, running_var = ctx.saved_tensors
+        axes, shape, training = list(ctx.axes), ctx.shape, ctx.training
+        need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        if training and m.arrays:  # the forward's statistics (no graph to differentiate)
+            mean, invstd = (m.reshape(s, shape) for s in ctx.stats)
+        elif training:
+            mean = m.mean(x, axes, True)
+            centered = x - mean
+            invstd = m.rsqrt(m.mean(centered * centered, axes, True) + ctx.eps)
+        else:
+            mean = m.reshape(m.cast(running_mean, x), shape)
+            invstd = m.rsqrt(m.reshape(m.cast(running_var, x), shape) + ctx.eps)
+        count = math.prod(x.shape) // x.shape[1]
+        grad_x = grad_w = grad_b = None
+        xhat = (x - mean) * invstd if need_w or (need_x and training) else None
+        sum_g = m.sum(grad, axes, True) if need_b or (need_x and training) else None
+        sum_gx = m.sum(grad * xhat, axes, True) if xhat is not None else None
+        if need_x:
+            k = invstd if weight is None else invstd * m.reshape(weight, shape)
+            if training:
+                grad_x = k * (grad - sum_g / count - xhat * (sum_gx / count))
+            else:
+                grad_x = k * grad
+        if need_w:
+            grad_w = m.reshape(sum_gx, weight.shape)
+        if need_b:
+            grad_b = m.reshape(sum_g, ctx.bias_shape)
+        return grad_x, grad_w, grad_b, None, None, None, None
+
+
+def _same_dtype(input, params, op):
+    """PyTorch's rule: the parameters share the input's dtype, except float32 parameters of
+    a 16-bit input (as under autocast), which compute in float32."""
+    other = [p for p in params if p is not None and p.dtype is not input.dtype]
+    if not other:
+        return False
+    if input.dtype.itemsize == 2 and all(p.dtype is dtypes.float32 for p in other):
+        return True
+    raise RuntimeError(f"{op}(): mixed dtype: expected weight and bias of the input's dtype "
+                       f"{input.dtype.name}, got {other[0].dtype.name}")
 
 
 # not exported as ember.batch_norm: torch.batch_norm takes its arguments in another order
@@ -91,7 +182,19 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     the batch and spatial dims. In training the batch's statistics are used (biased
     variance) and ``running_mean`` / ``running_var`` (if given) move toward them in place:
     ``running = (1 - momentum) * running + momentum * batch_stat`` with the unbiased
-    variance; in evaluation the running statistics are used. Time O(numel)."""
+    variance; in evaluation the running statistics are used. One graph node
+    (NativeBatchNormBackward0). Time O(numel).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> x = ember.tensor([[1.0, 2.0], [3.0, 6.0]])
+    >>> rm, rv = ember.zeros(2), ember.ones(2)
+    >>> F.batch_norm(x, rm, rv, training=True, momentum=0.5)
+    tensor([[-1.0000, -1.0000],
+            [ 1.0000,  1.0000]])
+    >>> rm, rv
+    (tensor([1., 2.]), tensor([1.5000, 4.5000]))
+    """
     _check_float(input, "batch_norm")
     ndim = input._data.ndim
     if ndim < 2:
@@ -101,31 +204,31 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     for value, name in ((running_mean, "running_mean"), (running_var, "running_var"),
                         (weight, "weight"), (bias, "bias")):
         _check_param(value, name, channels, "batch_norm")
-    shape = _channel_shape(ndim)
     if isinstance(momentum, bool) or not isinstance(momentum, (int, float)):
         raise TypeError(f"batch_norm(): argument 'momentum' must be float, not "
                         f"{type(momentum).__name__}")
     if training:
         count = input.numel() // channels if channels else 0
         if count == 0:  # an empty batch: an empty result, statistics untouched
-            return _affine(input * 1.0, weight, bias, shape)
+            return _affine(input * 1.0, weight, bias, _channel_shape(ndim))
         if count == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {_sizes(input.shape)}")
-        dims = [0] + list(range(2, ndim))
-        out, mean, var = _standardize(input, dims, eps)
+    elif running_mean is None or running_var is None:
+        raise RuntimeError("batch_norm(): running_mean and running_var must be defined in "
+                           "evaluation mode (training=False)")
+    if _same_dtype(input, (weight, bias), "batch_norm"):
+        return batch_norm(input.float(), running_mean, running_var, weight, bias, training,
+                          momentum, eps).to(input.dtype)
+    if training:
+        out, mean, var = BatchNorm.apply(input, weight, bias, None, None, True, float(eps))
         if running_mean is not None:
-            _update_running(running_mean, mean.reshape(-1), momentum)
+            _update_running(running_mean, mean, momentum)
         if running_var is not None:
-            _update_running(running_var, var.reshape(-1) * (count / (count - 1)), momentum)
-    else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("batch_norm(): running_mean and running_var must be defined in "
-                               "evaluation mode (training=False)")
-        mean = running_mean.to(input.dtype).reshape(shape)
-        inv_std = (running_var.to(input.dtype).reshape(shape) + eps).rsqrt()
-        out = (input - mean) * inv_std
-    return _affine(out, weight, bias, shape)
+            _update_running(running_var, var * (count / (count - 1)), momentum)
+        return out
+    return BatchNorm.apply(input, weight, bias, running_mean, running_var, False,
+                           float(eps))[0]
 
 
 # ----------------------------------------------------------------------------- layer_norm
