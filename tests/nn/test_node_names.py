@@ -160,8 +160,6 @@ def _layer_id(case):
 # ember computes as several ops: the names differ until each gets its own node.
 DIFFERENT = {
     "Bilinear": "PyTorch: one TrilinearBackward0 node",
-    "InstanceNorm2d": "PyTorch: NativeBatchNormBackward0 between views",
-    "GroupNorm": "PyTorch: one NativeGroupNormBackward0 node",
     "RMSNorm": "PyTorch adds eps through add(Tensor, Scalar) (AddBackward1), squares with Pow",
     "LocalResponseNorm": "PyTorch pads and pools in 3-D (ConstantPadNd, AvgPool3D)",
     "PixelShuffle": "PyTorch: one PixelShuffleBackward0 node",

@@ -62,12 +62,18 @@ def _standardize(x, dims, eps):
 def _update_running(running, value, momentum):
     """running = (1 - momentum) * running + momentum * value, in place (no graph)."""
     with grad_mode.no_grad():
-        new = running * (1.0 - momentum) + value.detach().to(running.dtype) * momentum
-        tracer = tracing.current()
-        if tracer is not None:
-            tracer.record_copy(running, new)
-        running._data[...] = new._data
-        running._version_counter.value += 1
+        _copy_into(running, running * (1.0 - momentum) + value.detach().to(running.dtype)
+                   * momentum)
+
+
+def _copy_into(running, new):
+    """``running[...] = new`` outside the graph (running statistics); ember.compile replays
+    the copy."""
+    tracer = tracing.current()
+    if tracer is not None:
+        tracer.record_copy(running, new)
+    running._data[...] = new._data
+    running._version_counter.value += 1
 
 
 # ----------------------------------------------------------------------------- batch_norm
@@ -351,7 +357,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
              samples=lambda make: [
                  Sample((make((2, 4, 3)), 2, make((4,)), make((4,))), name="affine"),
                  Sample((make((1, 6, 2, 2)), 3), dict(eps=1e-3), name="4-D"),
-                 Sample((make((3, 2)), 1, make((2,)), make((2,))), name="2-D")])
+                 Sample((make((3, 2)), 1, make((2,)), make((2,))), name="2-D"),
+                 Sample((make((2, 4, 2, 3)), 2, make((4,)), None), name="4-D weight only")])
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Split the channels (dim 1) into ``num_groups`` groups and standardize each group of
     each sample over its channels and spatial positions; then a per-channel affine.
@@ -368,9 +375,78 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                            f"num_groups={num_groups}")
     _check_param(weight, "weight", channels, "group_norm")
     _check_param(bias, "bias", channels, "group_norm")
-    grouped = input.reshape(batch, num_groups, input.numel() // max(batch * num_groups, 1))
-    out, _, _ = _standardize(grouped, [2], eps)
-    return _affine(out.reshape(tuple(input.shape)), weight, bias, _channel_shape(ndim))
+    if input.numel() == 0:
+        return _affine(input * 1.0, weight, bias, _channel_shape(ndim))
+    if _same_dtype(input, (weight, bias), "group_norm"):
+        return group_norm(input.float(), num_groups, weight, bias, eps).to(input.dtype)
+    return GroupNorm.apply(input, weight, bias, int(num_groups), float(eps))
+
+
+class GroupNorm(Function):
+    """group_norm as one node (PyTorch's NativeGroupNorm): statistics per (sample, group)
+    over the group's channels and positions, then ``x * scale + shift`` with a per-(sample,
+    channel) ``scale = weight * invstd``. Backward is the closed form of layer norm within
+    each group; under create_graph the statistics are recomputed from x, so the double
+    backward differentiates them."""
+
+    array_backward = True
+    node_name = "NativeGroupNormBackward0"
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, groups, eps):
+        xp = ctx.xp
+        batch, channels = x.shape[:2]
+        grouped = x.reshape(batch, groups, -1)
+        mean = grouped.mean(axis=2, keepdims=True)
+        centered = grouped - mean
+        var = xp.mean(xp.square(centered, out=centered), axis=2, keepdims=True)
+        del centered
+        invstd = 1.0 / xp.sqrt(var + eps)
+        # per (sample, channel): invstd of the channel's group times the channel's weight
+        scale = xp.repeat(invstd.reshape(batch, groups), channels // groups, axis=1)
+        shift = -xp.repeat(mean.reshape(batch, groups), channels // groups, axis=1) * scale
+        if weight is not None:
+            scale = scale * weight
+            shift = shift * weight
+        if bias is not None:
+            shift = shift + bias
+        spatial = (1,) * (x.ndim - 2)
+        out = x * scale.reshape((batch, channels) + spatial)
+        out += shift.reshape((batch, channels) + spatial)
+        ctx.groups, ctx.eps, ctx.stats = groups, eps, (mean, invstd)
+        ctx.bias_shape = None if bias is None else bias.shape
+        ctx.save_for_backward(x, weight)
+        return out.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        m = ctx.math
+        x, weight = ctx.saved_tensors
+        need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        shape = tuple(x.shape)
+        batch, channels = shape[:2]
+        grouped_shape = (batch, ctx.groups, math.prod(shape[1:]) // ctx.groups)
+        channel_shape = (1, channels) + (1,) * (len(shape) - 2)
+        others = [0] + list(range(2, len(shape)))
+        grouped = m.reshape(x, grouped_shape)
+        if m.arrays:
+            mean, invstd = ctx.stats
+        else:
+            mean = m.mean(grouped, 2, True)
+            centered = grouped - mean
+            invstd = m.rsqrt(m.mean(centered * centered, 2, True) + ctx.eps)
+        xhat = (grouped - mean) * invstd
+        grad_x = grad_w = grad_b = None
+        if need_x:
+            g = grad * m.reshape(weight, channel_shape) if weight is not None else grad
+            g = m.reshape(g, grouped_shape)
+            grad_x = m.reshape(invstd * (g - m.mean(g, 2, True)
+                                         - xhat * m.mean(g * xhat, 2, True)), shape)
+        if need_w:
+            grad_w = m.reshape(m.sum(grad * m.reshape(xhat, shape), others), weight.shape)
+        if need_b:
+            grad_b = m.reshape(m.sum(grad, others), ctx.bias_shape)
+        return grad_x, grad_w, grad_b, None, None
 
 
 def _instance_norm_samples(make):
@@ -400,26 +476,26 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     for value, name in ((running_mean, "running_mean"), (running_var, "running_var"),
                         (weight, "weight"), (bias, "bias")):
         _check_param(value, name, channels, "instance_norm")
-    shape = _channel_shape(ndim)
-    if not use_input_stats:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("instance_norm(): Expected running_mean and running_var to be "
-                               "defined when use_input_stats is false")
-        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
-    count = int(np.prod(input.shape[2:]))
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("instance_norm(): Expected running_mean and running_var to be "
+                           "defined when use_input_stats is false")
     if input.numel() == 0:
-        return _affine(input * 1.0, weight, bias, shape)
-    if count == 1:
+        return _affine(input * 1.0, weight, bias, _channel_shape(ndim))
+    if use_input_stats and math.prod(input.shape[2:]) == 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size "
                          f"{_sizes(input.shape)}")
-    out, mean, var = _standardize(input, list(range(2, ndim)), eps)
-    if running_mean is not None:
-        _update_running(running_mean, mean.reshape(input.shape[0], channels).mean(dim=0),
-                        momentum)
-    if running_var is not None:
-        unbiased = var.reshape(input.shape[0], channels) * (count / (count - 1))
-        _update_running(running_var, unbiased.mean(dim=0), momentum)
-    return _affine(out, weight, bias, shape)
+    # PyTorch's composition: one batch norm over (1, N * C, ...), each instance a channel
+    batch = input.shape[0]
+    flat = input.reshape((1, batch * channels) + tuple(input.shape[2:]))
+    stats = [None if s is None else s.repeat(batch) for s in (running_mean, running_var)]
+    out = batch_norm(flat, stats[0], stats[1], None if weight is None else weight.repeat(batch),
+                     None if bias is None else bias.repeat(batch), use_input_stats, momentum,
+                     eps)
+    if use_input_stats:
+        for running, repeated in zip((running_mean, running_var), stats):
+            if running is not None:
+                _copy_into(running, repeated.reshape(batch, channels).mean(dim=0))
+    return out.reshape(tuple(input.shape))
 
 
 # ----------------------------------------------------------------------------- LRN, normalize
