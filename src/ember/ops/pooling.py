@@ -925,7 +925,14 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                    Sample((make((9, 1, 2)), 3), name="unbatched r=3")])
 def pixel_shuffle(input, upscale_factor):
     """(*, C r^2, H, W) -> (*, C, H r, W r): ``out[c, h r + i, w r + j] =
-    in[c r^2 + i r + j, h, w]``. A reshape and a permute."""
+    in[c r^2 + i r + j, h, w]``. One node (PixelShuffleBackward0); time O(numel).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.pixel_shuffle(ember.arange(4.0).reshape(1, 4, 1, 1), 2)
+    tensor([[[[0., 1.],
+              [2., 3.]]]])
+    """
     ensure_tensor(input, "pixel_shuffle")
     r = int(upscale_factor)
     if input._data.ndim < 3:
@@ -938,17 +945,21 @@ def pixel_shuffle(input, upscale_factor):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
                            f"divisible by the square of upscale_factor, but input.size(-3)={c} "
                            f"is not divisible by {r * r}")
-    k = len(lead)
-    x = input.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
-    x = x.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)
-    return x.reshape(tuple(lead) + (c // (r * r), h * r, w * r))
+    return PixelShuffle.apply(input, r)
 
 
 @register_op(namespace="nn.functional", exported_in=("ember",),
              samples=lambda make: [Sample((make((1, 2, 4, 2)), 2), name="r=2"),
                                    Sample((make((1, 3, 6)), 3), name="unbatched r=3")])
 def pixel_unshuffle(input, downscale_factor):
-    """(*, C, H r, W r) -> (*, C r^2, H, W), the inverse of pixel_shuffle."""
+    """(*, C, H r, W r) -> (*, C r^2, H, W), the inverse of pixel_shuffle. One node
+    (PixelUnshuffleBackward0); time O(numel).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.pixel_unshuffle(ember.arange(4.0).reshape(1, 1, 2, 2), 2).flatten()
+    tensor([0., 1., 2., 3.])
+    """
     ensure_tensor(input, "pixel_unshuffle")
     r = int(downscale_factor)
     if input._data.ndim < 3:
@@ -962,7 +973,55 @@ def pixel_unshuffle(input, downscale_factor):
         raise RuntimeError(f"pixel_unshuffle expects {which} to be divisible by "
                            f"downscale_factor, but input.size({-2 if h % r else -1})={value} "
                            f"is not divisible by {r}")
+    return PixelUnshuffle.apply(input, r)
+
+
+def _shuffle(x, r):
+    """(*, C r^2, H, W) -> (*, C, H r, W r) on arrays: a reshape, a transpose, a copy."""
+    *lead, c, h, w = x.shape
     k = len(lead)
-    x = input.reshape(tuple(lead) + (c, h // r, r, w // r, r))
-    x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)
+    x = x.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
+    x = x.transpose(tuple(range(k)) + (k, k + 3, k + 1, k + 4, k + 2))
+    return x.reshape(tuple(lead) + (c // (r * r), h * r, w * r))
+
+
+def _unshuffle(x, r):
+    """(*, C, H r, W r) -> (*, C r^2, H, W) on arrays, the inverse of ``_shuffle``."""
+    *lead, c, h, w = x.shape
+    k = len(lead)
+    x = x.reshape(tuple(lead) + (c, h // r, r, w // r, r))
+    x = x.transpose(tuple(range(k)) + (k, k + 2, k + 4, k + 1, k + 3))
     return x.reshape(tuple(lead) + (c * r * r, h // r, w // r))
+
+
+class PixelShuffle(Function):
+    """pixel_shuffle as one node; its adjoint is pixel_unshuffle (and back), so double
+    backward is the same pair again."""
+
+    array_backward = True
+    node_name = "PixelShuffleBackward0"
+
+    @staticmethod
+    def forward(ctx, x, r):
+        ctx.r = r
+        return _shuffle(x, r)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.math.apply(PixelUnshuffle, grad, ctx.r), None
+
+
+class PixelUnshuffle(Function):
+    """pixel_unshuffle as one node; its adjoint is pixel_shuffle."""
+
+    array_backward = True
+    node_name = "PixelUnshuffleBackward0"
+
+    @staticmethod
+    def forward(ctx, x, r):
+        ctx.r = r
+        return _unshuffle(x, r)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.math.apply(PixelShuffle, grad, ctx.r), None
