@@ -8,8 +8,10 @@ Pooling works on the last n dims of any leading shape, with strided windows:
 - max pooling finds per-plane flat indices (PyTorch's ``return_indices``) and gathers
   at them; its backward scatters into the plane, and max_unpool is that scatter;
 - adaptive pooling and interpolation are separable: along each dim, every output reads a
-  few input positions ("taps") with weights, a gather along one axis.
-The gathers and scatters are ember's one pair, ``indexing.AdvancedIndex`` /
+  few input positions ("taps") with weights, a gather along one axis; ``Resample`` does
+  all the dims in one node, and its adjoint (``ResampleTranspose``) is the same kind of
+  map with the taps transposed.
+The max-pooling gathers and scatters are ember's one pair, ``indexing.AdvancedIndex`` /
 ``indexing.IndexScatter``, each the other's backward.
 """
 from __future__ import annotations
@@ -99,6 +101,88 @@ class WindowSumTranspose(Function):
         return ctx.math.apply(WindowSum, grad, ctx.geo, ctx.scale, None), None, None
 
 
+def _transpose_taps(index: np.ndarray, weight, size: int):
+    """The adjoint of a taps map (out[i] = sum_j weight[i, j] * x[index[i, j]]) in the same
+    form: for each of the ``size`` inputs, the outputs that read it and their weights
+    (padded with weight 0 to the largest count)."""
+    out, taps = index.shape
+    src = index.ravel()
+    dst = np.repeat(np.arange(out), taps)
+    w = np.ones(src.shape) if weight is None else np.asarray(weight, np.float64).ravel()
+    order = np.argsort(src, kind="stable")
+    src, dst, w = src[order], dst[order], w[order]
+    counts = np.bincount(src, minlength=size)
+    rank = np.arange(src.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    width = max(int(counts.max()) if counts.size else 0, 1)
+    index_t = np.zeros((size, width), np.int64)
+    weight_t = np.zeros((size, width))
+    index_t[src, rank] = dst
+    weight_t[src, rank] = w
+    return index_t, weight_t
+
+
+def _take_taps(xp, x, axis: int, index: np.ndarray, weight):
+    """out[..., i, ...] = sum_j weight[i, j] * x[..., index[i, j], ...] along ``axis``, one
+    gather and one multiply-add per tap; ``weight`` None: one tap of weight 1."""
+    if weight is None:
+        return xp.take(x, xp.asarray(index[:, 0]), axis=axis)
+    shape = [1] * x.ndim
+    shape[axis] = index.shape[0]
+    out = None
+    for j in range(index.shape[1]):
+        w = xp.asarray(weight[:, j].reshape(shape), dtype=x.dtype)
+        term = xp.take(x, xp.asarray(index[:, j]), axis=axis)
+        term *= w
+        out = term if out is None else out.__iadd__(term)
+    return out
+
+
+class Resample(Function):
+    """A separable linear resampling of some axes (interpolation, adaptive average pooling)
+    as one node: ``plan`` holds, per axis, the taps of each output and of the adjoint.
+    ``ResampleTranspose`` is its backward and it is ResampleTranspose's, so double
+    backward is the same pair again."""
+
+    array_backward = True
+    node_name = "UpsampleNearest2DBackward0"
+
+    @staticmethod
+    def forward(ctx, x, plan, node_name):
+        ctx.plan, ctx.node_name = plan, node_name
+        for axis, index, weight, _, _ in plan:
+            x = _take_taps(ctx.xp, x, axis, index, weight)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.math.apply(ResampleTranspose, grad, ctx.plan, ctx.node_name), None, None
+
+
+class ResampleTranspose(Function):
+    """The adjoint of ``Resample``: each input position sums the outputs that read it."""
+
+    array_backward = True
+
+    @staticmethod
+    def forward(ctx, grad, plan, node_name):
+        ctx.plan, ctx.forward_name = plan, node_name
+        ctx.node_name = node_name.replace("Backward0", "BackwardBackward0")
+        for axis, _, _, index_t, weight_t in reversed(plan):
+            grad = _take_taps(ctx.xp, grad, axis, index_t, weight_t)
+        return grad
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.math.apply(Resample, grad, ctx.plan, ctx.forward_name), None, None
+
+
+def _resample(x: Tensor, axes_taps, node_name: str) -> Tensor:
+    """Resample ``x`` along each (axis, index, weight, size) of ``axes_taps`` in one node."""
+    plan = tuple((axis, index, weight) + _transpose_taps(index, weight, size)
+                 for axis, index, weight, size in axes_taps)
+    return Resample.apply(x, plan, node_name)
+
+
 def _positions(xp, index, n: int, plane: int):
     """Positions in the flattened tensor of per-plane flat indices (shape lead + out) into
     a tensor whose last n dims form planes of ``plane`` elements: the gather / scatter
@@ -121,42 +205,6 @@ def _plane_gather(x: Tensor, index, n: int, name: str, unique: bool = False, emp
     if empty is not None:  # max pooling windows without an element above -inf
         xp.copyto(out._data, -np.inf, where=empty)
     return out
-
-
-def _axis_gather(x: Tensor, index, axis: int) -> Tensor:
-    """``take(x, index, axis)``: one axis read at the (host) positions ``index``, repeats
-    allowed."""
-    xp = backend.xp_for_device(x._device)
-    return AdvancedIndex.apply(x, (slice(None),) * axis + (xp.asarray(index),))
-
-
-def _apply_taps(x: Tensor, axis: int, index: np.ndarray, weight):
-    """Along ``axis``: out[i] = sum_j weight[i, j] * x[index[i, j]] (index (n, taps));
-    ``weight`` None means one tap of weight 1."""
-    n, taps = index.shape
-    if taps == 1 and weight is None:
-        return _axis_gather(x, index.ravel(), axis)
-    xp = backend.xp_for_device(x._device)
-    if taps <= 4:
-        # interpolation: one gather and one multiply-add per tap (no reduction over a
-        # tiny axis)
-        wshape = [1] * x._data.ndim
-        wshape[axis] = n
-        result = None
-        for j in range(taps):
-            w = Tensor._make(xp.asarray(weight[:, j].reshape(wshape), dtype=x._data.dtype),
-                             x._device)
-            term = _axis_gather(x, index[:, j].copy(), axis) * w
-            result = term if result is None else result + term
-        return result
-    picked = _axis_gather(x, index.ravel(), axis)
-    shape = list(picked.shape)
-    shape[axis:axis + 1] = [n, taps]
-    picked = picked.reshape(tuple(shape))
-    wshape = [1] * len(shape)
-    wshape[axis:axis + 2] = [n, taps]
-    w = Tensor._make(xp.asarray(weight.reshape(wshape), dtype=x._data.dtype), x._device)
-    return (picked * w).sum(dim=axis + 1)
 
 
 # ----------------------------------------------------------------------------- arguments
@@ -561,6 +609,9 @@ def _adaptive_avg(n, op, input, output_size):
     ndim = input._data.ndim
     size = tuple(input.shape[ndim - n:])
     out = _output_size(output_size, size, n, op)
+    if n == 1:  # PyTorch pools a length as a (1, L) plane
+        plane = _adaptive_avg(2, op, input.unsqueeze(-2), (1, out[0]))
+        return plane.squeeze(-2)
     if n > 1 and all(o == 1 for o in out) and input._data.size:
         # a global average, which PyTorch computes (and names) as a mean
         return input.mean(tuple(range(ndim - n, ndim)), keepdim=True)
@@ -570,11 +621,9 @@ def _adaptive_avg(n, op, input, output_size):
         geo = _Geometry(size, kernel, kernel, (0,) * n, (0,) * n, (1,) * n, 1, out)
         return WindowSum.apply(input, geo, np.full(out, 1.0 / math.prod(kernel)),
                                f"AdaptiveAvgPool{n}DBackward0")
-    result = input
-    for i in range(n):
-        index, weight = _adaptive_taps(size[i], out[i], True)
-        result = _apply_taps(result, ndim - n + i, index, weight)
-    return result
+    taps = [(ndim - n + i,) + _adaptive_taps(size[i], out[i], True) + (size[i],)
+            for i in range(n)]
+    return _resample(input, taps, f"AdaptiveAvgPool{n}DBackward0")
 
 
 def _adaptive_avg_samples(n):
@@ -783,6 +832,8 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
 # ----------------------------------------------------------------------------- interpolate
 _MODE_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+_MODE_NAMES = {"nearest": "Nearest", "nearest-exact": "NearestExact", "linear": "Linear",
+               "bilinear": "Bilinear", "bicubic": "Bicubic", "trilinear": "Trilinear"}
 _CUBIC_A = -0.75
 
 
@@ -843,7 +894,13 @@ def _interpolate_samples(make):
             Sample((make((1, 1, 3, 4)),), dict(size=(4, 5), mode="bicubic"), name="bicubic"),
             Sample((make((2, 1, 4)),), dict(scale_factor=1.7, mode="linear"),
                    name="linear scale"),
-            Sample((make((1, 2, 4)),), dict(size=7, mode="nearest-exact"), name="exact")]
+            Sample((make((1, 2, 4)),), dict(size=7, mode="nearest-exact"), name="exact"),
+            Sample((make((1, 1, 2, 3, 2)),), dict(scale_factor=(1.5, 1, 2), mode="trilinear",
+                                                  align_corners=True), name="trilinear"),
+            Sample((make((1, 1, 2, 2, 3)),), dict(scale_factor=1.7, mode="nearest",
+                                                  recompute_scale_factor=True),
+                   name="nearest 3-D recompute"),
+            Sample((make((1, 2, 5, 4)),), dict(size=(3, 6), mode="area"), name="area")]
 
 
 @register_op(namespace="nn.functional", samples=_interpolate_samples)
@@ -911,12 +968,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             return ", ".join(f"{a}: {b}" for a, b in zip(names, sizes))
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({dims(in_size)}){' and' if n == 1 else ''} output ({dims(out)})")
-    result = input
+    taps = []
     for i in range(n):
         scale = scales[i] if scales is not None else in_size[i] / out[i]
         index, weight = _interp_taps(mode, in_size[i], out[i], scale, bool(align_corners), n)
-        result = _apply_taps(result, 2 + i, index, weight)
-    return result
+        taps.append((2 + i, index, weight, in_size[i]))
+    return _resample(input, taps, f"Upsample{_MODE_NAMES[mode]}{n}DBackward0")
 
 
 # ----------------------------------------------------------------------------- pixel shuffle
