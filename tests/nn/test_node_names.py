@@ -140,6 +140,7 @@ LOSSES = [
     ("SoftMarginLoss", (_float((2, 3)), _sign((2, 3)))),
     ("PoissonNLLLoss", REG),
     ("MultiMarginLoss", (_float((2, 3)), _index((2,), 3))),
+    ("MultiMarginLoss", (_float((2, 3)), _index((2,), 3)), {"p": 2, "reduction": "none"}),
     ("MultiLabelSoftMarginLoss", (_float((2, 3)), _float((2, 3), 0.0, 1.0))),
     ("HingeEmbeddingLoss", (_float((2, 3)), _sign((2, 3)))),
 ]
@@ -177,7 +178,6 @@ DIFFERENT = {
     "LocalResponseNorm": "PyTorch pads and pools in 3-D (ConstantPadNd, AvgPool3D)",
     "PairwiseDistance": "PyTorch adds eps through add(Tensor, Scalar) (AddBackward1)",
     "CosineSimilarity": "PyTorch: LinalgVectorNorm and Clone nodes",
-    "MultiMarginLoss": "PyTorch: one MultiMarginLossBackward0 node",
 }
 
 
