@@ -68,6 +68,7 @@ LAYERS = [
     ("Linear", (4, 5), {}, [SEQ]),
     ("Linear", (4, 5), {"bias": False}, [SEQ]),
     ("Bilinear", (3, 3, 2), {}, [X, ("grad", X)]),
+    ("Bilinear", (4, 4, 2), {"bias": False}, [SEQ, ("grad", SEQ)]),
     ("Identity", (), {}, [X]),
     ("Conv1d", (3, 2, 2), {}, [SEQ]),
     ("Conv2d", (2, 3, 3), {}, [IMG]),
@@ -173,7 +174,6 @@ def _layer_id(case):
 # Layers whose PyTorch graph is still a single fused node (or a different composition) that
 # ember computes as several ops: the names differ until each gets its own node.
 DIFFERENT = {
-    "Bilinear": "PyTorch: one TrilinearBackward0 node",
     "RMSNorm": "PyTorch adds eps through add(Tensor, Scalar) (AddBackward1), squares with Pow",
     "LocalResponseNorm": "PyTorch pads and pools in 3-D (ConstantPadNd, AvgPool3D)",
     "PairwiseDistance": "PyTorch adds eps through add(Tensor, Scalar) (AddBackward1)",

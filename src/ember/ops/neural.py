@@ -252,13 +252,22 @@ def linear(input, weight, bias=None):
 
 def _bilinear_samples(make):
     return [Sample((make((2, 3)), make((2, 2)), make((4, 3, 2)), make((4,))), name="bias"),
-            Sample((make((3,)), make((2,)), make((2, 3, 2))), name="unbatched, no bias")]
+            Sample((make((3,)), make((2,)), make((2, 3, 2))), name="unbatched, no bias"),
+            Sample((make((2, 2, 3)), make((2, 2, 4)), make((3, 3, 4)), make((3,))),
+                   name="3-D")]
 
 
 @register_op(namespace=_NN, samples=_bilinear_samples)
 def bilinear(input1, input2, weight, bias=None):
     """``y_k = x1^T A_k x2 + b_k``: (..., in1) and (..., in2) with A (out, in1, in2) give
-    (..., out). Costs O(batch * out * in1 * in2)."""
+    (..., out); the product is one node (TrilinearBackward0). Costs O(batch * out * in1 *
+    in2).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.bilinear(ember.tensor([[1.0, 2.0]]), ember.tensor([[3.0]]), ember.ones(1, 2, 1))
+    tensor([[9.]])
+    """
     for t, arg in ((input1, "input1"), (input2, "input2"), (weight, "weight")):
         ensure_tensor(t, "bilinear", arg)
     if weight.ndim != 3 or input1.shape[-1:] != weight.shape[1:2] or \
@@ -268,11 +277,47 @@ def bilinear(input1, input2, weight, bias=None):
             f"dims and weight (out, in1, in2), got {list(input1.shape)}, "
             f"{list(input2.shape)} and {list(weight.shape)}")
     out_features, in1, in2 = weight.shape
-    # x1 (..., in1) @ A as (in1, out * in2), then contract the in2 axis with x2.
-    mixed = matmul(input1, weight.permute(1, 0, 2).reshape(in1, out_features * in2))
-    mixed = mixed.reshape(tuple(input1.shape[:-1]) + (out_features, in2))
-    out = (mixed * input2.unsqueeze(-2)).sum(-1)
+    # PyTorch's composition: rows of both inputs, one trilinear product, the output's shape
+    out = Trilinear.apply(reshape(input1, (-1, in1)), weight, reshape(input2, (-1, in2)))
+    out = reshape(out, tuple(input1.shape[:-1]) + (out_features,))
     return out if bias is None else out + bias
+
+
+class Trilinear(Function):
+    """``out[b, k] = sum_ij x1[b, i] A[k, i, j] x2[b, j]`` for rows x1 (B, in1), x2 (B, in2)
+    and A (out, in1, in2), as one node (PyTorch's _trilinear): the outer product of each
+    row pair times A flattened to (out, in1 * in2). Backward: three products of the same
+    kind, so double backward records them."""
+
+    array_backward = True
+    node_name = "TrilinearBackward0"
+
+    @staticmethod
+    def forward(ctx, x1, weight, x2):
+        xp = ctx.xp
+        rows, (out, in1, in2) = x1.shape[0], weight.shape
+        ctx.save_for_backward(x1, weight, x2)
+        outer = (x1[:, :, None] * x2[:, None, :]).reshape(rows, in1 * in2)
+        return backend.matmul(xp, outer, weight.reshape(out, in1 * in2).T)
+
+    @staticmethod
+    def backward(ctx, grad):
+        m = ctx.math
+        x1, weight, x2 = ctx.saved_tensors
+        need1, need_w, need2 = ctx.needs_input_grad[:3]
+        rows, (out, in1, in2) = x1.shape[0], tuple(weight.shape)
+        grad1 = grad_w = grad2 = None
+        if need_w:
+            outer = m.reshape(m.unsqueeze(x1, 2) * m.unsqueeze(x2, 1), (rows, in1 * in2))
+            grad_w = m.reshape(m.matmul(m.mT(grad), outer), (out, in1, in2))
+        if need1 or need2:
+            mixed = m.reshape(m.matmul(grad, m.reshape(weight, (out, in1 * in2))),
+                              (rows, in1, in2))
+            if need1:
+                grad1 = m.sum(mixed * m.unsqueeze(x2, 1), 2)
+            if need2:
+                grad2 = m.sum(mixed * m.unsqueeze(x1, 2), 1)
+        return grad1, grad_w, grad2
 
 
 # ----------------------------------------------------------------------------- dropout family
