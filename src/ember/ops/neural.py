@@ -23,7 +23,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor, _inplace
 from ._util import ensure_tensor, wrap_dim, xp_of
-from .arithmetic import mul
+from .arithmetic import Add, mul
 from .comparison import where
 from .indexing import IndexScatter
 from .products import addmm, matmul, mm
@@ -836,6 +836,18 @@ def _repeat_heads(t: Tensor, times: int) -> Tensor:
 
 
 # ----------------------------------------------------------------------------- distances
+class AddScalar(Add):
+    """``tensor + number`` as PyTorch's add(Tensor, Scalar) overload, which its composite
+    ops (pairwise_distance, rms_norm) call: the node is AddBackward1."""
+
+    node_name = "AddBackward1"
+
+
+def add_scalar(t: Tensor, value: float) -> Tensor:
+    """``t + value`` recorded as add(Tensor, Scalar) (AddBackward1)."""
+    return AddScalar.apply(t, float(value))
+
+
 class PNorm(Function):
     """The p-norm along the last dim, with a zero gradient at a zero vector (PyTorch's
     convention for distances) and a stable backward for every p."""
@@ -893,13 +905,19 @@ def _distance_samples(make):
 
 @register_op(namespace=_NN, samples=_distance_samples, exported_in=("ember",))
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """``|| x1 - x2 + eps ||_p`` over the last dimension (inputs broadcast)."""
+    """``|| x1 - x2 + eps ||_p`` over the last dimension (inputs broadcast).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.pairwise_distance(ember.tensor([[0.0, 0.0]]), ember.tensor([[3.0, 4.0]]), eps=0.0)
+    tensor([5.])
+    """
     ensure_tensor(x1, "pairwise_distance", "x1")
     ensure_tensor(x2, "pairwise_distance", "x2")
     if p < 0:
         raise RuntimeError(f"pairwise_distance(): p must be non-negative, got {p}")
     ndim = max(x1.ndim, x2.ndim)
-    out = _p_norm(x1 - x2 + eps, p, keepdim)
+    out = _p_norm(add_scalar(x1 - x2, eps), p, keepdim)
     if ndim == 0:
         return out.reshape(())
     return out
@@ -940,29 +958,36 @@ def _cosine_samples(make):
 @register_op(namespace=_NN, samples=_cosine_samples, exported_in=("ember",))
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """``<x1, x2> / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim`` (inputs
-    broadcast): each vector is normalized separately, with its norm clamped at ``eps``."""
+    broadcast): each vector is normalized separately, with its norm clamped at ``eps``
+    (the clamp is outside the graph, as in PyTorch).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.cosine_similarity(ember.tensor([[1.0, 0.0]]), ember.tensor([[1.0, 1.0]]))
+    tensor([0.7071])
+    """
     ensure_tensor(x1, "cosine_similarity", "x1")
     ensure_tensor(x2, "cosine_similarity", "x2")
-    ndim = max(x1.ndim, x2.ndim)
-    d = wrap_dim(dim, ndim, "cosine_similarity")
-    norm1 = _p_norm(_last(x1, d, ndim), 2.0, keepdim=True)
-    norm2 = _p_norm(_last(x2, d, ndim), 2.0, keepdim=True)
-    scaled1 = _last(x1, d, ndim) / _clamp_min(norm1, float(eps))
-    scaled2 = _last(x2, d, ndim) / _clamp_min(norm2, float(eps))
-    return (scaled1 * scaled2).sum(-1)
+    common = dtypes.result_type(x1, x2)
+    if not common.is_floating_point:
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{common.name} (cosine_similarity() takes floating-point inputs)")
+    x1, x2 = (x if x.dtype is common else x.to(common) for x in (x1, x2))
+    shape = tuple(np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
+    d = wrap_dim(dim, len(shape), "cosine_similarity")
+    if tuple(x1.shape) != tuple(x2.shape):  # PyTorch expands both (ExpandBackward0 each)
+        x1, x2 = x1.expand(shape), x2.expand(shape)
+    from .norms import vector_norm
 
-
-def _last(t: Tensor, d: int, ndim: int) -> Tensor:
-    """``t`` with dimension ``d`` (of the broadcast rank ``ndim``) moved last."""
-    lead = ndim - t.ndim
-    t = t.reshape((1,) * lead + tuple(t.shape)) if lead else t
-    order = [i for i in range(ndim) if i != d] + [d]
-    return t.permute(*order)
-
-
-def _clamp_min(t: Tensor, low: float) -> Tensor:
-    """max(t, low) with the gradient going to t where t > low."""
-    return where(t > low, t, low)
+    # PyTorch's composition: each input over its norm, the norm clamped at eps outside the
+    # graph (so the gradient sees the unclamped norm, as PyTorch's does)
+    scaled = []
+    for x in (x1, x2):
+        norm = vector_norm(x, 2, dim=d, keepdim=True).clone()
+        with grad_mode.no_grad():
+            norm.clamp_(min=float(eps))
+        scaled.append(x / norm)
+    return (scaled[0] * scaled[1]).sum(d)
 
 
 __all__ = ["softmax", "log_softmax", "softmin", "gumbel_softmax", "linear", "bilinear",

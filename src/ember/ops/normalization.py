@@ -17,6 +17,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ._util import ensure_tensor, wrap_dim
 from .conv import _Geometry, _sizes
+from .neural import add_scalar
 from .registry import Sample, register_op
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
@@ -348,7 +349,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     _check_elementwise_param(weight, "weight", normalized_shape, "rms_norm")
     if eps is None:
         eps = dtypes.finfo(input.dtype).eps
-    out = input * ((input * input).mean(dim=list(dims), keepdim=True) + eps).rsqrt()
+    mean_square = input.pow(2).mean(dim=list(dims), keepdim=True)
+    out = input * add_scalar(mean_square, eps).rsqrt()
     return out * weight if weight is not None else out
 
 
