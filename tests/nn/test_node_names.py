@@ -81,13 +81,20 @@ LAYERS = [
     ("LPPool2d", (2, 2), {}, [IMG]),
     ("BatchNorm1d", (3,), {}, [X]),
     ("BatchNorm2d", (2,), {}, [IMG]),
+    ("BatchNorm2d", (2,), {"affine": False}, [IMG]),
+    ("BatchNorm1d", (3,), {"track_running_stats": False}, [SEQ]),
     ("InstanceNorm2d", (2,), {}, [IMG]),
+    ("InstanceNorm2d", (2,), {"affine": True, "track_running_stats": True}, [IMG]),
+    ("InstanceNorm1d", (3,), {"affine": True}, [SEQ]),
     ("LayerNorm", (3,), {}, [X]),
     ("LayerNorm", ((3, 4),), {"bias": False}, [SEQ[:1] + ((2, 3, 4),) + SEQ[2:]]),
     ("LayerNorm", (4,), {"elementwise_affine": False}, [SEQ]),
     ("GroupNorm", (1, 2), {}, [IMG]),
+    ("GroupNorm", (2, 4), {"affine": False}, [_float((2, 4, 3))]),
     ("RMSNorm", (3,), {}, [X]),
+    ("RMSNorm", ((3, 4),), {"eps": 1e-3, "elementwise_affine": False}, [SEQ]),
     ("LocalResponseNorm", (2,), {}, [IMG]),
+    ("LocalResponseNorm", (3,), {}, [SEQ]),
     ("Embedding", (5, 3), {}, [_index((2, 4), 5)]),
     ("Dropout", (0.0,), {}, [X]),
     ("Flatten", (), {}, [IMG]),
@@ -172,11 +179,9 @@ def _layer_id(case):
     return f"{name}{args}{kwargs or ''}"
 
 
-# Layers whose PyTorch graph is still a single fused node (or a different composition) that
-# ember computes as several ops: the names differ until each gets its own node.
-DIFFERENT = {
-    "LocalResponseNorm": "PyTorch pads and pools in 3-D (ConstantPadNd, AvgPool3D)",
-}
+# Layers whose PyTorch graph is a single fused node (or a different composition) that ember
+# still computes as several ops (name -> why): strict xfails until each gets its own node.
+DIFFERENT: dict = {}
 
 
 def _known(case, name):

@@ -1,22 +1,24 @@
 """Normalization: batch_norm, layer_norm, group_norm, instance_norm, rms_norm,
 local_response_norm, normalize.
 
-Each is written with ember's Tensor ops (mean, subtraction, rsqrt, ...), so backward and
-double backward come from those ops. Variances are two-pass (mean first, then the mean
-of squared deviations), which is stable where E[x^2] - E[x]^2 is not. Running statistics
-are updated in place, outside the graph, as PyTorch does.
+batch_norm, layer_norm and group_norm are one node each, as in PyTorch (NativeBatchNorm,
+NativeLayerNorm, NativeGroupNorm): the forward computes the statistics on arrays
+(two-pass variances, stable where E[x^2] - E[x]^2 is not) and applies ``x * scale +
+shift``; the backward is the closed-form gradient, written once against ``ctx.math``,
+which recomputes the statistics from x under create_graph so the double backward
+differentiates them. instance_norm, rms_norm and local_response_norm are PyTorch's
+compositions of ember ops, node for node. Running statistics are updated in place,
+outside the graph, as PyTorch does.
 """
 from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from .. import dtypes, tracing
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ._util import ensure_tensor, wrap_dim
-from .conv import _Geometry, _sizes
+from .conv import _sizes
 from .neural import add_scalar
 from .registry import Sample, register_op
 
@@ -510,24 +512,32 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """``x / (k + alpha * mean_window(x^2)) ^ beta``, the window running over ``size``
     neighbouring channels (dim 1; zero beyond the ends, ``size // 2`` before and
     ``(size - 1) // 2`` after). Time O(numel * size)."""
-    from .pooling import WindowSum
+    from .pooling import avg_pool2d, avg_pool3d
+    from .shape import pad
 
     _check_float(input, "local_response_norm")
     ndim = input._data.ndim
     if ndim < 3:
         raise ValueError(f"Expected 3D or higher dimensionality input (got {ndim} "
                          "dimensions)")
-    if int(size) <= 0:
-        raise ValueError(f"local_response_norm(): size must be positive, got {size}")
+    if isinstance(size, bool) or int(size) != size or int(size) <= 0:
+        raise ValueError(f"local_response_norm(): size must be a positive integer, got {size}")
     size = int(size)
-    batch, channels = input.shape[:2]
-    rest = input.numel() // max(batch * channels, 1)
-    squares = (input * input).reshape(batch, channels, rest).transpose(1, 2)   # (N, R, C)
-    geo = _Geometry((channels,), (size,), (1,), (size // 2,), ((size - 1) // 2,), (1,), 1,
-                    (channels,))
-    mean = WindowSum.apply(squares, geo, np.full((channels,), 1.0 / size), None)
-    div = (mean.transpose(1, 2).reshape(tuple(input.shape)) * alpha + k) ** beta
-    return input / div
+    if input.numel() == 0:
+        return input
+    # PyTorch's composition: the channels become a pooled dim of a 2-D (3-D input) or
+    # 3-D (more dims) average pool with zero padding
+    squares = input * input
+    before, after = size // 2, (size - 1) // 2
+    if ndim == 3:
+        div = pad(squares.unsqueeze(1), (0, 0, before, after))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        shape = tuple(input.shape)
+        div = squares.view(shape[0], 1, shape[1], shape[2], -1)
+        div = pad(div, (0, 0, 0, 0, before, after))
+        div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1).view(shape)
+    return input / (div * alpha + k) ** beta
 
 
 @register_op(namespace="nn.functional",
