@@ -366,7 +366,13 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Split the channels (dim 1) into ``num_groups`` groups and standardize each group of
     each sample over its channels and spatial positions; then a per-channel affine.
-    Time O(numel)."""
+    One graph node (NativeGroupNormBackward0). Time O(numel).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.group_norm(ember.tensor([[1.0, 3.0, 2.0, 6.0]]), 2, eps=0.0)
+    tensor([[-1.,  1., -1.,  1.]])
+    """
     _check_float(input, "group_norm")
     ndim = input._data.ndim
     if ndim < 2:

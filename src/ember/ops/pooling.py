@@ -910,8 +910,17 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     (PyTorch's legacy rule: source = floor(dst * in / out)), 'nearest-exact', 'linear' /
     'bilinear' / 'trilinear' (align_corners: corners map to corners; else half-pixel
     centres), 'bicubic' (cubic convolution, a = -0.75, clamped borders) or 'area'
-    (adaptive average pooling). Separable: one gather-and-weigh pass per dim, time
-    O(N * prod(out) * taps) per pass."""
+    (adaptive average pooling). One node, named as PyTorch names it per mode
+    (UpsampleBilinear2DBackward0, ...; AdaptiveAvgPool{n}DBackward0 for 'area'). Separable:
+    one gather-and-weigh pass per dim, time O(N * prod(out) * taps) per pass; the backward
+    is the exact adjoint of the forward (PyTorch's 3-D nearest backward with a non-integer
+    ``scale_factor`` reads other positions than its forward).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.interpolate(ember.tensor([[[0.0, 2.0]]]), scale_factor=2, mode="linear")
+    tensor([[[0.0000, 0.5000, 1.5000, 2.0000]]])
+    """
     ensure_tensor(input, "interpolate")
     ndim = input._data.ndim
     n = ndim - 2
