@@ -128,3 +128,16 @@ def test_multi_margin_loss_errors():
         F.multi_margin_loss(x, ember.tensor([0, 1, 2]), p=3)
     loss = nn.MultiMarginLoss(p=2, reduction="none")(x[0], ember.tensor([1]))
     assert tuple(loss.shape) == (1,) and loss.grad_fn.name() == "MultiMarginLossBackward0"
+
+
+@pytest.mark.parametrize("name", ["batch_norm", "group_norm", "interpolate", "pixel_shuffle",
+                                  "pixel_unshuffle", "multi_margin_loss", "bilinear",
+                                  "cosine_similarity", "pairwise_distance"])
+def test_docstring_examples_run(name):
+    import doctest
+
+    function = getattr(F, name)
+    test = doctest.DocTestParser().get_doctest(function.__doc__, {}, name, None, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    result = runner.run(test)
+    assert result.attempted > 0 and result.failed == 0
