@@ -142,30 +142,38 @@ class BatchNorm(Function):
     def backward(ctx, grad, _grad_mean=None, _grad_var=None):
         m = ctx.math
         x, weight, running_mean, running_var = ctx.saved_tensors
-        axes, shape, training = list(ctx.axes), ctx.shape, ctx.training
+        training = ctx.training
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        shape = tuple(x.shape)
+        channels = shape[1]
+        flat = (shape[0], channels, math.prod(shape[2:]))   # (N, C, positions)
+        stat = (1, channels, 1)
+        x3, g3 = m.reshape(x, flat), m.reshape(grad, flat)
         if training and m.arrays:  # the forward's statistics (no graph to differentiate)
-            mean, invstd = (m.reshape(s, shape) for s in ctx.stats)
+            mean, invstd = (m.reshape(v, stat) for v in ctx.stats)
         elif training:
-            mean = m.mean(x, axes, True)
-            centered = x - mean
-            invstd = m.rsqrt(m.mean(centered * centered, axes, True) + ctx.eps)
+            mean = m.mean(x3, [0, 2], True)
+            centered = x3 - mean
+            invstd = m.rsqrt(m.mean(centered * centered, [0, 2], True) + ctx.eps)
         else:
-            mean = m.reshape(m.cast(running_mean, x), shape)
-            invstd = m.rsqrt(m.reshape(m.cast(running_var, x), shape) + ctx.eps)
-        count = math.prod(x.shape) // x.shape[1]
+            mean = m.reshape(m.cast(running_mean, x), stat)
+            invstd = m.rsqrt(m.reshape(m.cast(running_var, x), stat) + ctx.eps)
+        count = flat[0] * flat[2]
+        centered = x3 - mean
+        # per channel: the sum of the gradient, and of the gradient times (x - mean)
+        sum_g = m.sum(g3, [0, 2], True)
+        sum_gc = m.reshape(m.sum(m.einsum("ncs,ncs->nc", g3, centered), 0), stat)
         grad_x = grad_w = grad_b = None
-        xhat = (x - mean) * invstd if need_w or (need_x and training) else None
-        sum_g = m.sum(grad, axes, True) if need_b or (need_x and training) else None
-        sum_gx = m.sum(grad * xhat, axes, True) if xhat is not None else None
         if need_x:
-            k = invstd if weight is None else invstd * m.reshape(weight, shape)
-            if training:
-                grad_x = k * (grad - sum_g / count - xhat * (sum_gx / count))
+            k = invstd if weight is None else invstd * m.reshape(weight, stat)
+            if training:  # k (g - mean(g) - xhat mean(g xhat)), xhat = (x - mean) invstd
+                grad_x = (k * g3 - k * sum_g / count
+                          - centered * (k * invstd * invstd * sum_gc / count))
             else:
-                grad_x = k * grad
+                grad_x = k * g3
+            grad_x = m.reshape(grad_x, shape)
         if need_w:
-            grad_w = m.reshape(sum_gx, weight.shape)
+            grad_w = m.reshape(invstd * sum_gc, weight.shape)
         if need_b:
             grad_b = m.reshape(sum_g, ctx.bias_shape)
         return grad_x, grad_w, grad_b, None, None, None, None
@@ -435,27 +443,43 @@ class GroupNorm(Function):
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         shape = tuple(x.shape)
         batch, channels = shape[:2]
-        grouped_shape = (batch, ctx.groups, math.prod(shape[1:]) // ctx.groups)
-        channel_shape = (1, channels) + (1,) * (len(shape) - 2)
-        others = [0] + list(range(2, len(shape)))
-        grouped = m.reshape(x, grouped_shape)
+        groups = ctx.groups
+        per_group = channels // groups
+        flat = (batch, channels, math.prod(shape[2:]))   # (N, C, positions)
+        size = per_group * flat[2]                         # elements per group
         if m.arrays:
             mean, invstd = ctx.stats
         else:
+            grouped = m.reshape(x, (batch, groups, size))
             mean = m.mean(grouped, 2, True)
             centered = grouped - mean
             invstd = m.rsqrt(m.mean(centered * centered, 2, True) + ctx.eps)
-        xhat = (grouped - mean) * invstd
+
+        def per_channel(t):  # (N, G, ...) -> (N, C, 1), each group's value on its channels
+            t = m.expand(m.reshape(t, (batch, groups, 1)), (batch, groups, per_group))
+            return m.reshape(t, (batch, channels, 1))
+
+        x3, g3 = m.reshape(x, flat), m.reshape(grad, flat)
+        invstd_c = per_channel(invstd)
+        centered = x3 - per_channel(mean)
+        # per (sample, channel): the sum of the gradient, and of the gradient times x - mean
+        sum_g = m.sum(g3, 2)
+        sum_gc = m.einsum("ncs,ncs->nc", g3, centered)
+        scaled = m.reshape(invstd_c, (batch, channels)) * sum_gc   # sum of grad * xhat
         grad_x = grad_w = grad_b = None
         if need_x:
-            g = grad * m.reshape(weight, channel_shape) if weight is not None else grad
-            g = m.reshape(g, grouped_shape)
-            grad_x = m.reshape(invstd * (g - m.mean(g, 2, True)
-                                         - xhat * m.mean(g * xhat, 2, True)), shape)
+            w = m.reshape(weight, (1, channels)) if weight is not None else None
+            wg, wgx = (sum_g, scaled) if w is None else (w * sum_g, w * scaled)
+            # the group means of g = grad * weight and of g * xhat
+            mean_g = per_channel(m.sum(m.reshape(wg, (batch, groups, per_group)), 2) / size)
+            mean_gx = per_channel(m.sum(m.reshape(wgx, (batch, groups, per_group)), 2) / size)
+            k = invstd_c if w is None else invstd_c * m.reshape(w, (1, channels, 1))
+            grad_x = k * g3 - invstd_c * mean_g - centered * (invstd_c * invstd_c * mean_gx)
+            grad_x = m.reshape(grad_x, shape)
         if need_w:
-            grad_w = m.reshape(m.sum(grad * m.reshape(xhat, shape), others), weight.shape)
+            grad_w = m.reshape(m.sum(scaled, 0), weight.shape)
         if need_b:
-            grad_b = m.reshape(m.sum(grad, others), ctx.bias_shape)
+            grad_b = m.reshape(m.sum(sum_g, 0), ctx.bias_shape)
         return grad_x, grad_w, grad_b, None, None
 
 
