@@ -97,7 +97,9 @@ def test_resampling_backward_is_the_adjoint():
     cases = [((1, 2, 4, 5, 3), dict(scale_factor=(0.7, 2.3, 2.3), mode="nearest")),
              ((2, 1, 5, 4), dict(scale_factor=1.7, mode="bicubic")),
              ((1, 2, 7), dict(size=3, mode="area")),
-             ((1, 1, 3, 4), dict(size=(7, 2), mode="bilinear", align_corners=True))]
+             ((1, 1, 3, 4), dict(size=(7, 2), mode="bilinear", align_corners=True)),
+             ((1, 1, 3, 2), dict(size=(2, 1), mode="bilinear", antialias=True)),
+             ((2, 1, 9, 5), dict(scale_factor=(0.4, 1.5), mode="lanczos", antialias=True))]
     for shape, kwargs in cases:
         x = ember.tensor(rng.standard_normal(shape), requires_grad=True)
         out = F.interpolate(x, **kwargs)
@@ -141,3 +143,15 @@ def test_docstring_examples_run(name):
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     result = runner.run(test)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_antialias_argument_errors():
+    x = ember.randn(1, 1, 4, 4)
+    with pytest.raises(ValueError, match="Anti-alias option is restricted"):
+        F.interpolate(x[0], scale_factor=0.5, mode="linear", antialias=True)
+    with pytest.raises(ValueError, match="Lanczos mode requires antialias=True"):
+        F.interpolate(x, scale_factor=0.5, mode="lanczos")
+    with pytest.raises(ValueError, match="does not support align_corners=True"):
+        F.interpolate(x, scale_factor=0.5, mode="lanczos", align_corners=True, antialias=True)
+    out = F.interpolate(x.requires_grad_(), size=(2, 3), mode="bicubic", antialias=True)
+    assert out.grad_fn.name() == "UpsampleBicubic2DAaBackward0"

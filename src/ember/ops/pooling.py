@@ -833,7 +833,8 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
 # ----------------------------------------------------------------------------- interpolate
 _MODE_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 _MODE_NAMES = {"nearest": "Nearest", "nearest-exact": "NearestExact", "linear": "Linear",
-               "bilinear": "Bilinear", "bicubic": "Bicubic", "trilinear": "Trilinear"}
+               "bilinear": "Bilinear", "bicubic": "Bicubic", "trilinear": "Trilinear",
+               "lanczos": "Lanczos"}
 _CUBIC_A = -0.75
 
 
@@ -883,6 +884,39 @@ def _interp_taps(mode, size, out, scale, align_corners, dims):
     return index, weights
 
 
+_AA_SUPPORT = {"bilinear": 1.0, "bicubic": 2.0, "lanczos": 3.0}  # half the filter width
+
+
+def _aa_filter(mode, x):
+    x = np.abs(x)
+    if mode == "bilinear":
+        return np.where(x < 1, 1 - x, 0.0)
+    if mode == "bicubic":  # Keys' cubic with a = -0.5, as PIL and PyTorch's antialias use
+        a = -0.5
+        return np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
+                        np.where(x < 2, (((x - 5) * x + 8) * x - 4) * a, 0.0))
+    return np.where(x < 3, np.sinc(x) * np.sinc(x / 3), 0.0)  # Lanczos-3
+
+
+def _aa_taps(mode, size, out, scale):
+    """Antialiased taps (PIL's resampling, as PyTorch's ``antialias=True``): when shrinking,
+    the filter is stretched by ``scale`` (input/output) so every input contributes; the
+    taps are cut at the borders and each output's weights are renormalized to sum 1."""
+    stretch = scale if scale >= 1.0 else 1.0
+    support = _AA_SUPPORT[mode] * stretch
+    center = scale * (np.arange(out) + 0.5)
+    start = np.maximum((center - support + 0.5).astype(np.int64), 0)
+    stop = np.minimum((center + support + 0.5).astype(np.int64), size)
+    width = max(int((stop - start).max()) if out else 1, 1)
+    j = np.arange(width)
+    index = start[:, None] + j
+    weight = _aa_filter(mode, (index - center[:, None] + 0.5) / stretch)
+    weight = np.where(j < (stop - start)[:, None], weight, 0.0)
+    total = weight.sum(1, keepdims=True)
+    weight = np.where(total != 0, weight / np.where(total != 0, total, 1.0), weight)
+    return np.minimum(index, size - 1), weight
+
+
 def _interpolate_samples(make):
     return [Sample((make((1, 2, 3)),), dict(size=5, mode="nearest"), name="nearest up"),
             Sample((make((1, 1, 5, 4)),), dict(scale_factor=0.6, mode="nearest"),
@@ -900,7 +934,14 @@ def _interpolate_samples(make):
             Sample((make((1, 1, 2, 2, 3)),), dict(scale_factor=1.7, mode="nearest",
                                                   recompute_scale_factor=True),
                    name="nearest 3-D recompute"),
-            Sample((make((1, 2, 5, 4)),), dict(size=(3, 6), mode="area"), name="area")]
+            Sample((make((1, 2, 5, 4)),), dict(size=(3, 6), mode="area"), name="area"),
+            Sample((make((1, 1, 7, 6)),), dict(size=(3, 4), mode="bilinear", antialias=True),
+                   name="bilinear antialias"),
+            Sample((make((1, 1, 6, 5)),), dict(scale_factor=(0.5, 1.5), mode="bicubic",
+                                               align_corners=True, antialias=True),
+                   name="bicubic antialias corners"),
+            Sample((make((1, 1, 7, 4)),), dict(size=(3, 5), mode="lanczos", antialias=True),
+                   name="lanczos")]
 
 
 @register_op(namespace="nn.functional", samples=_interpolate_samples)
@@ -910,7 +951,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     (PyTorch's legacy rule: source = floor(dst * in / out)), 'nearest-exact', 'linear' /
     'bilinear' / 'trilinear' (align_corners: corners map to corners; else half-pixel
     centres), 'bicubic' (cubic convolution, a = -0.75, clamped borders) or 'area'
-    (adaptive average pooling). One node, named as PyTorch names it per mode
+    (adaptive average pooling). ``antialias=True`` (4-D bilinear / bicubic, and 'lanczos',
+    which needs it) resamples as PIL does: the filter widens by the shrink factor so every
+    input contributes, and the weights are cut at the borders and renormalized (PyTorch's
+    forward, though not its backward, differs where the output width is 1).
+    One node, named as PyTorch names it per mode
     (UpsampleBilinear2DBackward0, ...; AdaptiveAvgPool{n}DBackward0 for 'area'). Separable:
     one gather-and-weigh pass per dim, time O(N * prod(out) * taps) per pass; the backward
     is the exact adjoint of the forward (PyTorch's 3-D nearest backward with a non-integer
@@ -928,15 +973,24 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
                                   f"(got {ndim}D) for the modes: nearest | linear | bilinear "
                                   f"| bicubic | trilinear | area | nearest-exact (got {mode})")
-    modes = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
+    modes = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area",
+             "lanczos")
     if mode not in modes:
         raise NotImplementedError(f"interpolate(): mode '{mode}' is not one of {modes}")
-    if antialias:
-        raise NotImplementedError("interpolate(): antialias=True is not supported by ember")
+    if antialias and not (mode in _AA_SUPPORT and n == 2):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                         "modes and requires a 4-D tensor as input")
+    if mode == "lanczos":
+        if n != 2:
+            raise NotImplementedError(f"Got {ndim}D input, but lanczos mode needs 4D input")
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
     if mode in _MODE_DIMS and _MODE_DIMS[mode] != n:
         raise NotImplementedError(f"Got {ndim}D input, but {mode} mode needs "
                                   f"{_MODE_DIMS[mode] + 2}D input")
-    if align_corners is not None and mode not in _MODE_DIMS:
+    if align_corners is not None and mode not in _MODE_DIMS and mode != "lanczos":
         raise ValueError("align_corners option can only be set with the interpolating modes: "
                          "linear | bilinear | bicubic | trilinear")
     if input.dtype is dtypes.uint8 and mode == "bilinear":
@@ -980,9 +1034,16 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     taps = []
     for i in range(n):
         scale = scales[i] if scales is not None else in_size[i] / out[i]
-        index, weight = _interp_taps(mode, in_size[i], out[i], scale, bool(align_corners), n)
+        if antialias:
+            if align_corners:
+                scale = (in_size[i] - 1) / (out[i] - 1) if out[i] > 1 else 0.0
+            index, weight = _aa_taps(mode, in_size[i], out[i], scale)
+        else:
+            index, weight = _interp_taps(mode, in_size[i], out[i], scale, bool(align_corners),
+                                         n)
         taps.append((2 + i, index, weight, in_size[i]))
-    return _resample(input, taps, f"Upsample{_MODE_NAMES[mode]}{n}DBackward0")
+    name = f"Upsample{_MODE_NAMES[mode]}{n}D{'Aa' if antialias else ''}Backward0"
+    return _resample(input, taps, name)
 
 
 # ----------------------------------------------------------------------------- pixel shuffle
