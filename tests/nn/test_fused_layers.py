@@ -155,3 +155,19 @@ def test_antialias_argument_errors():
         F.interpolate(x, scale_factor=0.5, mode="lanczos", align_corners=True, antialias=True)
     out = F.interpolate(x.requires_grad_(), size=(2, 3), mode="bicubic", antialias=True)
     assert out.grad_fn.name() == "UpsampleBicubic2DAaBackward0"
+
+
+def test_eval_backward_uses_the_statistics_of_its_forward():
+    # a training step between an evaluation forward and its backward moves the running
+    # statistics; the gradient is still that of the computed output (PyTorch's reads the
+    # moved statistics)
+    bn = nn.BatchNorm1d(3)
+    x = ember.arange(12.0).reshape(4, 3).requires_grad_()
+    bn.eval()
+    y = bn(x)
+    (before,) = ember.autograd.grad(y.sum(), x, retain_graph=True)
+    bn.train()
+    bn(x * 3)
+    (after,) = ember.autograd.grad(y.sum(), x)
+    np.testing.assert_array_equal(before.numpy(), after.numpy())
+    np.testing.assert_allclose(after.numpy(), np.full((4, 3), 1 / np.sqrt(1 + 1e-5)), rtol=1e-6)

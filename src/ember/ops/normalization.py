@@ -134,14 +134,17 @@ class BatchNorm(Function):
         ctx.training, ctx.eps, ctx.axes, ctx.shape = training, eps, axes, shape
         ctx.stats = (mean, invstd)
         ctx.bias_shape = None if bias is None else bias.shape
-        ctx.save_for_backward(x, weight, running_mean, running_var)
+        # evaluation keeps its statistics as constants (copies): the running ones may
+        # change before backward (a training step), as in PyTorch
+        ctx.save_for_backward(x, weight, None if training else mean,
+                              None if training else invstd)
         ctx.mark_non_differentiable(mean, var)
         return out.astype(x.dtype, copy=False), mean, var
 
     @staticmethod
     def backward(ctx, grad, _grad_mean=None, _grad_var=None):
         m = ctx.math
-        x, weight, running_mean, running_var = ctx.saved_tensors
+        x, weight, eval_mean, eval_invstd = ctx.saved_tensors
         training = ctx.training
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         shape = tuple(x.shape)
@@ -156,8 +159,7 @@ class BatchNorm(Function):
             centered = x3 - mean
             invstd = m.rsqrt(m.mean(centered * centered, [0, 2], True) + ctx.eps)
         else:
-            mean = m.reshape(m.cast(running_mean, x), stat)
-            invstd = m.rsqrt(m.reshape(m.cast(running_var, x), stat) + ctx.eps)
+            mean, invstd = m.reshape(eval_mean, stat), m.reshape(eval_invstd, stat)
         count = flat[0] * flat[2]
         centered = x3 - mean
         # per channel: the sum of the gradient, and of the gradient times (x - mean)
