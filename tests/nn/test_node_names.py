@@ -68,6 +68,7 @@ LAYERS = [
     ("Linear", (4, 5), {}, [SEQ]),
     ("Linear", (4, 5), {"bias": False}, [SEQ]),
     ("Bilinear", (3, 3, 2), {}, [X, ("grad", X)]),
+    ("Bilinear", (4, 4, 2), {"bias": False}, [SEQ, ("grad", SEQ)]),
     ("Identity", (), {}, [X]),
     ("Conv1d", (3, 2, 2), {}, [SEQ]),
     ("Conv2d", (2, 3, 3), {}, [IMG]),
@@ -80,13 +81,20 @@ LAYERS = [
     ("LPPool2d", (2, 2), {}, [IMG]),
     ("BatchNorm1d", (3,), {}, [X]),
     ("BatchNorm2d", (2,), {}, [IMG]),
+    ("BatchNorm2d", (2,), {"affine": False}, [IMG]),
+    ("BatchNorm1d", (3,), {"track_running_stats": False}, [SEQ]),
     ("InstanceNorm2d", (2,), {}, [IMG]),
+    ("InstanceNorm2d", (2,), {"affine": True, "track_running_stats": True}, [IMG]),
+    ("InstanceNorm1d", (3,), {"affine": True}, [SEQ]),
     ("LayerNorm", (3,), {}, [X]),
     ("LayerNorm", ((3, 4),), {"bias": False}, [SEQ[:1] + ((2, 3, 4),) + SEQ[2:]]),
     ("LayerNorm", (4,), {"elementwise_affine": False}, [SEQ]),
     ("GroupNorm", (1, 2), {}, [IMG]),
+    ("GroupNorm", (2, 4), {"affine": False}, [_float((2, 4, 3))]),
     ("RMSNorm", (3,), {}, [X]),
+    ("RMSNorm", ((3, 4),), {"eps": 1e-3, "elementwise_affine": False}, [SEQ]),
     ("LocalResponseNorm", (2,), {}, [IMG]),
+    ("LocalResponseNorm", (3,), {}, [SEQ]),
     ("Embedding", (5, 3), {}, [_index((2, 4), 5)]),
     ("Dropout", (0.0,), {}, [X]),
     ("Flatten", (), {}, [IMG]),
@@ -95,8 +103,21 @@ LAYERS = [
     ("ReflectionPad2d", (1,), {}, [IMG]),
     ("ReplicationPad2d", (1,), {}, [IMG]),
     ("PixelShuffle", (1,), {}, [IMG]),
+    ("PixelShuffle", (2,), {}, [_float((1, 8, 2, 3))]),
+    ("PixelUnshuffle", (2,), {}, [_float((1, 2, 4, 6))]),
     ("Upsample", (), {"scale_factor": 2, "mode": "nearest"}, [IMG]),
     ("Upsample", (), {"scale_factor": 2, "mode": "bilinear"}, [IMG]),
+    ("Upsample", (), {"scale_factor": 2, "mode": "nearest-exact"}, [IMG]),
+    ("Upsample", (), {"size": (3, 7), "mode": "bicubic", "align_corners": True}, [IMG]),
+    ("Upsample", (), {"scale_factor": 1.5, "mode": "area"}, [IMG]),
+    ("Upsample", (), {"size": 7, "mode": "linear"}, [SEQ]),
+    ("Upsample", (), {"scale_factor": 2, "mode": "nearest"}, [SEQ]),
+    ("Upsample", (), {"scale_factor": 0.5, "mode": "area"}, [SEQ]),
+    ("Upsample", (), {"scale_factor": (1, 2, 2), "mode": "trilinear"},
+     [_float((1, 1, 2, 2, 3))]),
+    ("Upsample", (), {"scale_factor": 2, "mode": "nearest-exact"}, [_float((1, 1, 2, 2, 3))]),
+    ("AdaptiveAvgPool1d", (3,), {}, [SEQ]),
+    ("AdaptiveAvgPool2d", ((2, 3),), {}, [IMG]),
     ("ReLU", (), {}, [X]), ("ReLU6", (), {}, [X]), ("LeakyReLU", (), {}, [X]),
     ("ELU", (), {}, [X]), ("SELU", (), {}, [X]), ("CELU", (), {}, [X]),
     ("GELU", (), {}, [X]), ("SiLU", (), {}, [X]), ("Mish", (), {}, [X]),
@@ -109,6 +130,7 @@ LAYERS = [
     ("GLU", (), {}, [_float((2, 4))]),
     ("Softmax", (1,), {}, [X]), ("LogSoftmax", (1,), {}, [X]), ("Softmin", (1,), {}, [X]),
     ("CosineSimilarity", (), {}, [X, ("grad", X)]),
+    ("CosineSimilarity", (-1,), {}, [SEQ, ("grad", _float((3, 4)))]),
     ("PairwiseDistance", (), {}, [X, ("grad", X)]),
     ("RNNCell", (3, 4), {}, [X]),
     ("GRUCell", (3, 4), {}, [X]),
@@ -127,6 +149,7 @@ LOSSES = [
     ("SoftMarginLoss", (_float((2, 3)), _sign((2, 3)))),
     ("PoissonNLLLoss", REG),
     ("MultiMarginLoss", (_float((2, 3)), _index((2,), 3))),
+    ("MultiMarginLoss", (_float((2, 3)), _index((2,), 3)), {"p": 2, "reduction": "none"}),
     ("MultiLabelSoftMarginLoss", (_float((2, 3)), _float((2, 3), 0.0, 1.0))),
     ("HingeEmbeddingLoss", (_float((2, 3)), _sign((2, 3)))),
 ]
@@ -156,22 +179,9 @@ def _layer_id(case):
     return f"{name}{args}{kwargs or ''}"
 
 
-# Layers whose PyTorch graph is still a single fused node (or a different composition) that
-# ember computes as several ops: the names differ until each gets its own node.
-DIFFERENT = {
-    "Bilinear": "PyTorch: one TrilinearBackward0 node",
-    "BatchNorm1d": "PyTorch: one NativeBatchNormBackward0 node",
-    "BatchNorm2d": "PyTorch: one NativeBatchNormBackward0 node",
-    "InstanceNorm2d": "PyTorch: NativeBatchNormBackward0 between views",
-    "GroupNorm": "PyTorch: one NativeGroupNormBackward0 node",
-    "RMSNorm": "PyTorch adds eps through add(Tensor, Scalar) (AddBackward1), squares with Pow",
-    "LocalResponseNorm": "PyTorch pads and pools in 3-D (ConstantPadNd, AvgPool3D)",
-    "PixelShuffle": "PyTorch: one PixelShuffleBackward0 node",
-    "Upsample": "PyTorch: one UpsampleNearest2D / UpsampleBilinear2D node",
-    "PairwiseDistance": "PyTorch adds eps through add(Tensor, Scalar) (AddBackward1)",
-    "CosineSimilarity": "PyTorch: LinalgVectorNorm and Clone nodes",
-    "MultiMarginLoss": "PyTorch: one MultiMarginLossBackward0 node",
-}
+# Layers whose PyTorch graph is a single fused node (or a different composition) that ember
+# still computes as several ops (name -> why): strict xfails until each gets its own node.
+DIFFERENT: dict = {}
 
 
 def _known(case, name):

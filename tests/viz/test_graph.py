@@ -288,21 +288,21 @@ def test_record_stops_and_cleans_up():
 
 
 def test_repeated_blocks_collapse():
-    model = TinyResNet(blocks=3)
+    model = TinyResNet(blocks=6)
     with ember.viz.record(model):
         loss = model(ember.randn(2, 3, 8, 8)).sum()
     full = ember.viz.graph(loss, collapse_repeats=False)
     short = ember.viz.graph(loss)  # large enough to collapse on its own
     assert not [n for n in full.nodes if n.kind == "block"]
     blocks = {n.lines[0]: n for n in short.nodes if n.kind == "block"}
-    assert set(blocks) == {"layer1.1 ... layer1.2", "layer2.2"}
-    assert blocks["layer1.1 ... layer1.2"].lines[1:3] == [
-        "2 x Block, same as layer1.0", "54 ops, 12 parameters"]
-    assert blocks["layer2.2"].lines[1] == "1 x Block, same as layer2.1"
-    assert blocks["layer1.1 ... layer1.2"].module == "layer1"
+    assert set(blocks) == {"layer1.1 ... layer1.5", "layer2.2 ... layer2.5"}
+    assert blocks["layer1.1 ... layer1.5"].lines[1:3] == [
+        "5 x Block, same as layer1.0", "35 ops, 30 parameters"]
+    assert blocks["layer2.2 ... layer2.5"].lines[1] == "4 x Block, same as layer2.1"
+    assert blocks["layer1.1 ... layer1.5"].module == "layer1"
     assert len(short.nodes) < len(full.nodes)
     # the box is wired in where its blocks were: from layer1.0's output, into layer2.0
-    box = blocks["layer1.1 ... layer1.2"].id
+    box = blocks["layer1.1 ... layer1.5"].id
     into = [t for t, h in short.edges if h == box]
     out_of = [h for t, h in short.edges if t == box]
     ids = {n.id: n for n in short.nodes}
@@ -318,7 +318,7 @@ def test_max_depth_draws_each_module_as_one_box():
     assert [n.lines[0] for n in g.nodes] == [
         "output", "fc: Linear", "ViewBackward0", "pool: AdaptiveAvgPool2d",
         "layer2: Sequential", "layer1: Sequential", "stem: Sequential"]
-    assert g.node("layer1").lines[1:] == ["54 ops, 12 parameters", "[2, 4, 8, 8] float32 cpu"]
+    assert g.node("layer1").lines[1:] == ["14 ops, 12 parameters", "[2, 4, 8, 8] float32 cpu"]
     assert [(g.nodes[int(t[1:])].lines[0], g.nodes[int(h[1:])].lines[0]) for t, h in g.edges] \
         == [("fc: Linear", "output"), ("ViewBackward0", "fc: Linear"),
             ("pool: AdaptiveAvgPool2d", "ViewBackward0"),

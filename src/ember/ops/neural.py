@@ -23,7 +23,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor, apply_inplace
 from ._util import ensure_tensor, wrap_dim, xp_of
-from .arithmetic import mul
+from .arithmetic import Add, mul
 from .comparison import where
 from .indexing import IndexScatter
 from .products import addmm, matmul, mm
@@ -252,13 +252,22 @@ def linear(input, weight, bias=None):
 
 def _bilinear_samples(make):
     return [Sample((make((2, 3)), make((2, 2)), make((4, 3, 2)), make((4,))), name="bias"),
-            Sample((make((3,)), make((2,)), make((2, 3, 2))), name="unbatched, no bias")]
+            Sample((make((3,)), make((2,)), make((2, 3, 2))), name="unbatched, no bias"),
+            Sample((make((2, 2, 3)), make((2, 2, 4)), make((3, 3, 4)), make((3,))),
+                   name="3-D")]
 
 
 @register_op(namespace=_NN, samples=_bilinear_samples)
 def bilinear(input1, input2, weight, bias=None):
     """``y_k = x1^T A_k x2 + b_k``: (..., in1) and (..., in2) with A (out, in1, in2) give
-    (..., out). Costs O(batch * out * in1 * in2)."""
+    (..., out); the product is one node (TrilinearBackward0). Costs O(batch * out * in1 *
+    in2).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.bilinear(ember.tensor([[1.0, 2.0]]), ember.tensor([[3.0]]), ember.ones(1, 2, 1))
+    tensor([[9.]])
+    """
     for t, arg in ((input1, "input1"), (input2, "input2"), (weight, "weight")):
         ensure_tensor(t, "bilinear", arg)
     if weight.ndim != 3 or input1.shape[-1:] != weight.shape[1:2] or \
@@ -268,11 +277,47 @@ def bilinear(input1, input2, weight, bias=None):
             f"dims and weight (out, in1, in2), got {list(input1.shape)}, "
             f"{list(input2.shape)} and {list(weight.shape)}")
     out_features, in1, in2 = weight.shape
-    # x1 (..., in1) @ A as (in1, out * in2), then contract the in2 axis with x2.
-    mixed = matmul(input1, weight.permute(1, 0, 2).reshape(in1, out_features * in2))
-    mixed = mixed.reshape(tuple(input1.shape[:-1]) + (out_features, in2))
-    out = (mixed * input2.unsqueeze(-2)).sum(-1)
+    # PyTorch's composition: rows of both inputs, one trilinear product, the output's shape
+    out = Trilinear.apply(reshape(input1, (-1, in1)), weight, reshape(input2, (-1, in2)))
+    out = reshape(out, tuple(input1.shape[:-1]) + (out_features,))
     return out if bias is None else out + bias
+
+
+class Trilinear(Function):
+    """``out[b, k] = sum_ij x1[b, i] A[k, i, j] x2[b, j]`` for rows x1 (B, in1), x2 (B, in2)
+    and A (out, in1, in2), as one node (PyTorch's _trilinear): the outer product of each
+    row pair times A flattened to (out, in1 * in2). Backward: three products of the same
+    kind, so double backward records them."""
+
+    array_backward = True
+    node_name = "TrilinearBackward0"
+
+    @staticmethod
+    def forward(ctx, x1, weight, x2):
+        xp = ctx.xp
+        rows, (out, in1, in2) = x1.shape[0], weight.shape
+        ctx.save_for_backward(x1, weight, x2)
+        outer = (x1[:, :, None] * x2[:, None, :]).reshape(rows, in1 * in2)
+        return backend.matmul(xp, outer, weight.reshape(out, in1 * in2).T)
+
+    @staticmethod
+    def backward(ctx, grad):
+        m = ctx.math
+        x1, weight, x2 = ctx.saved_tensors
+        need1, need_w, need2 = ctx.needs_input_grad[:3]
+        rows, (out, in1, in2) = x1.shape[0], tuple(weight.shape)
+        grad1 = grad_w = grad2 = None
+        if need_w:
+            outer = m.reshape(m.unsqueeze(x1, 2) * m.unsqueeze(x2, 1), (rows, in1 * in2))
+            grad_w = m.reshape(m.matmul(m.mT(grad), outer), (out, in1, in2))
+        if need1 or need2:
+            mixed = m.reshape(m.matmul(grad, m.reshape(weight, (out, in1 * in2))),
+                              (rows, in1, in2))
+            if need1:
+                grad1 = m.sum(mixed * m.unsqueeze(x2, 1), 2)
+            if need2:
+                grad2 = m.sum(mixed * m.unsqueeze(x1, 2), 1)
+        return grad1, grad_w, grad2
 
 
 # ----------------------------------------------------------------------------- dropout family
@@ -791,6 +836,18 @@ def _repeat_heads(t: Tensor, times: int) -> Tensor:
 
 
 # ----------------------------------------------------------------------------- distances
+class AddScalar(Add):
+    """``tensor + number`` as PyTorch's add(Tensor, Scalar) overload, which its composite
+    ops (pairwise_distance, rms_norm) call: the node is AddBackward1."""
+
+    node_name = "AddBackward1"
+
+
+def add_scalar(t: Tensor, value: float) -> Tensor:
+    """``t + value`` recorded as add(Tensor, Scalar) (AddBackward1)."""
+    return AddScalar.apply(t, float(value))
+
+
 class PNorm(Function):
     """The p-norm along the last dim, with a zero gradient at a zero vector (PyTorch's
     convention for distances) and a stable backward for every p."""
@@ -848,13 +905,19 @@ def _distance_samples(make):
 
 @register_op(namespace=_NN, samples=_distance_samples, exported_in=("ember",))
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """``|| x1 - x2 + eps ||_p`` over the last dimension (inputs broadcast)."""
+    """``|| x1 - x2 + eps ||_p`` over the last dimension (inputs broadcast).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.pairwise_distance(ember.tensor([[0.0, 0.0]]), ember.tensor([[3.0, 4.0]]), eps=0.0)
+    tensor([5.])
+    """
     ensure_tensor(x1, "pairwise_distance", "x1")
     ensure_tensor(x2, "pairwise_distance", "x2")
     if p < 0:
         raise RuntimeError(f"pairwise_distance(): p must be non-negative, got {p}")
     ndim = max(x1.ndim, x2.ndim)
-    out = _p_norm(x1 - x2 + eps, p, keepdim)
+    out = _p_norm(add_scalar(x1 - x2, eps), p, keepdim)
     if ndim == 0:
         return out.reshape(())
     return out
@@ -895,29 +958,36 @@ def _cosine_samples(make):
 @register_op(namespace=_NN, samples=_cosine_samples, exported_in=("ember",))
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """``<x1, x2> / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim`` (inputs
-    broadcast): each vector is normalized separately, with its norm clamped at ``eps``."""
+    broadcast): each vector is normalized separately, with its norm clamped at ``eps``
+    (the clamp is outside the graph, as in PyTorch).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.cosine_similarity(ember.tensor([[1.0, 0.0]]), ember.tensor([[1.0, 1.0]]))
+    tensor([0.7071])
+    """
     ensure_tensor(x1, "cosine_similarity", "x1")
     ensure_tensor(x2, "cosine_similarity", "x2")
-    ndim = max(x1.ndim, x2.ndim)
-    d = wrap_dim(dim, ndim, "cosine_similarity")
-    norm1 = _p_norm(_last(x1, d, ndim), 2.0, keepdim=True)
-    norm2 = _p_norm(_last(x2, d, ndim), 2.0, keepdim=True)
-    scaled1 = _last(x1, d, ndim) / _clamp_min(norm1, float(eps))
-    scaled2 = _last(x2, d, ndim) / _clamp_min(norm2, float(eps))
-    return (scaled1 * scaled2).sum(-1)
+    common = dtypes.result_type(x1, x2)
+    if not common.is_floating_point:
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{common.name} (cosine_similarity() takes floating-point inputs)")
+    x1, x2 = (x if x.dtype is common else x.to(common) for x in (x1, x2))
+    shape = tuple(np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
+    d = wrap_dim(dim, len(shape), "cosine_similarity")
+    if tuple(x1.shape) != tuple(x2.shape):  # PyTorch expands both (ExpandBackward0 each)
+        x1, x2 = x1.expand(shape), x2.expand(shape)
+    from .norms import vector_norm
 
-
-def _last(t: Tensor, d: int, ndim: int) -> Tensor:
-    """``t`` with dimension ``d`` (of the broadcast rank ``ndim``) moved last."""
-    lead = ndim - t.ndim
-    t = t.reshape((1,) * lead + tuple(t.shape)) if lead else t
-    order = [i for i in range(ndim) if i != d] + [d]
-    return t.permute(*order)
-
-
-def _clamp_min(t: Tensor, low: float) -> Tensor:
-    """max(t, low) with the gradient going to t where t > low."""
-    return where(t > low, t, low)
+    # PyTorch's composition: each input over its norm, the norm clamped at eps outside the
+    # graph (so the gradient sees the unclamped norm, as PyTorch's does)
+    scaled = []
+    for x in (x1, x2):
+        norm = vector_norm(x, 2, dim=d, keepdim=True).clone()
+        with grad_mode.no_grad():
+            norm.clamp_(min=float(eps))
+        scaled.append(x / norm)
+    return (scaled[0] * scaled[1]).sum(d)
 
 
 __all__ = ["softmax", "log_softmax", "softmin", "gumbel_softmax", "linear", "bilinear",

@@ -1,20 +1,25 @@
 """Normalization: batch_norm, layer_norm, group_norm, instance_norm, rms_norm,
 local_response_norm, normalize.
 
-Each is written with ember's Tensor ops (mean, subtraction, rsqrt, ...), so backward and
-double backward come from those ops. Variances are two-pass (mean first, then the mean
-of squared deviations), which is stable where E[x^2] - E[x]^2 is not. Running statistics
-are updated in place, outside the graph, as PyTorch does.
+batch_norm, layer_norm and group_norm are one node each, as in PyTorch (NativeBatchNorm,
+NativeLayerNorm, NativeGroupNorm): the forward computes the statistics on arrays
+(two-pass variances, stable where E[x^2] - E[x]^2 is not) and applies ``x * scale +
+shift``; the backward is the closed-form gradient, written once against ``ctx.math``,
+which recomputes the statistics from x under create_graph so the double backward
+differentiates them. instance_norm, rms_norm and local_response_norm are PyTorch's
+compositions of ember ops, node for node. Running statistics are updated in place,
+outside the graph, as PyTorch does.
 """
 from __future__ import annotations
 
-import numpy as np
+import math
 
 from .. import dtypes, tracing
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ._util import ensure_tensor, wrap_dim
-from .conv import _Geometry, _sizes
+from .conv import _sizes
+from .neural import add_scalar
 from .registry import Sample, register_op
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
@@ -60,12 +65,18 @@ def _standardize(x, dims, eps):
 def _update_running(running, value, momentum):
     """running = (1 - momentum) * running + momentum * value, in place (no graph)."""
     with grad_mode.no_grad():
-        new = running * (1.0 - momentum) + value.detach().to(running.dtype) * momentum
-        tracer = tracing.current()
-        if tracer is not None:
-            tracer.record_copy(running, new)
-        running._data[...] = new._data
-        running._version_counter.value += 1
+        _copy_into(running, running * (1.0 - momentum) + value.detach().to(running.dtype)
+                   * momentum)
+
+
+def _copy_into(running, new):
+    """``running[...] = new`` outside the graph (running statistics); ember.compile replays
+    the copy."""
+    tracer = tracing.current()
+    if tracer is not None:
+        tracer.record_copy(running, new)
+    running._data[...] = new._data
+    running._version_counter.value += 1
 
 
 # ----------------------------------------------------------------------------- batch_norm
@@ -79,8 +90,107 @@ def _batch_norm_samples(make):
     return [Sample((make((4, 3)), mean3, var3, make((3,)), make((3,))),
                    dict(training=True, momentum=0.2), name="2-D training affine"),
             Sample((make((2, 2, 3)), mean2, var2), dict(training=False), name="eval"),
+            Sample((make((2, 2, 3, 2)), mean2, var2, make((2,)), make((2,))),
+                   dict(training=False, eps=1e-3), name="eval affine 4-D"),
             Sample((make((2, 2, 2, 2)), None, None, make((2,)), None), dict(training=True),
                    name="4-D no running stats")]
+
+
+class BatchNorm(Function):
+    """batch_norm as one node (PyTorch's NativeBatchNorm): per-channel statistics over
+    the batch and spatial dims (training) or the running ones (evaluation), then
+    ``x * scale + shift`` with ``scale = weight / sqrt(var + eps)``. Outputs the result and
+    the batch mean and biased variance (no gradient; the caller updates the running
+    statistics from them).
+
+    Backward is the closed form ``dx = weight * invstd * (g - mean(g) - xhat * mean(g xhat))``
+    (training; ``weight * invstd * g`` in evaluation); under create_graph the statistics are
+    recomputed from x with the same lines, so the double backward differentiates them too.
+    """
+
+    array_backward = True
+    node_name = "NativeBatchNormBackward0"
+    _materialize_grads = False
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, running_mean, running_var, training, eps):
+        xp = ctx.xp
+        ndim = x.ndim
+        axes = (0,) + tuple(range(2, ndim))
+        shape = (1, x.shape[1]) + (1,) * (ndim - 2)
+        if training:
+            mean = x.mean(axis=axes)
+            centered = x - mean.reshape(shape)
+            var = xp.mean(xp.square(centered, out=centered), axis=axes)
+            del centered
+        else:
+            mean = running_mean.astype(x.dtype)
+            var = running_var.astype(x.dtype)
+        invstd = 1.0 / xp.sqrt(var + eps)
+        scale = invstd if weight is None else invstd * weight.reshape(-1)
+        shift = -mean * scale if bias is None else bias.reshape(-1) - mean * scale
+        out = x * scale.reshape(shape)
+        out += shift.reshape(shape)
+        ctx.training, ctx.eps, ctx.axes, ctx.shape = training, eps, axes, shape
+        ctx.stats = (mean, invstd)
+        ctx.bias_shape = None if bias is None else bias.shape
+        # evaluation keeps its statistics as constants (copies): the running ones may
+        # change before backward (a training step), as in PyTorch
+        ctx.save_for_backward(x, weight, None if training else mean,
+                              None if training else invstd)
+        ctx.mark_non_differentiable(mean, var)
+        return out.astype(x.dtype, copy=False), mean, var
+
+    @staticmethod
+    def backward(ctx, grad, _grad_mean=None, _grad_var=None):
+        m = ctx.math
+        x, weight, eval_mean, eval_invstd = ctx.saved_tensors
+        training = ctx.training
+        need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        shape = tuple(x.shape)
+        channels = shape[1]
+        flat = (shape[0], channels, math.prod(shape[2:]))   # (N, C, positions)
+        stat = (1, channels, 1)
+        x3, g3 = m.reshape(x, flat), m.reshape(grad, flat)
+        if training and m.arrays:  # the forward's statistics (no graph to differentiate)
+            mean, invstd = (m.reshape(v, stat) for v in ctx.stats)
+        elif training:
+            mean = m.mean(x3, [0, 2], True)
+            centered = x3 - mean
+            invstd = m.rsqrt(m.mean(centered * centered, [0, 2], True) + ctx.eps)
+        else:
+            mean, invstd = m.reshape(eval_mean, stat), m.reshape(eval_invstd, stat)
+        count = flat[0] * flat[2]
+        centered = x3 - mean
+        # per channel: the sum of the gradient, and of the gradient times (x - mean)
+        sum_g = m.sum(g3, [0, 2], True)
+        sum_gc = m.reshape(m.sum(m.einsum("ncs,ncs->nc", g3, centered), 0), stat)
+        grad_x = grad_w = grad_b = None
+        if need_x:
+            k = invstd if weight is None else invstd * m.reshape(weight, stat)
+            if training:  # k (g - mean(g) - xhat mean(g xhat)), xhat = (x - mean) invstd
+                grad_x = (k * g3 - k * sum_g / count
+                          - centered * (k * invstd * invstd * sum_gc / count))
+            else:
+                grad_x = k * g3
+            grad_x = m.reshape(grad_x, shape)
+        if need_w:
+            grad_w = m.reshape(invstd * sum_gc, weight.shape)
+        if need_b:
+            grad_b = m.reshape(sum_g, ctx.bias_shape)
+        return grad_x, grad_w, grad_b, None, None, None, None
+
+
+def _same_dtype(input, params, op):
+    """PyTorch's rule: the parameters share the input's dtype, except float32 parameters of
+    a 16-bit input (as under autocast), which compute in float32."""
+    other = [p for p in params if p is not None and p.dtype is not input.dtype]
+    if not other:
+        return False
+    if input.dtype.itemsize == 2 and all(p.dtype is dtypes.float32 for p in other):
+        return True
+    raise RuntimeError(f"{op}(): mixed dtype: expected weight and bias of the input's dtype "
+                       f"{input.dtype.name}, got {other[0].dtype.name}")
 
 
 # not exported as ember.batch_norm: torch.batch_norm takes its arguments in another order
@@ -91,7 +201,19 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     the batch and spatial dims. In training the batch's statistics are used (biased
     variance) and ``running_mean`` / ``running_var`` (if given) move toward them in place:
     ``running = (1 - momentum) * running + momentum * batch_stat`` with the unbiased
-    variance; in evaluation the running statistics are used. Time O(numel)."""
+    variance; in evaluation the running statistics are used. One graph node
+    (NativeBatchNormBackward0). Time O(numel).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> x = ember.tensor([[1.0, 2.0], [3.0, 6.0]])
+    >>> rm, rv = ember.zeros(2), ember.ones(2)
+    >>> F.batch_norm(x, rm, rv, training=True, momentum=0.5)
+    tensor([[-1.0000, -1.0000],
+            [ 1.0000,  1.0000]])
+    >>> rm, rv
+    (tensor([1., 2.]), tensor([1.5000, 4.5000]))
+    """
     _check_float(input, "batch_norm")
     ndim = input._data.ndim
     if ndim < 2:
@@ -101,31 +223,31 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     for value, name in ((running_mean, "running_mean"), (running_var, "running_var"),
                         (weight, "weight"), (bias, "bias")):
         _check_param(value, name, channels, "batch_norm")
-    shape = _channel_shape(ndim)
     if isinstance(momentum, bool) or not isinstance(momentum, (int, float)):
         raise TypeError(f"batch_norm(): argument 'momentum' must be float, not "
                         f"{type(momentum).__name__}")
     if training:
         count = input.numel() // channels if channels else 0
         if count == 0:  # an empty batch: an empty result, statistics untouched
-            return _affine(input * 1.0, weight, bias, shape)
+            return _affine(input * 1.0, weight, bias, _channel_shape(ndim))
         if count == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {_sizes(input.shape)}")
-        dims = [0] + list(range(2, ndim))
-        out, mean, var = _standardize(input, dims, eps)
+    elif running_mean is None or running_var is None:
+        raise RuntimeError("batch_norm(): running_mean and running_var must be defined in "
+                           "evaluation mode (training=False)")
+    if _same_dtype(input, (weight, bias), "batch_norm"):
+        return batch_norm(input.float(), running_mean, running_var, weight, bias, training,
+                          momentum, eps).to(input.dtype)
+    if training:
+        out, mean, var = BatchNorm.apply(input, weight, bias, None, None, True, float(eps))
         if running_mean is not None:
-            _update_running(running_mean, mean.reshape(-1), momentum)
+            _update_running(running_mean, mean, momentum)
         if running_var is not None:
-            _update_running(running_var, var.reshape(-1) * (count / (count - 1)), momentum)
-    else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("batch_norm(): running_mean and running_var must be defined in "
-                               "evaluation mode (training=False)")
-        mean = running_mean.to(input.dtype).reshape(shape)
-        inv_std = (running_var.to(input.dtype).reshape(shape) + eps).rsqrt()
-        out = (input - mean) * inv_std
-    return _affine(out, weight, bias, shape)
+            _update_running(running_var, var * (count / (count - 1)), momentum)
+        return out
+    return BatchNorm.apply(input, weight, bias, running_mean, running_var, False,
+                           float(eps))[0]
 
 
 # ----------------------------------------------------------------------------- layer_norm
@@ -239,7 +361,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     _check_elementwise_param(weight, "weight", normalized_shape, "rms_norm")
     if eps is None:
         eps = dtypes.finfo(input.dtype).eps
-    out = input * ((input * input).mean(dim=list(dims), keepdim=True) + eps).rsqrt()
+    mean_square = input.pow(2).mean(dim=list(dims), keepdim=True)
+    out = input * add_scalar(mean_square, eps).rsqrt()
     return out * weight if weight is not None else out
 
 
@@ -248,11 +371,18 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
              samples=lambda make: [
                  Sample((make((2, 4, 3)), 2, make((4,)), make((4,))), name="affine"),
                  Sample((make((1, 6, 2, 2)), 3), dict(eps=1e-3), name="4-D"),
-                 Sample((make((3, 2)), 1, make((2,)), make((2,))), name="2-D")])
+                 Sample((make((3, 2)), 1, make((2,)), make((2,))), name="2-D"),
+                 Sample((make((2, 4, 2, 3)), 2, make((4,)), None), name="4-D weight only")])
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Split the channels (dim 1) into ``num_groups`` groups and standardize each group of
     each sample over its channels and spatial positions; then a per-channel affine.
-    Time O(numel)."""
+    One graph node (NativeGroupNormBackward0). Time O(numel).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.group_norm(ember.tensor([[1.0, 3.0, 2.0, 6.0]]), 2, eps=0.0)
+    tensor([[-1.,  1., -1.,  1.]])
+    """
     _check_float(input, "group_norm")
     ndim = input._data.ndim
     if ndim < 2:
@@ -265,9 +395,94 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                            f"num_groups={num_groups}")
     _check_param(weight, "weight", channels, "group_norm")
     _check_param(bias, "bias", channels, "group_norm")
-    grouped = input.reshape(batch, num_groups, input.numel() // max(batch * num_groups, 1))
-    out, _, _ = _standardize(grouped, [2], eps)
-    return _affine(out.reshape(tuple(input.shape)), weight, bias, _channel_shape(ndim))
+    if input.numel() == 0:
+        return _affine(input * 1.0, weight, bias, _channel_shape(ndim))
+    if _same_dtype(input, (weight, bias), "group_norm"):
+        return group_norm(input.float(), num_groups, weight, bias, eps).to(input.dtype)
+    return GroupNorm.apply(input, weight, bias, int(num_groups), float(eps))
+
+
+class GroupNorm(Function):
+    """group_norm as one node (PyTorch's NativeGroupNorm): statistics per (sample, group)
+    over the group's channels and positions, then ``x * scale + shift`` with a per-(sample,
+    channel) ``scale = weight * invstd``. Backward is the closed form of layer norm within
+    each group; under create_graph the statistics are recomputed from x, so the double
+    backward differentiates them."""
+
+    array_backward = True
+    node_name = "NativeGroupNormBackward0"
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, groups, eps):
+        xp = ctx.xp
+        batch, channels = x.shape[:2]
+        grouped = x.reshape(batch, groups, -1)
+        mean = grouped.mean(axis=2, keepdims=True)
+        centered = grouped - mean
+        var = xp.mean(xp.square(centered, out=centered), axis=2, keepdims=True)
+        del centered
+        invstd = 1.0 / xp.sqrt(var + eps)
+        # per (sample, channel): invstd of the channel's group times the channel's weight
+        scale = xp.repeat(invstd.reshape(batch, groups), channels // groups, axis=1)
+        shift = -xp.repeat(mean.reshape(batch, groups), channels // groups, axis=1) * scale
+        if weight is not None:
+            scale = scale * weight
+            shift = shift * weight
+        if bias is not None:
+            shift = shift + bias
+        spatial = (1,) * (x.ndim - 2)
+        out = x * scale.reshape((batch, channels) + spatial)
+        out += shift.reshape((batch, channels) + spatial)
+        ctx.groups, ctx.eps, ctx.stats = groups, eps, (mean, invstd)
+        ctx.bias_shape = None if bias is None else bias.shape
+        ctx.save_for_backward(x, weight)
+        return out.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        m = ctx.math
+        x, weight = ctx.saved_tensors
+        need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        shape = tuple(x.shape)
+        batch, channels = shape[:2]
+        groups = ctx.groups
+        per_group = channels // groups
+        flat = (batch, channels, math.prod(shape[2:]))   # (N, C, positions)
+        size = per_group * flat[2]                         # elements per group
+        if m.arrays:
+            mean, invstd = ctx.stats
+        else:
+            grouped = m.reshape(x, (batch, groups, size))
+            mean = m.mean(grouped, 2, True)
+            centered = grouped - mean
+            invstd = m.rsqrt(m.mean(centered * centered, 2, True) + ctx.eps)
+
+        def per_channel(t):  # (N, G, ...) -> (N, C, 1), each group's value on its channels
+            t = m.expand(m.reshape(t, (batch, groups, 1)), (batch, groups, per_group))
+            return m.reshape(t, (batch, channels, 1))
+
+        x3, g3 = m.reshape(x, flat), m.reshape(grad, flat)
+        invstd_c = per_channel(invstd)
+        centered = x3 - per_channel(mean)
+        # per (sample, channel): the sum of the gradient, and of the gradient times x - mean
+        sum_g = m.sum(g3, 2)
+        sum_gc = m.einsum("ncs,ncs->nc", g3, centered)
+        scaled = m.reshape(invstd_c, (batch, channels)) * sum_gc   # sum of grad * xhat
+        grad_x = grad_w = grad_b = None
+        if need_x:
+            w = m.reshape(weight, (1, channels)) if weight is not None else None
+            wg, wgx = (sum_g, scaled) if w is None else (w * sum_g, w * scaled)
+            # the group means of g = grad * weight and of g * xhat
+            mean_g = per_channel(m.sum(m.reshape(wg, (batch, groups, per_group)), 2) / size)
+            mean_gx = per_channel(m.sum(m.reshape(wgx, (batch, groups, per_group)), 2) / size)
+            k = invstd_c if w is None else invstd_c * m.reshape(w, (1, channels, 1))
+            grad_x = k * g3 - invstd_c * mean_g - centered * (invstd_c * invstd_c * mean_gx)
+            grad_x = m.reshape(grad_x, shape)
+        if need_w:
+            grad_w = m.reshape(m.sum(scaled, 0), weight.shape)
+        if need_b:
+            grad_b = m.reshape(m.sum(sum_g, 0), ctx.bias_shape)
+        return grad_x, grad_w, grad_b, None, None
 
 
 def _instance_norm_samples(make):
@@ -297,26 +512,26 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     for value, name in ((running_mean, "running_mean"), (running_var, "running_var"),
                         (weight, "weight"), (bias, "bias")):
         _check_param(value, name, channels, "instance_norm")
-    shape = _channel_shape(ndim)
-    if not use_input_stats:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("instance_norm(): Expected running_mean and running_var to be "
-                               "defined when use_input_stats is false")
-        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
-    count = int(np.prod(input.shape[2:]))
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("instance_norm(): Expected running_mean and running_var to be "
+                           "defined when use_input_stats is false")
     if input.numel() == 0:
-        return _affine(input * 1.0, weight, bias, shape)
-    if count == 1:
+        return _affine(input * 1.0, weight, bias, _channel_shape(ndim))
+    if use_input_stats and math.prod(input.shape[2:]) == 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size "
                          f"{_sizes(input.shape)}")
-    out, mean, var = _standardize(input, list(range(2, ndim)), eps)
-    if running_mean is not None:
-        _update_running(running_mean, mean.reshape(input.shape[0], channels).mean(dim=0),
-                        momentum)
-    if running_var is not None:
-        unbiased = var.reshape(input.shape[0], channels) * (count / (count - 1))
-        _update_running(running_var, unbiased.mean(dim=0), momentum)
-    return _affine(out, weight, bias, shape)
+    # PyTorch's composition: one batch norm over (1, N * C, ...), each instance a channel
+    batch = input.shape[0]
+    flat = input.reshape((1, batch * channels) + tuple(input.shape[2:]))
+    stats = [None if s is None else s.repeat(batch) for s in (running_mean, running_var)]
+    out = batch_norm(flat, stats[0], stats[1], None if weight is None else weight.repeat(batch),
+                     None if bias is None else bias.repeat(batch), use_input_stats, momentum,
+                     eps)
+    if use_input_stats:
+        for running, repeated in zip((running_mean, running_var), stats):
+            if running is not None:
+                _copy_into(running, repeated.reshape(batch, channels).mean(dim=0))
+    return out.reshape(tuple(input.shape))
 
 
 # ----------------------------------------------------------------------------- LRN, normalize
@@ -329,24 +544,32 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """``x / (k + alpha * mean_window(x^2)) ^ beta``, the window running over ``size``
     neighbouring channels (dim 1; zero beyond the ends, ``size // 2`` before and
     ``(size - 1) // 2`` after). Time O(numel * size)."""
-    from .pooling import WindowSum
+    from .pooling import avg_pool2d, avg_pool3d
+    from .shape import pad
 
     _check_float(input, "local_response_norm")
     ndim = input._data.ndim
     if ndim < 3:
         raise ValueError(f"Expected 3D or higher dimensionality input (got {ndim} "
                          "dimensions)")
-    if int(size) <= 0:
-        raise ValueError(f"local_response_norm(): size must be positive, got {size}")
+    if isinstance(size, bool) or int(size) != size or int(size) <= 0:
+        raise ValueError(f"local_response_norm(): size must be a positive integer, got {size}")
     size = int(size)
-    batch, channels = input.shape[:2]
-    rest = input.numel() // max(batch * channels, 1)
-    squares = (input * input).reshape(batch, channels, rest).transpose(1, 2)   # (N, R, C)
-    geo = _Geometry((channels,), (size,), (1,), (size // 2,), ((size - 1) // 2,), (1,), 1,
-                    (channels,))
-    mean = WindowSum.apply(squares, geo, np.full((channels,), 1.0 / size), None)
-    div = (mean.transpose(1, 2).reshape(tuple(input.shape)) * alpha + k) ** beta
-    return input / div
+    if input.numel() == 0:
+        return input
+    # PyTorch's composition: the channels become a pooled dim of a 2-D (3-D input) or
+    # 3-D (more dims) average pool with zero padding
+    squares = input * input
+    before, after = size // 2, (size - 1) // 2
+    if ndim == 3:
+        div = pad(squares.unsqueeze(1), (0, 0, before, after))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        shape = tuple(input.shape)
+        div = squares.view(shape[0], 1, shape[1], shape[2], -1)
+        div = pad(div, (0, 0, 0, 0, before, after))
+        div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1).view(shape)
+    return input / (div * alpha + k) ** beta
 
 
 @register_op(namespace="nn.functional",

@@ -8,8 +8,10 @@ Pooling works on the last n dims of any leading shape, with strided windows:
 - max pooling finds per-plane flat indices (PyTorch's ``return_indices``) and gathers
   at them; its backward scatters into the plane, and max_unpool is that scatter;
 - adaptive pooling and interpolation are separable: along each dim, every output reads a
-  few input positions ("taps") with weights, a gather along one axis.
-The gathers and scatters are ember's one pair, ``indexing.AdvancedIndex`` /
+  few input positions ("taps") with weights, a gather along one axis; ``Resample`` does
+  all the dims in one node, and its adjoint (``ResampleTranspose``) is the same kind of
+  map with the taps transposed.
+The max-pooling gathers and scatters are ember's one pair, ``indexing.AdvancedIndex`` /
 ``indexing.IndexScatter``, each the other's backward.
 """
 from __future__ import annotations
@@ -99,6 +101,88 @@ class WindowSumTranspose(Function):
         return ctx.math.apply(WindowSum, grad, ctx.geo, ctx.scale, None), None, None
 
 
+def _transpose_taps(index: np.ndarray, weight, size: int):
+    """The adjoint of a taps map (out[i] = sum_j weight[i, j] * x[index[i, j]]) in the same
+    form: for each of the ``size`` inputs, the outputs that read it and their weights
+    (padded with weight 0 to the largest count)."""
+    out, taps = index.shape
+    src = index.ravel()
+    dst = np.repeat(np.arange(out), taps)
+    w = np.ones(src.shape) if weight is None else np.asarray(weight, np.float64).ravel()
+    order = np.argsort(src, kind="stable")
+    src, dst, w = src[order], dst[order], w[order]
+    counts = np.bincount(src, minlength=size)
+    rank = np.arange(src.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    width = max(int(counts.max()) if counts.size else 0, 1)
+    index_t = np.zeros((size, width), np.int64)
+    weight_t = np.zeros((size, width))
+    index_t[src, rank] = dst
+    weight_t[src, rank] = w
+    return index_t, weight_t
+
+
+def _take_taps(xp, x, axis: int, index: np.ndarray, weight):
+    """out[..., i, ...] = sum_j weight[i, j] * x[..., index[i, j], ...] along ``axis``, one
+    gather and one multiply-add per tap; ``weight`` None: one tap of weight 1."""
+    if weight is None:
+        return xp.take(x, xp.asarray(index[:, 0]), axis=axis)
+    shape = [1] * x.ndim
+    shape[axis] = index.shape[0]
+    out = None
+    for j in range(index.shape[1]):
+        w = xp.asarray(weight[:, j].reshape(shape), dtype=x.dtype)
+        term = xp.take(x, xp.asarray(index[:, j]), axis=axis)
+        term *= w
+        out = term if out is None else out.__iadd__(term)
+    return out
+
+
+class Resample(Function):
+    """A separable linear resampling of some axes (interpolation, adaptive average pooling)
+    as one node: ``plan`` holds, per axis, the taps of each output and of the adjoint.
+    ``ResampleTranspose`` is its backward and it is ResampleTranspose's, so double
+    backward is the same pair again."""
+
+    array_backward = True
+    node_name = "UpsampleNearest2DBackward0"
+
+    @staticmethod
+    def forward(ctx, x, plan, node_name):
+        ctx.plan, ctx.node_name = plan, node_name
+        for axis, index, weight, _, _ in plan:
+            x = _take_taps(ctx.xp, x, axis, index, weight)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.math.apply(ResampleTranspose, grad, ctx.plan, ctx.node_name), None, None
+
+
+class ResampleTranspose(Function):
+    """The adjoint of ``Resample``: each input position sums the outputs that read it."""
+
+    array_backward = True
+
+    @staticmethod
+    def forward(ctx, grad, plan, node_name):
+        ctx.plan, ctx.forward_name = plan, node_name
+        ctx.node_name = node_name.replace("Backward0", "BackwardBackward0")
+        for axis, _, _, index_t, weight_t in reversed(plan):
+            grad = _take_taps(ctx.xp, grad, axis, index_t, weight_t)
+        return grad
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.math.apply(Resample, grad, ctx.plan, ctx.forward_name), None, None
+
+
+def _resample(x: Tensor, axes_taps, node_name: str) -> Tensor:
+    """Resample ``x`` along each (axis, index, weight, size) of ``axes_taps`` in one node."""
+    plan = tuple((axis, index, weight) + _transpose_taps(index, weight, size)
+                 for axis, index, weight, size in axes_taps)
+    return Resample.apply(x, plan, node_name)
+
+
 def _positions(xp, index, n: int, plane: int):
     """Positions in the flattened tensor of per-plane flat indices (shape lead + out) into
     a tensor whose last n dims form planes of ``plane`` elements: the gather / scatter
@@ -121,42 +205,6 @@ def _plane_gather(x: Tensor, index, n: int, name: str, unique: bool = False, emp
     if empty is not None:  # max pooling windows without an element above -inf
         xp.copyto(out._data, -np.inf, where=empty)
     return out
-
-
-def _axis_gather(x: Tensor, index, axis: int) -> Tensor:
-    """``take(x, index, axis)``: one axis read at the (host) positions ``index``, repeats
-    allowed."""
-    xp = backend.xp_for_device(x._device)
-    return AdvancedIndex.apply(x, (slice(None),) * axis + (xp.asarray(index),))
-
-
-def _apply_taps(x: Tensor, axis: int, index: np.ndarray, weight):
-    """Along ``axis``: out[i] = sum_j weight[i, j] * x[index[i, j]] (index (n, taps));
-    ``weight`` None means one tap of weight 1."""
-    n, taps = index.shape
-    if taps == 1 and weight is None:
-        return _axis_gather(x, index.ravel(), axis)
-    xp = backend.xp_for_device(x._device)
-    if taps <= 4:
-        # interpolation: one gather and one multiply-add per tap (no reduction over a
-        # tiny axis)
-        wshape = [1] * x._data.ndim
-        wshape[axis] = n
-        result = None
-        for j in range(taps):
-            w = Tensor._make(xp.asarray(weight[:, j].reshape(wshape), dtype=x._data.dtype),
-                             x._device)
-            term = _axis_gather(x, index[:, j].copy(), axis) * w
-            result = term if result is None else result + term
-        return result
-    picked = _axis_gather(x, index.ravel(), axis)
-    shape = list(picked.shape)
-    shape[axis:axis + 1] = [n, taps]
-    picked = picked.reshape(tuple(shape))
-    wshape = [1] * len(shape)
-    wshape[axis:axis + 2] = [n, taps]
-    w = Tensor._make(xp.asarray(weight.reshape(wshape), dtype=x._data.dtype), x._device)
-    return (picked * w).sum(dim=axis + 1)
 
 
 # ----------------------------------------------------------------------------- arguments
@@ -561,6 +609,9 @@ def _adaptive_avg(n, op, input, output_size):
     ndim = input._data.ndim
     size = tuple(input.shape[ndim - n:])
     out = _output_size(output_size, size, n, op)
+    if n == 1:  # PyTorch pools a length as a (1, L) plane
+        plane = _adaptive_avg(2, op, input.unsqueeze(-2), (1, out[0]))
+        return plane.squeeze(-2)
     if n > 1 and all(o == 1 for o in out) and input._data.size:
         # a global average, which PyTorch computes (and names) as a mean
         return input.mean(tuple(range(ndim - n, ndim)), keepdim=True)
@@ -570,11 +621,9 @@ def _adaptive_avg(n, op, input, output_size):
         geo = _Geometry(size, kernel, kernel, (0,) * n, (0,) * n, (1,) * n, 1, out)
         return WindowSum.apply(input, geo, np.full(out, 1.0 / math.prod(kernel)),
                                f"AdaptiveAvgPool{n}DBackward0")
-    result = input
-    for i in range(n):
-        index, weight = _adaptive_taps(size[i], out[i], True)
-        result = _apply_taps(result, ndim - n + i, index, weight)
-    return result
+    taps = [(ndim - n + i,) + _adaptive_taps(size[i], out[i], True) + (size[i],)
+            for i in range(n)]
+    return _resample(input, taps, f"AdaptiveAvgPool{n}DBackward0")
 
 
 def _adaptive_avg_samples(n):
@@ -783,6 +832,9 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
 # ----------------------------------------------------------------------------- interpolate
 _MODE_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+_MODE_NAMES = {"nearest": "Nearest", "nearest-exact": "NearestExact", "linear": "Linear",
+               "bilinear": "Bilinear", "bicubic": "Bicubic", "trilinear": "Trilinear",
+               "lanczos": "Lanczos"}
 _CUBIC_A = -0.75
 
 
@@ -832,6 +884,39 @@ def _interp_taps(mode, size, out, scale, align_corners, dims):
     return index, weights
 
 
+_AA_SUPPORT = {"bilinear": 1.0, "bicubic": 2.0, "lanczos": 3.0}  # half the filter width
+
+
+def _aa_filter(mode, x):
+    x = np.abs(x)
+    if mode == "bilinear":
+        return np.where(x < 1, 1 - x, 0.0)
+    if mode == "bicubic":  # Keys' cubic with a = -0.5, as PIL and PyTorch's antialias use
+        a = -0.5
+        return np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
+                        np.where(x < 2, (((x - 5) * x + 8) * x - 4) * a, 0.0))
+    return np.where(x < 3, np.sinc(x) * np.sinc(x / 3), 0.0)  # Lanczos-3
+
+
+def _aa_taps(mode, size, out, scale):
+    """Antialiased taps (PIL's resampling, as PyTorch's ``antialias=True``): when shrinking,
+    the filter is stretched by ``scale`` (input/output) so every input contributes; the
+    taps are cut at the borders and each output's weights are renormalized to sum 1."""
+    stretch = scale if scale >= 1.0 else 1.0
+    support = _AA_SUPPORT[mode] * stretch
+    center = scale * (np.arange(out) + 0.5)
+    start = np.maximum((center - support + 0.5).astype(np.int64), 0)
+    stop = np.minimum((center + support + 0.5).astype(np.int64), size)
+    width = max(int((stop - start).max()) if out else 1, 1)
+    j = np.arange(width)
+    index = start[:, None] + j
+    weight = _aa_filter(mode, (index - center[:, None] + 0.5) / stretch)
+    weight = np.where(j < (stop - start)[:, None], weight, 0.0)
+    total = weight.sum(1, keepdims=True)
+    weight = np.where(total != 0, weight / np.where(total != 0, total, 1.0), weight)
+    return np.minimum(index, size - 1), weight
+
+
 def _interpolate_samples(make):
     return [Sample((make((1, 2, 3)),), dict(size=5, mode="nearest"), name="nearest up"),
             Sample((make((1, 1, 5, 4)),), dict(scale_factor=0.6, mode="nearest"),
@@ -843,7 +928,20 @@ def _interpolate_samples(make):
             Sample((make((1, 1, 3, 4)),), dict(size=(4, 5), mode="bicubic"), name="bicubic"),
             Sample((make((2, 1, 4)),), dict(scale_factor=1.7, mode="linear"),
                    name="linear scale"),
-            Sample((make((1, 2, 4)),), dict(size=7, mode="nearest-exact"), name="exact")]
+            Sample((make((1, 2, 4)),), dict(size=7, mode="nearest-exact"), name="exact"),
+            Sample((make((1, 1, 2, 3, 2)),), dict(scale_factor=(1.5, 1, 2), mode="trilinear",
+                                                  align_corners=True), name="trilinear"),
+            Sample((make((1, 1, 2, 2, 3)),), dict(scale_factor=1.7, mode="nearest",
+                                                  recompute_scale_factor=True),
+                   name="nearest 3-D recompute"),
+            Sample((make((1, 2, 5, 4)),), dict(size=(3, 6), mode="area"), name="area"),
+            Sample((make((1, 1, 7, 6)),), dict(size=(3, 4), mode="bilinear", antialias=True),
+                   name="bilinear antialias"),
+            Sample((make((1, 1, 6, 5)),), dict(scale_factor=(0.5, 1.5), mode="bicubic",
+                                               align_corners=True, antialias=True),
+                   name="bicubic antialias corners"),
+            Sample((make((1, 1, 7, 4)),), dict(size=(3, 5), mode="lanczos", antialias=True),
+                   name="lanczos")]
 
 
 @register_op(namespace="nn.functional", samples=_interpolate_samples)
@@ -853,8 +951,21 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     (PyTorch's legacy rule: source = floor(dst * in / out)), 'nearest-exact', 'linear' /
     'bilinear' / 'trilinear' (align_corners: corners map to corners; else half-pixel
     centres), 'bicubic' (cubic convolution, a = -0.75, clamped borders) or 'area'
-    (adaptive average pooling). Separable: one gather-and-weigh pass per dim, time
-    O(N * prod(out) * taps) per pass."""
+    (adaptive average pooling). ``antialias=True`` (4-D bilinear / bicubic, and 'lanczos',
+    which needs it) resamples as PIL does: the filter widens by the shrink factor so every
+    input contributes, and the weights are cut at the borders and renormalized (PyTorch's
+    forward, though not its backward, differs where the output width is 1).
+    One node, named as PyTorch names it per mode
+    (UpsampleBilinear2DBackward0, ...; AdaptiveAvgPool{n}DBackward0 for 'area'). Separable:
+    one gather-and-weigh pass per dim, time O(N * prod(out) * taps) per pass; the backward
+    is the exact adjoint of the forward (PyTorch's 3-D nearest backward with a non-integer
+    ``scale_factor`` reads other positions than its forward).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.interpolate(ember.tensor([[[0.0, 2.0]]]), scale_factor=2, mode="linear")
+    tensor([[[0.0000, 0.5000, 1.5000, 2.0000]]])
+    """
     ensure_tensor(input, "interpolate")
     ndim = input._data.ndim
     n = ndim - 2
@@ -862,15 +973,24 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
                                   f"(got {ndim}D) for the modes: nearest | linear | bilinear "
                                   f"| bicubic | trilinear | area | nearest-exact (got {mode})")
-    modes = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
+    modes = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area",
+             "lanczos")
     if mode not in modes:
         raise NotImplementedError(f"interpolate(): mode '{mode}' is not one of {modes}")
-    if antialias:
-        raise NotImplementedError("interpolate(): antialias=True is not supported by ember")
+    if antialias and not (mode in _AA_SUPPORT and n == 2):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                         "modes and requires a 4-D tensor as input")
+    if mode == "lanczos":
+        if n != 2:
+            raise NotImplementedError(f"Got {ndim}D input, but lanczos mode needs 4D input")
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
     if mode in _MODE_DIMS and _MODE_DIMS[mode] != n:
         raise NotImplementedError(f"Got {ndim}D input, but {mode} mode needs "
                                   f"{_MODE_DIMS[mode] + 2}D input")
-    if align_corners is not None and mode not in _MODE_DIMS:
+    if align_corners is not None and mode not in _MODE_DIMS and mode != "lanczos":
         raise ValueError("align_corners option can only be set with the interpolating modes: "
                          "linear | bilinear | bicubic | trilinear")
     if input.dtype is dtypes.uint8 and mode == "bilinear":
@@ -911,12 +1031,19 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             return ", ".join(f"{a}: {b}" for a, b in zip(names, sizes))
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({dims(in_size)}){' and' if n == 1 else ''} output ({dims(out)})")
-    result = input
+    taps = []
     for i in range(n):
         scale = scales[i] if scales is not None else in_size[i] / out[i]
-        index, weight = _interp_taps(mode, in_size[i], out[i], scale, bool(align_corners), n)
-        result = _apply_taps(result, 2 + i, index, weight)
-    return result
+        if antialias:
+            if align_corners:
+                scale = (in_size[i] - 1) / (out[i] - 1) if out[i] > 1 else 0.0
+            index, weight = _aa_taps(mode, in_size[i], out[i], scale)
+        else:
+            index, weight = _interp_taps(mode, in_size[i], out[i], scale, bool(align_corners),
+                                         n)
+        taps.append((2 + i, index, weight, in_size[i]))
+    name = f"Upsample{_MODE_NAMES[mode]}{n}D{'Aa' if antialias else ''}Backward0"
+    return _resample(input, taps, name)
 
 
 # ----------------------------------------------------------------------------- pixel shuffle
@@ -925,7 +1052,14 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                    Sample((make((9, 1, 2)), 3), name="unbatched r=3")])
 def pixel_shuffle(input, upscale_factor):
     """(*, C r^2, H, W) -> (*, C, H r, W r): ``out[c, h r + i, w r + j] =
-    in[c r^2 + i r + j, h, w]``. A reshape and a permute."""
+    in[c r^2 + i r + j, h, w]``. One node (PixelShuffleBackward0); time O(numel).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.pixel_shuffle(ember.arange(4.0).reshape(1, 4, 1, 1), 2)
+    tensor([[[[0., 1.],
+              [2., 3.]]]])
+    """
     ensure_tensor(input, "pixel_shuffle")
     r = int(upscale_factor)
     if input._data.ndim < 3:
@@ -938,17 +1072,21 @@ def pixel_shuffle(input, upscale_factor):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
                            f"divisible by the square of upscale_factor, but input.size(-3)={c} "
                            f"is not divisible by {r * r}")
-    k = len(lead)
-    x = input.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
-    x = x.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)
-    return x.reshape(tuple(lead) + (c // (r * r), h * r, w * r))
+    return PixelShuffle.apply(input, r)
 
 
 @register_op(namespace="nn.functional", exported_in=("ember",),
              samples=lambda make: [Sample((make((1, 2, 4, 2)), 2), name="r=2"),
                                    Sample((make((1, 3, 6)), 3), name="unbatched r=3")])
 def pixel_unshuffle(input, downscale_factor):
-    """(*, C, H r, W r) -> (*, C r^2, H, W), the inverse of pixel_shuffle."""
+    """(*, C, H r, W r) -> (*, C r^2, H, W), the inverse of pixel_shuffle. One node
+    (PixelUnshuffleBackward0); time O(numel).
+
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.pixel_unshuffle(ember.arange(4.0).reshape(1, 1, 2, 2), 2).flatten()
+    tensor([0., 1., 2., 3.])
+    """
     ensure_tensor(input, "pixel_unshuffle")
     r = int(downscale_factor)
     if input._data.ndim < 3:
@@ -962,7 +1100,55 @@ def pixel_unshuffle(input, downscale_factor):
         raise RuntimeError(f"pixel_unshuffle expects {which} to be divisible by "
                            f"downscale_factor, but input.size({-2 if h % r else -1})={value} "
                            f"is not divisible by {r}")
+    return PixelUnshuffle.apply(input, r)
+
+
+def _shuffle(x, r):
+    """(*, C r^2, H, W) -> (*, C, H r, W r) on arrays: a reshape, a transpose, a copy."""
+    *lead, c, h, w = x.shape
     k = len(lead)
-    x = input.reshape(tuple(lead) + (c, h // r, r, w // r, r))
-    x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)
+    x = x.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
+    x = x.transpose(tuple(range(k)) + (k, k + 3, k + 1, k + 4, k + 2))
+    return x.reshape(tuple(lead) + (c // (r * r), h * r, w * r))
+
+
+def _unshuffle(x, r):
+    """(*, C, H r, W r) -> (*, C r^2, H, W) on arrays, the inverse of ``_shuffle``."""
+    *lead, c, h, w = x.shape
+    k = len(lead)
+    x = x.reshape(tuple(lead) + (c, h // r, r, w // r, r))
+    x = x.transpose(tuple(range(k)) + (k, k + 2, k + 4, k + 1, k + 3))
     return x.reshape(tuple(lead) + (c * r * r, h // r, w // r))
+
+
+class PixelShuffle(Function):
+    """pixel_shuffle as one node; its adjoint is pixel_unshuffle (and back), so double
+    backward is the same pair again."""
+
+    array_backward = True
+    node_name = "PixelShuffleBackward0"
+
+    @staticmethod
+    def forward(ctx, x, r):
+        ctx.r = r
+        return _shuffle(x, r)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.math.apply(PixelUnshuffle, grad, ctx.r), None
+
+
+class PixelUnshuffle(Function):
+    """pixel_unshuffle as one node; its adjoint is pixel_shuffle."""
+
+    array_backward = True
+    node_name = "PixelUnshuffleBackward0"
+
+    @staticmethod
+    def forward(ctx, x, r):
+        ctx.r = r
+        return _unshuffle(x, r)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.math.apply(PixelShuffle, grad, ctx.r), None

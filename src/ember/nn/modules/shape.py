@@ -60,7 +60,13 @@ class Unflatten(Module):
 
 class Upsample(Module):
     """Resize (N, C, *spatial) input to ``size`` or by ``scale_factor`` with
-    ``mode`` in nearest, linear, bilinear, bicubic, trilinear."""
+    ``mode`` in nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area (see
+    ``F.interpolate``); one graph node per call (UpsampleNearest2DBackward0, ...).
+
+    >>> import ember
+    >>> ember.nn.Upsample(scale_factor=2)(ember.tensor([[[1.0, 2.0]]]))
+    tensor([[[1., 1., 2., 2.]]])
+    """
 
     def __init__(self, size=None, scale_factor=None, mode: str = "nearest",
                  align_corners=None, recompute_scale_factor=None):
