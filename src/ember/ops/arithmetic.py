@@ -20,7 +20,6 @@ from .comparison import _binary, _tensor_operands, _two_tensors
 from .registry import Sample, register_op
 from .unary import _LN2
 
-
 # ----------------------------------------------------------------------------- arithmetic
 # NumPy's path for a Python float operand costs more than the op itself on a small array;
 # a read-only 0-d array of the other operand's dtype gives the same result (the float
