@@ -330,12 +330,7 @@ def _nll_samples(make):
                     "ignore_index": 3}, name="weight and ignore_index"),
             Sample((make((2, 3, 2, 2)), make.index((2, 2, 2), 3)), {"reduction": "none"},
                    name="spatial none"),
-            Sample((make((4,)), make.index((), 4)), {"reduction": "sum"}, name="unbatched"),
-            Sample((make((5, 3)), make.index((5,), 3)),
-                   {"p": 2, "margin": 1.5, "weight": make((3,), 0.5, 2, requires_grad=False)},
-                   name="p=2 weight mean"),
-            Sample((make((4,)), make.index((1,), 4)), {"reduction": "none", "margin": 2.0},
-                   name="unbatched none")]
+            Sample((make((4,)), make.index((), 4)), {"reduction": "sum"}, name="unbatched")]
 
 
 @register_op(namespace=_NN, samples=_nll_samples)
