@@ -3,6 +3,7 @@ from ..tensor import Tensor as _Tensor
 from . import (
     activations,
     arithmetic,
+    aten_forms,
     comparison,
     composites,
     conv,
