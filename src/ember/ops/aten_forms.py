@@ -57,8 +57,10 @@ def _int_reduction(samples):
 
 
 # ----------------------------------------------------------------------------- dropout
-def _feature_shape(input: Tensor, name: str) -> tuple:
+def _feature_shape(input: Tensor, train: bool, name: str) -> tuple:
     ensure_tensor(input, name)
+    if not train:  # identity: any rank will do, as in PyTorch
+        return tuple(input.shape)
     if input.ndim < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     return tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
@@ -81,7 +83,7 @@ def alpha_dropout(input, p, train):
 def feature_dropout(input, p, train):
     """Dropout of whole channels: dims 0 and 1 of the input pick the mask, as
     ``dropout2d`` does for any rank."""
-    return _dropout(input, p, train, False, _feature_shape(input, "feature_dropout"),
+    return _dropout(input, p, train, False, _feature_shape(input, train, "feature_dropout"),
                     "feature_dropout")
 
 
@@ -89,7 +91,7 @@ def feature_dropout(input, p, train):
 def feature_alpha_dropout(input, p, train):
     """Alpha dropout of whole channels (dims 0 and 1 of the input pick the mask)."""
     return _alpha_dropout(input, p, train, False,
-                          _feature_shape(input, "feature_alpha_dropout"),
+                          _feature_shape(input, train, "feature_alpha_dropout"),
                           "feature_alpha_dropout")
 
 
@@ -111,14 +113,14 @@ def alpha_dropout_(input, p, train):
 
 def feature_dropout_(input, p, train):
     """In-place ``feature_dropout``."""
-    return _dropout(input, p, train, True, _feature_shape(input, "feature_dropout_"),
+    return _dropout(input, p, train, True, _feature_shape(input, train, "feature_dropout_"),
                     "feature_dropout_")
 
 
 def feature_alpha_dropout_(input, p, train):
     """In-place ``feature_alpha_dropout``."""
     return _alpha_dropout(input, p, train, True,
-                          _feature_shape(input, "feature_alpha_dropout_"),
+                          _feature_shape(input, train, "feature_alpha_dropout_"),
                           "feature_alpha_dropout_")
 
 
