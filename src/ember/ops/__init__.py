@@ -9,6 +9,7 @@ from . import (
     conv,
     decompositions,
     factories,
+    fractional_pooling,
     indexing,
     losses,
     matrices,
