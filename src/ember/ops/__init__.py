@@ -10,6 +10,7 @@ from . import (
     decompositions,
     factories,
     fractional_pooling,
+    grid_sampling,
     indexing,
     losses,
     matrices,
