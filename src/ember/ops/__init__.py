@@ -14,6 +14,7 @@ from . import (
     indexing,
     losses,
     matrices,
+    multihead,
     neural,
     normalization,
     norms,
