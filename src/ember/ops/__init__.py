@@ -12,6 +12,7 @@ from . import (
     fractional_pooling,
     grid_sampling,
     indexing,
+    linear_cross_entropy,
     losses,
     matrices,
     multihead,

@@ -97,7 +97,8 @@ def _mha_samples(make):
 
     q, k, v = make((3, 2, e)), make((5, 2, e)), make((5, 2, e))
     # distinct tensors: the oracle converts each argument on its own
-    out = [Sample((make((3, 2, e)), make((3, 2, e)), make((3, 2, e)), e, h, *weights(), None, None, False, 0.0, *out_proj()),
+    same = (make((3, 2, e)), make((3, 2, e)), make((3, 2, e)))
+    out = [Sample((*same, e, h, *weights(), None, None, False, 0.0, *out_proj()),
                   name="same lengths, weights"),
            Sample((q, k, v, e, h, *weights(), None, None, False, 0.0, *out_proj()),
                   {"need_weights": False, "key_padding_mask": make.bool((2, 5)) & False,
