@@ -18,7 +18,7 @@ import numpy as np
 from ..tensor import Tensor
 from ._util import ensure_tensor, xp_of
 from .arithmetic import fmod
-from .comparison import clamp, where
+from .comparison import where
 from .products import matmul
 from .registry import Sample, register_op
 from .scatter import gather
@@ -105,10 +105,13 @@ def _unnormalize(coord, size: int, align_corners: bool):
 
 
 def _clip(x, size: int):
-    """Clamp into [0, size - 1]; no gradient at or beyond the edges (PyTorch's)."""
+    """Clamp into [0, size - 1]; no gradient at or beyond the edges, and NaN goes to 0, as in
+    PyTorch."""
     top = size - 1
     inside = (x > 0) & (x < top)
-    return where(inside, x, clamp(x.detach(), 0, top))
+    xp = xp_of(x)
+    edge = xp.clip(xp.where(xp.isnan(x._data), 0, x._data), 0, top)
+    return where(inside, x, Tensor._make(edge.astype(x._data.dtype, copy=False), x._device))
 
 
 def _reflect(x, twice_low: int, twice_high: int):
