@@ -156,6 +156,13 @@ def test_fractional_max_pool_errors(call, error, text):
         call(ember.randn(2, 3, 6, 7))
 
 
+def test_fractional_max_pool_node_is_the_pooling_for_any_rank():
+    for shape in ((1, 2, 5, 5), (2, 5, 5)):
+        x = ember.randn(*shape, requires_grad=True)
+        out = F.fractional_max_pool2d(x, 2, output_size=3)
+        assert out.grad_fn.name() == "FractionalMaxPool2DBackward0"
+
+
 def test_fractional_max_pool_modules():
     pool = ember.nn.FractionalMaxPool2d(2, output_size=3, return_indices=True)
     values, indices = pool(ember.randn(2, 3, 7, 7))

@@ -129,9 +129,10 @@ def _fractional(n: int, input, kernel_size, output_size, output_ratio, _random_s
         raise RuntimeError(f"Expected _random_samples on {input.device}, like the input, got "
                            f"{samples.device}")
     index = _FractionalIndices.apply(x.detach(), samples.detach()[:x.shape[0]], kernel, out)
-    values = _plane_gather(x, index._data, n, f"FractionalMaxPool{n}DBackward0")
     if not batched:
-        values, index = values.squeeze(0), index.squeeze(0)
+        index = index.squeeze(0)
+    # gather from the input itself, so its node is the pooling's whatever the rank
+    values = _plane_gather(input, index._data, n, f"FractionalMaxPool{n}DBackward0")
     return values, index
 
 
