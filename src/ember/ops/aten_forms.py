@@ -482,7 +482,7 @@ def _recurrent(mode: str, name: str, args):
 
 def _layer_samples(mode: str, gates: int):
     def weights(make, layers, directions, inputs, bias, proj=0):
-        out, hidden = [], 3
+        out, hidden = [], 2
         for layer in range(layers):
             width = inputs if layer == 0 else (proj or hidden) * directions
             for _ in range(directions):
@@ -493,23 +493,23 @@ def _layer_samples(mode: str, gates: int):
                     out.append(make((proj, hidden)))
         return out
 
-    def state(make, count, batch, size=3):
+    def state(make, count, batch, size=2):
         h = make((count, batch, size))
-        return [h, make((count, batch, 3))] if mode == "LSTM" else h
+        return [h, make((count, batch, 2))] if mode == "LSTM" else h
 
     def samples(make):
         from ..creation import tensor
 
         out = [Sample((make((4, 2, 2)), state(make, 1, 2), weights(make, 1, 1, 2, True), True,
                        1, 0.0, False, False, False), name="one layer"),
-               Sample((make((2, 3, 2)), state(make, 4, 2), weights(make, 2, 2, 2, False), False,
+               Sample((make((2, 2, 2)), state(make, 4, 2), weights(make, 2, 2, 2, False), False,
                        2, 0.0, False, True, True), name="two layers, bidirectional, batch first"),
                Sample((make((6, 2)), tensor([3, 2, 1]), state(make, 2, 3),
                        weights(make, 1, 2, 2, True), True, 1, 0.0, False, True),
                       name="packed, bidirectional")]
         if mode == "LSTM":
-            out.append(Sample((make((3, 2, 2)), state(make, 2, 2, 2),
-                               weights(make, 1, 2, 2, True, proj=2), True, 1, 0.0, False,
+            out.append(Sample((make((3, 2, 2)), state(make, 2, 2, 1),
+                               weights(make, 1, 2, 2, True, proj=1), True, 1, 0.0, False,
                                True, False), name="projection"))
         return out
     return samples
