@@ -83,6 +83,16 @@ def test_grid_sample_warns_without_align_corners_and_checks_arguments():
         F.grid_sample(x, ember.zeros(1, 2, 2, 2, dtype=ember.float64), align_corners=False)
 
 
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+def test_grid_sample_empty_batch_and_grid(mode):
+    out = F.grid_sample(ember.randn(0, 2, 3, 3), ember.zeros(0, 2, 2, 2), mode,
+                        align_corners=False)
+    assert out.shape == (0, 2, 2, 2)
+    out = F.grid_sample(ember.randn(1, 2, 3, 3), ember.zeros(1, 0, 2, 2), mode,
+                        align_corners=False)
+    assert out.shape == (1, 2, 0, 2)
+
+
 def test_affine_grid_errors_and_identity_round_trip():
     theta = ember.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
     image = ember.randn(1, 3, 4, 5)
@@ -154,6 +164,15 @@ def test_fractional_max_pool_prefers_nan_like_torch():
 def test_fractional_max_pool_errors(call, error, text):
     with pytest.raises(error, match=text):
         call(ember.randn(2, 3, 6, 7))
+
+
+def test_fractional_max_pool_empty_shapes():
+    assert F.fractional_max_pool2d(ember.randn(2, 3, 6, 7), 2, output_size=0).shape == \
+        (2, 3, 0, 0)
+    assert F.fractional_max_pool2d(ember.randn(0, 3, 6, 7), 2, output_size=3).shape == \
+        (0, 3, 3, 3)
+    assert F.fractional_max_pool3d(ember.randn(0, 1, 5, 5, 5), 2, output_size=2).shape == \
+        (0, 1, 2, 2, 2)
 
 
 def test_fractional_max_pool_node_is_the_pooling_for_any_rank():

@@ -58,9 +58,10 @@ class _FractionalIndices(Function):
             flat = flat * size[d] + window.reshape(shape)
         flat = xp.broadcast_to(flat, lead + tuple(out) + tuple(kernel))
         taps = math.prod(kernel)
-        flat = flat.reshape(lead + (-1, taps))
-        planes = x.reshape(lead + (-1,))
-        values = xp.take_along_axis(planes, flat.reshape(lead + (-1,)), axis=2)
+        points = math.prod(out)  # explicit sizes: -1 is ambiguous for an empty batch
+        flat = flat.reshape(lead + (points, taps))
+        planes = x.reshape(lead + (math.prod(size),))
+        values = xp.take_along_axis(planes, flat.reshape(lead + (points * taps,)), axis=2)
         values = values.reshape(flat.shape)
         choice = xp.argmax(values, axis=-1)
         nan = xp.isnan(values)

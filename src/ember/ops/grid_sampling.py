@@ -165,7 +165,7 @@ class _Reader:
         self.xp = xp_of(input)
         self.sizes = tuple(input.shape[2:])
         n, c = input.shape[0], input.shape[1]
-        self.flat = input.reshape(n, c, math.prod(self.sizes))
+        self.flat = input.reshape(n, c, math.prod(self.sizes))  # sizes: n may be 0
         self.channels = c
         self.input = input
 
@@ -277,7 +277,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial "
                            f"dimensions, but input has sizes {list(input.shape)}")
     batch, out_shape = grid.shape[0], tuple(grid.shape[1:-1])
-    points = grid.reshape(batch, -1, n)
+    points = grid.reshape(batch, math.prod(out_shape), n)
     sizes = tuple(input.shape[2:])
     # spatial dim d (D, H, W order) reads grid component n - 1 - d (x is along W)
     coords = [points[:, :, n - 1 - d] for d in range(n)]
