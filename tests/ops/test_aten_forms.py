@@ -144,6 +144,9 @@ def test_recurrent_errors_name_what_is_wrong():
     with pytest.raises(RuntimeError, match="inconsistent input_size"):
         ember.rnn_tanh_cell(ember.randn(2, 4), ember.zeros(2, 5), ember.randn(5, 3),
                             ember.randn(5, 5))
+    with pytest.raises(RuntimeError, match="inconsistent hidden_size: got 5, expected 4"):
+        ember.rnn_tanh_cell(ember.randn(2, 3), ember.zeros(2, 5), ember.randn(4, 3),
+                            ember.randn(4, 4))
     with pytest.raises(RuntimeError, match="list of two tensors"):
         ember.lstm_cell(ember.randn(2, 3), ember.zeros(2, 5), ember.randn(20, 3),
                         ember.randn(20, 5))

@@ -316,14 +316,18 @@ def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1
 
 
 # ----------------------------------------------------------------------------- recurrent
-def _check_cell(input, hx, w_ih, name: str):
+def _check_cell(input, hx, w_ih, w_hh, name: str):
     ensure_tensor(input, name, "input")
+    ensure_tensor(hx, name, "hx")
     if input.shape[-1] != w_ih.shape[1]:
         raise RuntimeError(f"input has inconsistent input_size: got {input.shape[-1]} "
                            f"expected {w_ih.shape[1]}")
     if input.ndim == 2 and hx.shape[0] != input.shape[0]:
         raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match hidden0 batch "
                            f"size {hx.shape[0]}")
+    if hx.shape[-1] != w_hh.shape[1]:
+        raise RuntimeError(f"hidden0 has inconsistent hidden_size: got {hx.shape[-1]}, "
+                           f"expected {w_hh.shape[1]}")
 
 
 def _step(mode: str, x, h, c, w_ih, w_hh, b_ih, b_hh):
@@ -357,21 +361,21 @@ def _cell_samples(mode: str, gates: int):
 @register_op(samples=_cell_samples("RNN_TANH", 1))
 def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """``tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)``: one step of an Elman RNN."""
-    _check_cell(input, hx, w_ih, "rnn_tanh_cell")
+    _check_cell(input, hx, w_ih, w_hh, "rnn_tanh_cell")
     return _step("RNN_TANH", input, hx, None, w_ih, w_hh, b_ih, b_hh)[0]
 
 
 @register_op(samples=_cell_samples("RNN_RELU", 1))
 def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """``relu(x W_ih^T + b_ih + h W_hh^T + b_hh)``: one step of an Elman RNN."""
-    _check_cell(input, hx, w_ih, "rnn_relu_cell")
+    _check_cell(input, hx, w_ih, w_hh, "rnn_relu_cell")
     return _step("RNN_RELU", input, hx, None, w_ih, w_hh, b_ih, b_hh)[0]
 
 
 @register_op(samples=_cell_samples("GRU", 3))
 def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One GRU step; the gate rows of the weights are (reset, update, new)."""
-    _check_cell(input, hx, w_ih, "gru_cell")
+    _check_cell(input, hx, w_ih, w_hh, "gru_cell")
     return _step("GRU", input, hx, None, w_ih, w_hh, b_ih, b_hh)[0]
 
 
@@ -381,7 +385,7 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     are (input, forget, cell, output)."""
     if not isinstance(hx, (list, tuple)) or len(hx) != 2:
         raise RuntimeError("lstm_cell(): expected hx to be a list of two tensors (h, c)")
-    _check_cell(input, hx[0], w_ih, "lstm_cell")
+    _check_cell(input, hx[0], w_ih, w_hh, "lstm_cell")
     return _step("LSTM", input, hx[0], hx[1], w_ih, w_hh, b_ih, b_hh)
 
 
