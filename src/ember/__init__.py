@@ -24,6 +24,7 @@ from . import (
     ops,
     optim,
     random,
+    signal,
     special,
     utils,
     viz,
@@ -72,6 +73,14 @@ from .random import (
     set_rng_state,
 )
 from .serialization import load, save
+from .signal import windows
+from .signal.window_functions import (
+    bartlett_window,
+    blackman_window,
+    hamming_window,
+    hann_window,
+    kaiser_window,
+)
 from .tensor import Size, Tensor
 
 __version__ = "0.1.0"

@@ -533,12 +533,6 @@ class Tensor:
             return True
         return _F["ne"](self, other)
 
-    def __getitem__(self, index):
-        return _F["_getitem"](self, index)
-
-    def __setitem__(self, index, value) -> None:
-        _inplace(self, _F["_index_put"], index, value)
-
     # ----------------------------------------------------------------- in-place ops
     def zero_(self):
         """Set every element to 0 in place."""

@@ -68,8 +68,9 @@ def _to_torch_cast(value, dtype):
 
 
 # PyTorch's einsum multiplies and sums a pair whose labels broadcast from size 1 instead of
-# calling bmm; ember does not follow its pairing plan.
-KNOWN = {("einsum", "size-1 broadcast")}
+# calling bmm; ember does not follow its pairing plan. PyTorch's LSTM with projections keeps
+# the cell state in float32 and the rest in bfloat16; ember's fused layer uses one dtype.
+KNOWN = {("einsum", "size-1 broadcast"), ("lstm", "proj_size")}
 
 
 @pytest.mark.parametrize("name", NAMES)

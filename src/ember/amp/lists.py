@@ -24,8 +24,8 @@ CPU = {
     "lower": _CONV + [
         "bmm", "mm", "linalg.vecdot", "baddbmm", "addmm", "addbmm", "matmul",
         _NN + "linear", _NN + "prelu", _NN + "scaled_dot_product_attention",
-        # PyTorch builds these from bmm/mm
-        "tensordot", "linalg.multi_dot"],
+        # PyTorch builds these from bmm/mm (the RNN layers from linear)
+        "tensordot", "linalg.multi_dot", "rnn_tanh", "rnn_relu"],
     "fp32": _LOSSES + [
         _NN + "ctc_loss", _NN + "binary_cross_entropy", _NN + "avg_pool3d",
         _NN + "max_unpool2d", _NN + "max_unpool3d",
@@ -35,7 +35,10 @@ CPU = {
         "linalg.svdvals", "linalg.eigvalsh", "linalg.inv", "linalg.qr", "linalg.svd",
         "linalg.eigh",
         # PyTorch builds these from max_unpool2d and avg_pool3d
-        _NN + "max_unpool1d", _NN + "lp_pool3d"],
+        _NN + "max_unpool1d", _NN + "lp_pool3d",
+        _NN + "grid_sample", _NN + "fractional_max_pool2d", _NN + "fractional_max_pool3d",
+        _NN + "fractional_max_pool2d_with_indices",
+        _NN + "fractional_max_pool3d_with_indices"],
     "promote": ["cat", "stack", "index_copy"],
     "lower_result": ["linalg.pinv"],  # svd in float32, then a matmul
 }
@@ -44,7 +47,8 @@ CUDA = {
     "lower": _CONV + [
         _NN + "prelu", "addmm", "addmv", "matmul", "einsum", "mm", "mv", "linalg.vecdot",
         _NN + "linear", "addbmm", "baddbmm", "bmm", "linalg.multi_dot",
-        _NN + "scaled_dot_product_attention"],
+        _NN + "scaled_dot_product_attention",
+        "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell"],
     "fp32": _LOSSES + [
         "acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2", "log1p",
         "reciprocal", "rsqrt", "sinh", "tan", "pow", _NN + "softplus", _NN + "layer_norm",
@@ -54,7 +58,7 @@ CUDA = {
         "prod", _NN + "softmax", _NN + "log_softmax", "cumprod", "cumsum",
         "linalg.vector_norm", "linalg.matrix_norm", "sum"],
     "promote": ["atan2", _NN + "bilinear", "cross", "dot", "index_put", "scatter_add",
-                "tensordot", "cat", "stack"],
+                "tensordot", "cat", "stack", _NN + "grid_sample"],
 }
 
 
@@ -99,8 +103,25 @@ def _cpu_inner(args, kwargs):
         else None
 
 
+def _cpu_lstm(args, kwargs):
+    # PyTorch runs the padded form as one mkldnn_rnn_layer per layer (listed); the packed
+    # form (data, batch_sizes, [h, c], ...) and projections are composed of smaller steps
+    if len(args) < 8 or not isinstance(args[1], (list, tuple)):
+        return None
+    params, has_biases, num_layers, bidirectional = args[2], args[3], args[4], args[7]
+    groups = num_layers * (2 if bidirectional else 1)
+    return None if len(params) == groups * ((4 if has_biases else 2) + 1) else "lower"
+
+
+def _keep(args, kwargs):
+    return "keep"  # PyTorch computes it natively, uncast; ember composes it of listed ops
+
+
 CONDITIONAL = {
     "cpu": {
+        "lstm": _cpu_lstm,
+        "linalg.lstsq": _keep,
+        "linalg.lu_solve": _keep,
         "einsum": _cpu_einsum,
         "inner": _cpu_inner,
         _NN + "pad": _cpu_pad,

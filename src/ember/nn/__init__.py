@@ -8,7 +8,9 @@ Sequential(
 )
 """
 from . import (
+                        attention,
                         functional,
+                        grad,
                         init,
                         utils,
 )

@@ -12,7 +12,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor, _check_writable
 from ._util import ensure_tensor, wrap_dim
-from .registry import Sample, register_op
+from .registry import Sample, bind_method, register_op
 
 _INDEX_TYPES = "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables " \
                "are valid indices"
@@ -379,7 +379,7 @@ def _index_tensor(make, values):
     return tensor(values, device=make.device)
 
 
-@register_op("_getitem", internal=True)
+@register_op("_getitem", internal=True, operators=("__getitem__",))
 def _getitem(input, index):
     ensure_tensor(input, "__getitem__")
     converted, basic = convert_index(index, input)
@@ -505,7 +505,7 @@ def _setitem(self, index, value):
     self._version_counter.value += 1
 
 
-Tensor.__setitem__ = _setitem
+bind_method("__setitem__", _setitem)
 
 
 @register_op(methods=("narrow",),

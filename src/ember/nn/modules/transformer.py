@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import copy
-import math
 
 from ... import creation, dtypes
 from ...tensor import Tensor
@@ -19,28 +18,8 @@ __all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderL
            "TransformerEncoder", "TransformerDecoder", "Transformer"]
 
 
-def _ember():
-    import ember
-
-    return ember
-
-
 class NonDynamicallyQuantizableLinear(Linear):
     """The output projection of MultiheadAttention (a Linear; the name is PyTorch's)."""
-
-
-def _float_mask(mask, dtype, what: str):
-    """A bool mask (True = not allowed) as an additive float mask (-inf / 0)."""
-    if mask is None:
-        return None
-    if mask.dtype is dtypes.bool:
-        ember = _ember()
-        neg_inf = creation.full((), float("-inf"), dtype=dtype, device=mask.device)
-        zero = creation.zeros((), dtype=dtype, device=mask.device)
-        return ember.where(mask, neg_inf, zero)
-    if not mask.is_floating_point():
-        raise AssertionError(f"only bool and floating types of {what} are supported")
-    return mask.to(dtype)
 
 
 class MultiheadAttention(Module):
@@ -112,133 +91,23 @@ class MultiheadAttention(Module):
         if self.bias_v is not None:
             init.xavier_normal_(self.bias_v)
 
-    def _projections(self, query, key, value):
-        E = self.embed_dim
-        b = self.in_proj_bias
-        bq, bk, bv = (None, None, None) if b is None else (b[:E], b[E:2 * E], b[2 * E:])
-        if self._qkv_same_embed_dim:
-            w = self.in_proj_weight
-            wq, wk, wv = w[:E], w[E:2 * E], w[2 * E:]
-        else:
-            wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
-        return F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
-
     def forward(self, query, key, value, key_padding_mask=None, need_weights: bool = True,
                 attn_mask=None, average_attn_weights: bool = True, is_causal: bool = False):
-        ember = _ember()
-        if query.dim() not in (2, 3):
-            raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but "
-                                 f"received {query.dim()}-D query tensor")
         batched = query.dim() == 3
-        if key.dim() != query.dim() or value.dim() != query.dim():
-            raise AssertionError(f"key and value should have the same number of dimensions as "
-                                 f"query ({query.dim()}), got {key.dim()} and {value.dim()}")
         if self.batch_first and batched:
             query, key, value = (t.transpose(0, 1) for t in (query, key, value))
-        if not batched:
-            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
-            if key_padding_mask is not None:
-                key_padding_mask = key_padding_mask.unsqueeze(0)
-        if is_causal and attn_mask is None:
-            raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use "
-                               "the Transformer module method `generate_square_subsequent_mask`"
-                               " to create this mask.")
-        tgt_len, bsz, embed_dim = query.shape
-        src_len = key.shape[0]
-        if embed_dim != self.embed_dim:
-            raise AssertionError(f"was expecting embedding dimension of {self.embed_dim}, but "
-                                 f"got {embed_dim}")
-        if key.shape[:2] != value.shape[:2]:
-            raise AssertionError(f"key shape {tuple(key.shape)} does not match value shape "
-                                 f"{tuple(value.shape)}")
-        heads, head_dim = self.num_heads, self.head_dim
-        dtype = query.dtype
-        attn_mask = _float_mask(attn_mask, dtype, "attn_mask")
-        key_padding_mask = _float_mask(key_padding_mask, dtype, "key_padding_mask")
-        if attn_mask is not None:
-            if attn_mask.dim() == 2:
-                if tuple(attn_mask.shape) != (tgt_len, src_len):
-                    raise RuntimeError(f"The shape of the 2D attn_mask is "
-                                       f"{tuple(attn_mask.shape)}, but should be "
-                                       f"{(tgt_len, src_len)}.")
-                attn_mask = attn_mask.unsqueeze(0)
-            elif attn_mask.dim() == 3:
-                if tuple(attn_mask.shape) != (bsz * heads, tgt_len, src_len):
-                    raise RuntimeError(f"The shape of the 3D attn_mask is "
-                                       f"{tuple(attn_mask.shape)}, but should be "
-                                       f"{(bsz * heads, tgt_len, src_len)}.")
-            else:
-                raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
-        q, k, v = self._projections(query, key, value)
-        if self.bias_k is not None:
-            k = ember.cat([k, self.bias_k.expand(1, bsz, embed_dim)], 0)
-            v = ember.cat([v, self.bias_v.expand(1, bsz, embed_dim)], 0)
-            attn_mask = _pad_last(attn_mask)
-            key_padding_mask = _pad_last(key_padding_mask)
-        # (L, N, E) -> (N*H, L, d)
-        q = q.reshape(tgt_len, bsz * heads, head_dim).transpose(0, 1)
-        k = k.reshape(k.shape[0], bsz * heads, head_dim).transpose(0, 1)
-        v = v.reshape(v.shape[0], bsz * heads, head_dim).transpose(0, 1)
-        if self.add_zero_attn:
-            zeros = creation.zeros(bsz * heads, 1, head_dim, dtype=dtype, device=q.device)
-            k = ember.cat([k, zeros], 1)
-            v = ember.cat([v, zeros], 1)
-            attn_mask = _pad_last(attn_mask)
-            key_padding_mask = _pad_last(key_padding_mask)
-        src_len = k.shape[1]
-        if key_padding_mask is not None:
-            if tuple(key_padding_mask.shape) != (bsz, src_len):
-                raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, "
-                                     f"but got {tuple(key_padding_mask.shape)}")
-            kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(
-                bsz, heads, 1, src_len).reshape(bsz * heads, 1, src_len)
-            attn_mask = kpm if attn_mask is None else attn_mask + kpm
-        dropout = self.dropout if self.training else 0.0
-        if not need_weights:
-            # PyTorch routes this case through scaled_dot_product_attention too (so a query
-            # that may attend to nothing gets zeros rather than NaN).
-            if attn_mask is not None:
-                # (1 or N*H, 1 or L, S) -> broadcastable (1 or N, 1 or H, 1 or L, S)
-                attn_mask = attn_mask.unsqueeze(0) if attn_mask.shape[0] == 1 else \
-                    attn_mask.reshape(bsz, heads, attn_mask.shape[1], src_len)
-            out = F.scaled_dot_product_attention(
-                q.reshape(bsz, heads, tgt_len, head_dim), k.reshape(bsz, heads, src_len,
-                                                                    head_dim),
-                v.reshape(bsz, heads, src_len, head_dim), attn_mask=attn_mask,
-                dropout_p=dropout)
-            return self._finish(out.reshape(bsz * heads, tgt_len, head_dim), tgt_len, bsz,
-                                embed_dim, batched), None
-        scores = q.matmul(k.transpose(1, 2)) * (1.0 / math.sqrt(head_dim))
-        if attn_mask is not None:
-            scores = scores + attn_mask
-        weights = F.softmax(scores, dim=-1)
-        if dropout > 0.0:
-            weights = F.dropout(weights, p=dropout)
-        out = self._finish(weights.matmul(v), tgt_len, bsz, embed_dim, batched)
-        weights = weights.reshape(bsz, heads, tgt_len, src_len)
-        if average_attn_weights:
-            weights = weights.mean(dim=1)
-        if not batched:
-            weights = weights.squeeze(0)
-        return out, weights
-
-    def _finish(self, heads_out, tgt_len, bsz, embed_dim, batched):
-        """(N*H, L, d) per-head results -> the output projection, in the caller's layout."""
-        out = heads_out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-        out = F.linear(out, self.out_proj.weight, self.out_proj.bias)
-        out = out.reshape(tgt_len, bsz, embed_dim)
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
+            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
+            self.out_proj.weight, self.out_proj.bias, training=self.training,
+            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
+            use_separate_proj_weight=not self._qkv_same_embed_dim,
+            q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
+            v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights,
+            is_causal=is_causal)
         if self.batch_first and batched:
             out = out.transpose(0, 1)
-        if not batched:
-            out = out.squeeze(1)
-        return out
-
-
-def _pad_last(mask):
-    """Append one zero column (a new key everyone may attend to)."""
-    if mask is None:
-        return None
-    return F.pad(mask, (0, 1))
+        return out, weights
 
 
 def _get_activation(activation):
