@@ -38,9 +38,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     inputs = graph.tensors_for_edges(_as_tuple(inputs))
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    with graph.backward_run(tensors, inputs):  # multi-gradient hooks tell passes apart
+    run = graph.begin_run(tensors, inputs)  # multi-gradient hooks tell passes apart
+    try:
         run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs,
                      accumulate=True)
+    except BaseException:
+        graph.end_run(run, completed=False)
+        raise
+    graph.end_run(run)
     graph_watch.note_backward(tensors)  # spots graphs kept alive across steps
 
 

@@ -31,6 +31,13 @@ def _axes(dim, ndim: int):
     return dim % ndim if ndim else 0
 
 
+def _count(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
 class ArrayMath:
     """The backward namespace on raw arrays of one array module (``xp``)."""
 
@@ -55,18 +62,27 @@ class ArrayMath:
         return out.reshape(shape) if out.shape != shape else out
 
     def expand(self, x, shape):
-        return self.xp.broadcast_to(x, tuple(shape))
+        shape = tuple(shape)
+        if x.shape == shape:
+            return x
+        if _count(shape) <= 4096:
+            # small: a filled array, through C alone (broadcast_to's Python costs more)
+            out = self.xp.empty(shape, x.dtype)
+            out[...] = x
+            return out
+        return self.xp.broadcast_to(x, shape)
 
     # --------------------------------------------------------------- reductions
+    # (array methods rather than xp functions: NumPy's functions add Python wrappers)
     def sum(self, x, dim=None, keepdim: bool = False):
-        return self.xp.sum(x, axis=_axes(dim, x.ndim), keepdims=keepdim)
+        return x.sum(axis=_axes(dim, x.ndim), keepdims=keepdim)
 
     def mean(self, x, dim=None, keepdim: bool = False):
-        return self.xp.mean(x, axis=_axes(dim, x.ndim), keepdims=keepdim)
+        return x.mean(axis=_axes(dim, x.ndim), keepdims=keepdim)
 
     # --------------------------------------------------------------- shapes
     def reshape(self, x, shape):
-        return self.xp.reshape(x, tuple(shape))
+        return x.reshape(tuple(shape))
 
     def unsqueeze(self, x, dim: int):
         return self.xp.expand_dims(x, dim if dim >= 0 else dim + x.ndim + 1)

@@ -148,20 +148,40 @@ class _Runs(threading.local):
 
 
 _runs = _Runs()
+# Passes are bracketed only once a multi-gradient hook exists: plain backward calls skip it.
+_bracket_runs = [False]
+
+
+def begin_run(tensors, inputs=None):
+    """Start bracketing one backward pass (``ember.autograd.backward`` and ``grad`` call
+    it), so multi-gradient hooks can tell passes apart; None while no such hook exists."""
+    if not _bracket_runs[0]:
+        return None
+    run = _Run(tuple(tensors), None if inputs is None else tuple(inputs))
+    _runs.stack.append(run)
+    return run
+
+
+def end_run(run, completed: bool = True) -> None:
+    """End the pass ``begin_run`` started; its hooks finish only if it completed."""
+    if run is None:
+        return
+    _runs.stack.pop()
+    if completed:
+        for callback in run.finish:
+            callback()
 
 
 @contextlib.contextmanager
 def backward_run(tensors, inputs=None):
-    """Bracket one backward pass (``ember.autograd.backward`` and ``grad`` enter it), so
-    multi-gradient hooks can tell passes apart and finish when a pass ends."""
-    run = _Run(tuple(tensors), None if inputs is None else tuple(inputs))
-    _runs.stack.append(run)
+    """``begin_run`` / ``end_run`` as a context manager."""
+    run = begin_run(tensors, inputs)
     try:
         yield run
-    finally:
-        _runs.stack.pop()
-    for callback in run.finish:
-        callback()
+    except BaseException:
+        end_run(run, completed=False)
+        raise
+    end_run(run)
 
 
 def _current_run() -> _Run:
@@ -189,6 +209,7 @@ def register_multi_grad_hook(tensors, fn, *, mode: str = "all") -> _Handles:
     modes = ("all", "any")
     if mode not in modes:
         raise ValueError(f"Expects mode to be one of {modes} but got {mode}")
+    _bracket_runs[0] = True
     tensors = tuple(tensors)
     nodes = [edge_of(t)[0] if t.requires_grad else None for t in tensors]
     lock = threading.Lock()

@@ -51,6 +51,8 @@ def _keepdim_shape(shape: tuple, dims: tuple) -> tuple:
 def _expand_back(grad, shape: tuple, dims: tuple, keepdim: bool, m):
     """Broadcast a reduced gradient back over the reduced dims (in the backward
     namespace ``m``)."""
+    if len(dims) == len(shape):  # a full reduction: the 0-d gradient broadcasts as it is
+        return m.expand(grad, shape)
     return m.expand(_keep(grad, shape, dims, keepdim, m), shape)
 
 
@@ -227,8 +229,8 @@ def _accumulate(xp, x, dims, keepdim, dtype):
     """``sum`` in ``dtype``; float16 is accumulated in float32 (as PyTorch does), so long
     sums don't stall at float16's resolution."""
     if np.dtype(dtype) == np.float16:
-        return xp.sum(x, axis=dims, keepdims=keepdim, dtype=np.float32).astype(np.float16)
-    return xp.sum(x, axis=dims, keepdims=keepdim, dtype=dtype)
+        return x.sum(axis=dims, keepdims=keepdim, dtype=np.float32).astype(np.float16)
+    return x.sum(axis=dims, keepdims=keepdim, dtype=dtype)
 
 
 def _sum_dtype(x: Tensor, dtype):
