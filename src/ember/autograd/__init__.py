@@ -6,6 +6,7 @@ from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from . import anomaly, function, graph_watch
 from . import gradcheck as gradcheck_module
 from .anomaly import detect_anomaly, set_detect_anomaly
+from ..tensor import post_accumulate
 from .engine import run_backward
 from .explain import explain  # the step-through backward
 from .function import Function as _OpFunction
@@ -37,7 +38,13 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     inputs = _as_tuple(inputs)
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=True)
+    outer = post_accumulate.start()
+    ok = False
+    try:
+        run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=True)
+        ok = True
+    finally:
+        post_accumulate.finish(outer, ok)
     graph_watch.note_backward(tensors)  # spots graphs kept alive across steps
 
 
