@@ -487,3 +487,13 @@ def new_event(enable_timing: bool, blocking: bool, interprocess: bool):
 
 def elapsed_ms(start, end) -> float:
     return float(cupy().cuda.get_elapsed_time(start, end))
+
+
+def storage_of(array):
+    """See backend.cpu.storage_of (CuPy views keep their base too)."""
+    from .cpu import _flat
+
+    root = array
+    while root.base is not None and isinstance(root.base, type(array)):
+        root = root.base
+    return _flat(root, array, array.data.ptr - root.data.ptr)

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import backend, dtypes
 from ..autograd.function import Function
-from ..tensor import Tensor
+from ..tensor import _F, Tensor
 from ._util import ensure_tensor, parse_shape, wrap_dim
 from .indexing import AdvancedIndex
 from .registry import NAMESPACES, Sample, register_op
@@ -1577,3 +1577,198 @@ def block_diag(*tensors):
         rows.append(pad(m, (before, total - before - cols)))
         before += cols
     return cat(rows, dim=0)
+
+
+# ----------------------------------------------------------------------------- as_strided
+def _positions(xp, shape, strides, offset: int):
+    """The storage index of every element of a (shape, strides, offset) view."""
+    index = xp.full(tuple(shape), offset, dtype=np.int64)
+    for d, (n, s) in enumerate(zip(shape, strides)):
+        step = xp.arange(n, dtype=np.int64) * s
+        index = index + step.reshape((n,) + (1,) * (len(shape) - d - 1))
+    return index
+
+
+def _storage(x, op: str):
+    found = backend.storage_of(x)
+    if found is None:
+        raise RuntimeError(f"{op}(): the tensor's memory is not one dense block of its dtype "
+                           "(it views a wider or reinterpreted array); clone() it first")
+    return found
+
+
+class StorageMove(Function):
+    """The gradient map of ``as_strided``: add each element of ``g`` into the storage slot
+    ``scatter_index`` names, then read the slots ``gather_index`` names (scaled). Its
+    adjoint is the same move the other way round."""
+
+    array_backward = True
+    node_name = "AsStridedBackward0"
+
+    @staticmethod
+    def forward(ctx, g, scatter_index, gather_index, size, pre, post):
+        ctx.args = (scatter_index, gather_index, size, pre, post)
+        xp = ctx.xp
+        storage = xp.zeros(size, g.dtype)
+        backend.scatter_add(storage, scatter_index.reshape(-1),
+                            (g if pre is None else g * pre).reshape(-1))
+        out = storage[gather_index]
+        return out if post is None else out * post
+
+    @staticmethod
+    def backward(ctx, grad):
+        scatter_index, gather_index, size, pre, post = ctx.args
+        return (ctx.math.apply(StorageMove, grad, gather_index, scatter_index, size, post, pre),
+                None, None, None, None, None)
+
+
+class AsStrided(Function):
+    array_backward = True
+    node_name = "AsStridedBackward0"
+    is_view = True
+    always_view = True
+
+    @staticmethod
+    def forward(ctx, x, size, stride, offset):
+        flat, own_offset = _storage(x, "as_strided")
+        xp = ctx.xp
+        needed = offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1 if all(size) else 0
+        if needed > flat.size:
+            raise RuntimeError(
+                f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+                f"{offset}, and itemsize {x.itemsize} requiring a storage size of "
+                f"{needed * x.itemsize} are out of bounds for storage of size "
+                f"{flat.size * x.itemsize}")
+        needs = getattr(ctx, "needs_input_grad", None)
+        if needs and needs[0]:
+            in_strides = tuple(s // x.itemsize for s in x.strides)
+            inside = _positions(xp, x.shape, in_strides, own_offset)
+            outside = _positions(xp, size, stride, offset)
+            counts = xp.zeros(flat.size, x.dtype)
+            backend.scatter_add(counts, inside.reshape(-1), xp.ones(inside.size, x.dtype))
+            seen = counts[inside]
+            # an input that overlaps itself (expanded) shares each slot's gradient out
+            post = None if not seen.size or float(seen.max()) <= 1 else 1 / seen
+            ctx.move = (outside, inside, flat.size, None, post)
+        return backend.as_strided(flat[offset:], tuple(size),
+                                  tuple(s * x.itemsize for s in stride))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.math.apply(StorageMove, grad, *ctx.move), None, None, None
+
+
+def _as_strided_samples(make):
+    return [Sample((make((3, 4)), (2, 2), (1, 2)), name="transposed window"),
+            Sample((make((6,)), (3, 2), (1, 1), 1), name="overlapping, offset"),
+            Sample((make((2, 3)), (4,), (0,)), name="broadcast one element")]
+
+
+@register_op(methods=("as_strided",), samples=_as_strided_samples)
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of ``input``'s memory with the given sizes, strides and storage offset (in
+    elements; by default ``input.storage_offset()``). Elements the view repeats get the sum
+    of their gradients.
+
+    >>> x = ember.arange(6.0)
+    >>> ember.as_strided(x, (2, 2), (1, 2))
+    tensor([[0., 2.],
+            [1., 3.]])
+    """
+    ensure_tensor(input, "as_strided")
+    size = parse_shape((size,), "as_strided")
+    stride = parse_shape((stride,), "as_strided")
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape: {len(stride)} strides "
+                           f"for {len(size)} sizes")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"as_strided: Negative size: {list(size)}")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, "
+                           f"got strides: {list(stride)}")
+    offset = input.storage_offset() if storage_offset is None else int(storage_offset)
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    return AsStrided.apply(input, size, stride, offset)
+
+
+def _as_strided_(self, size, stride, storage_offset=None):
+    """In-place ``as_strided``: self becomes the view."""
+    return _view_inplace(self, as_strided, size, stride, storage_offset)
+
+
+def _as_strided_scatter_samples(make):
+    return [Sample((make((3, 4)), make((2, 2)), (2, 2), (1, 2)), name="window"),
+            Sample((make((6,)), make((2, 2)), (2, 2), (3, 1), 1), name="offset")]
+
+
+def _torch_as_strided_scatter(torch, input, src, size, stride, storage_offset=None):
+    # torch.as_strided_scatter's own input gradient fails torch's gradcheck (it keeps the
+    # overwritten slots instead of the others); the same embedding by clone + copy_ is right
+    out = input.clone()
+    out.as_strided(size, stride, storage_offset or 0).copy_(src)
+    return out
+
+
+@register_op(methods=("as_strided_scatter",), samples=_as_strided_scatter_samples,
+             torch=_torch_as_strided_scatter)
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """A copy of ``input`` (contiguous) with the elements of ``input.as_strided(size,
+    stride, storage_offset)`` replaced by ``src``.
+
+    >>> ember.as_strided_scatter(ember.zeros(4), ember.ones(2), (2,), (2,))
+    tensor([1., 0., 1., 0.])
+    """
+    ensure_tensor(input, "as_strided_scatter")
+    ensure_tensor(src, "as_strided_scatter", "src")
+    out = _F["clone"](input, memory_format=None).contiguous()
+    offset = 0 if storage_offset is None else storage_offset
+    view = as_strided(out, size, stride, offset)
+    if tuple(view.shape) != tuple(src.shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size "
+                           f"= {list(src.shape)}, slice size = {list(view.shape)}")
+    view.copy_(src)
+    return out
+
+
+@register_op(methods=("diagonal_scatter",), samples=lambda make: [
+    Sample((make((3, 4)), make((3,))), name="main"),
+    Sample((make((3, 4)), make((2,)), 2), name="offset 2"),
+    Sample((make((2, 3, 3)), make((2, 2)), -1, 1, 2), name="batched, below")])
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """A copy of ``input`` with its ``diagonal(offset, dim1, dim2)`` replaced by ``src``
+    (the functional form of ``x.diagonal(...).copy_(src)``).
+
+    >>> ember.diagonal_scatter(ember.zeros(2, 2), ember.ones(2))
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    ensure_tensor(input, "diagonal_scatter")
+    ensure_tensor(src, "diagonal_scatter", "src")
+    out = _F["clone"](input).contiguous()
+    view = _F["diagonal"](out, offset, dim1, dim2)
+    if tuple(view.shape) != tuple(src.shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size "
+                           f"= {list(src.shape)}, slice size = {list(view.shape)}")
+    view.copy_(src)
+    return out
+
+
+@register_op(samples=lambda make: [Sample((make((2, 6)), [1, 3, 2], 1), name="sizes"),
+                                   Sample((make((4, 2)), [4]), name="one piece")])
+def split_with_sizes(input, split_sizes, dim=0):
+    """Views of consecutive pieces of the given sizes along ``dim`` (they must add up to
+    the dim's size).
+
+    >>> [p.shape[0] for p in ember.split_with_sizes(ember.zeros(5), [2, 3])]
+    [2, 3]
+    """
+    ensure_tensor(input, "split_with_sizes")
+    if isinstance(split_sizes, (int, np.integer)):
+        raise TypeError("split_with_sizes(): argument 'split_sizes' must be a sequence of ints, "
+                        f"not {type(split_sizes).__name__}")
+    return split(input, list(split_sizes), dim)
+
+
+Tensor.as_strided_ = _as_strided_
+NAMESPACES["ember"]["as_strided_"] = _as_strided_
