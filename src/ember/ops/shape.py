@@ -1772,3 +1772,147 @@ def split_with_sizes(input, split_sizes, dim=0):
 
 Tensor.as_strided_ = _as_strided_
 NAMESPACES["ember"]["as_strided_"] = _as_strided_
+
+
+# ----------------------------------------------------------------------------- unravel, resize
+@register_op(differentiable=False, samples=lambda make: [
+    Sample((make.int((5,), -6, 6), (2, 3)), name="1-D, negative"),
+    Sample((make.int((2, 2), 0, 24), (2, 3, 4)), name="2-D")])
+def unravel_index(indices, shape):
+    """The coordinates in a tensor of ``shape`` of each flat index (negative ones count
+    from the end): a tuple of int64 tensors, one per dim.
+
+    >>> ember.unravel_index(ember.tensor([4, 1]), (2, 3))
+    (tensor([1, 0]), tensor([1, 1]))
+    """
+    if not isinstance(indices, Tensor):
+        raise TypeError(f"unravel_index(): expected 'indices' to be a Tensor, got "
+                        f"{type(indices).__name__}")
+    if indices._data.dtype.kind not in "iu":
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = parse_shape((shape,) if isinstance(shape, int) else (tuple(shape),),
+                        "unravel_index")
+    if any(s < 0 for s in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    total = int(np.prod(shape))
+    xp = backend.xp_of(indices._data)
+    flat = indices._data.astype(np.int64)
+    if flat.size and (int(flat.min()) < -total or int(flat.max()) >= total):
+        raise RuntimeError(f"'indices' must be in range [-{total}, {total - 1}] for 'shape' "
+                           f"{shape}")
+    flat = xp.where(flat < 0, flat + total, flat)
+    out = []
+    for size in reversed(shape):
+        out.append(flat % size if size else flat * 0)
+        flat = flat // size if size else flat
+    return tuple(Tensor._make(a, indices._device) for a in reversed(out))
+
+
+def _resize_(self, *sizes, memory_format=None):
+    """Give self a new shape in place: its first elements keep their values (row-major),
+    new ones are uninitialized. Not for tensors that require grad (as in PyTorch).
+
+    >>> x = ember.arange(6.0)
+    >>> x.resize_(2, 2)
+    tensor([[0., 1.],
+            [2., 3.]])
+    """
+    if self._requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    shape = parse_shape(sizes, "resize_")
+    if any(s < 0 for s in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
+    data = self._data
+    count = int(np.prod(shape))
+    found = backend.storage_of(data) if data.flags.c_contiguous else None
+    if found is not None and found[1] + count <= found[0].size:
+        # the memory block holds enough elements (a shrink, or a regrow after one): view it
+        flat, offset = found
+        self._data = flat[offset:offset + count].reshape(shape)
+    else:
+        fresh = backend.xp_of(data).empty(shape, data.dtype)
+        if found is not None:
+            flat, offset = found
+            keep = min(count, flat.size - offset)
+            fresh.reshape(-1)[:keep] = flat[offset:offset + keep]
+        else:
+            keep = min(count, data.size)
+            fresh.reshape(-1)[:keep] = data.reshape(-1)[:keep]
+        self._data = fresh
+    self._version_counter.value += 1
+    return self
+
+
+def _resize_as_(self, the_template, memory_format=None):
+    """``resize_`` to ``the_template``'s shape."""
+    ensure_tensor(the_template, "resize_as_", "the_template")
+    return _resize_(self, tuple(the_template.shape))
+
+
+def _resize(self, *sizes):
+    """Deprecated out-of-place resize: a reshaped view with the same number of elements."""
+    import warnings
+
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    shape = parse_shape(sizes, "resize")
+    if int(np.prod(shape)) != self.numel():
+        raise RuntimeError(f"resize(): shape {list(shape)} is invalid for input of size "
+                           f"{self.numel()} (the out-of-place form keeps the number of "
+                           "elements; use resize_ to change it)")
+    return reshape(self, shape)
+
+
+def _resize_as(self, tensor):
+    """Deprecated out-of-place ``resize_as``: ``resize(tensor.shape)``."""
+    import warnings
+
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    ensure_tensor(tensor, "resize_as", "tensor")
+    return reshape(self, tuple(tensor.shape)) if tensor.numel() == self.numel() else \
+        _resize(self, tuple(tensor.shape))
+
+
+def _fill_diagonal_(self, fill_value, wrap=False):
+    """Fill the main diagonal (all indices equal) with ``fill_value`` in place; with
+    ``wrap``, a tall matrix's diagonal starts again every ``cols + 1`` rows (NumPy's
+    ``fill_diagonal``).
+
+    >>> ember.zeros(2, 3).fill_diagonal_(5.0)
+    tensor([[5., 0., 0.],
+            [0., 5., 0.]])
+    """
+    from ..tensor import _inplace
+
+    data = self._data
+    if data.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if data.ndim > 2 and len(set(data.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    mask = np.zeros(data.shape, dtype=bool)
+    np.fill_diagonal(mask, True, wrap=bool(wrap))
+    condition = Tensor._make(backend.xp_of(data).asarray(mask), self._device)
+    return _inplace(self, lambda x, v: _F["where"](condition, v, x), fill_value)
+
+
+for _name, _function in (("resize_", _resize_), ("resize_as_", _resize_as_),
+                         ("resize", _resize), ("resize_as", _resize_as),
+                         ("fill_diagonal_", _fill_diagonal_)):
+    setattr(Tensor, _name, _function)
+NAMESPACES["ember"]["resize_as_"] = _resize_as_
+for _name in ("select_scatter", "slice_scatter"):
+    setattr(Tensor, _name, _F[_name])
+
+
+def index_put_(input, indices, values, accumulate=False):
+    """``input[indices] = values`` in place (``+=`` with ``accumulate``): the function form
+    of ``Tensor.index_put_``.
+
+    >>> x = ember.zeros(3)
+    >>> ember.index_put_(x, (ember.tensor([0, 0]),), ember.tensor(1.0), accumulate=True)
+    tensor([2., 0., 0.])
+    """
+    ensure_tensor(input, "index_put_")
+    return input.index_put_(indices, values, accumulate)
+
+
+NAMESPACES["ember"]["index_put_"] = index_put_
