@@ -20,7 +20,9 @@ from . import (
     distributed,
     distributions,
     fft,
+    func,
     linalg,
+    masked,
     nn,
     ops,
     optim,
@@ -81,6 +83,7 @@ from .dtypes import (
     short,
     uint8,
 )
+from .func import vmap
 from .grad_mode import is_grad_enabled, is_inference_mode_enabled
 from .legacy import *  # noqa: F403
 from .memory import empty_permuted, empty_strided, frombuffer, to_dlpack
