@@ -26,6 +26,7 @@ from . import (
     nn,
     ops,
     optim,
+    quasirandom,
     random,
     special,
     utils,
