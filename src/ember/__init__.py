@@ -21,6 +21,7 @@ from . import (
     distributions,
     fft,
     func,
+    functional,
     linalg,
     masked,
     nn,
@@ -29,6 +30,7 @@ from . import (
     quasirandom,
     random,
     special,
+    types,
     utils,
     viz,
 )

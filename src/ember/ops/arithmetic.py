@@ -17,7 +17,7 @@ from ..tensor import _F, Tensor, _inplace
 from . import _samples
 from ._util import binary_operands, broadcast_error, ensure_tensor, scalar_value, shape_of
 from .comparison import _binary, _tensor_operands, _tensor_pair, _two_tensors
-from .registry import Sample, bind_method, register_op
+from .registry import NAMESPACES, Sample, bind_method, register_op
 from .unary import _LN2
 
 
@@ -849,3 +849,12 @@ bind_method("__ilshift__", _ilshift)
 bind_method("__irshift__", _irshift)
 bind_method("__rlshift__", _rlshift)
 bind_method("__rrshift__", _rrshift)
+
+
+def ldexp_(input, other):
+    """``input.ldexp_(other)``: ``input *= 2 ** other`` in place."""
+    ensure_tensor(input, "ldexp_")
+    return input.ldexp_(other)
+
+
+NAMESPACES["ember"]["ldexp_"] = ldexp_

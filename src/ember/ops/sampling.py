@@ -595,7 +595,7 @@ def binomial(count, prob, generator=None):
 
     >>> g = ember.Generator().manual_seed(0)
     >>> ember.binomial(ember.tensor([10.0, 100.0]), ember.tensor([0.5, 0.2]), generator=g)
-    tensor([ 4., 21.])
+    tensor([ 7., 21.])
     """
     for name, value in (("count", count), ("prob", prob)):
         if not isinstance(value, Tensor):
