@@ -109,6 +109,9 @@ class SobolEngine:
         else:
             self._shift = np.zeros(dimension, dtype=np.int64)
         self._quasi = self._shift.copy()
+        # the first point, divided in the default float dtype of the moment, as PyTorch
+        default = dtypes.get_default_dtype().numpy
+        self._first_point = self._shift.astype(default) / default.type(2 ** self.MAXBIT)
         self.num_generated = 0
 
     @property
@@ -159,11 +162,13 @@ class SobolEngine:
         if self.num_generated == 0:
             rest = self._advance(n - 1, 0, d) if n > 1 else np.empty((0, self.dimension),
                                                                    np.int64)
-            points = np.concatenate([self._shift[None, :], rest])[:n]
+            values = (rest * 2.0 ** -self.MAXBIT).astype(d.numpy)
+            values = np.concatenate([self._first_point[None, :].astype(d.numpy), values])[:n]
         else:
             points = self._advance(n, self.num_generated - 1, d)
+            values = (points * 2.0 ** -self.MAXBIT).astype(d.numpy)
         self.num_generated += n
-        result = tensor((points * 2.0 ** -self.MAXBIT).astype(d.numpy), dtype=d)
+        result = tensor(values, dtype=d)
         if out is not None:
             out.resize_as_(result).copy_(result)
             return out

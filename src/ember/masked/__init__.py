@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 from .. import dtypes
+from ..creation import ones_like
 from ..ops import NAMESPACES
 from ..tensor import Tensor
 
@@ -32,7 +33,7 @@ def _mask(input: Tensor, mask, op: str) -> Tensor:
     if not isinstance(input, Tensor):
         raise TypeError(f"masked.{op}(): input must be a Tensor, got {type(input).__name__}")
     if mask is None:
-        return _E["ones_like"](input, dtype=dtypes.bool)
+        return ones_like(input, dtype=dtypes.bool)
     if not isinstance(mask, Tensor) or mask.dtype is not dtypes.bool:
         raise ValueError(f"masked.{op}(): mask must be a bool Tensor")
     try:
