@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from .. import grad_mode
 from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from ..tensor import post_accumulate
 from . import anomaly, function, graph_watch
 from . import gradcheck as gradcheck_module
 from .anomaly import detect_anomaly, set_detect_anomaly
-from ..tensor import post_accumulate
 from .engine import run_backward
 from .explain import explain  # the step-through backward
 from .function import Function as _OpFunction

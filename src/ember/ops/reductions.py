@@ -23,7 +23,7 @@ from .. import backend, dtypes
 from ..autograd.backward_math import TENSOR_MATH
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
-from ..tensor import _F, Tensor
+from ..tensor import Tensor
 from ._util import ensure_tensor, wrap_dim, wrap_dims
 from .comparison import maximum, minimum, where
 from .indexing import AdvancedIndex, IndexScatter
@@ -1269,9 +1269,9 @@ def renorm(input, p, dim, maxnorm):
 
 def _renorm_(self, p, dim, maxnorm):
     """In-place ``renorm``."""
-    from ..tensor import _inplace
+    from .arithmetic import _inplace_method
 
-    return _inplace(self, renorm, p, dim, maxnorm)
+    return _inplace_method("renorm_", renorm)(self, p, dim, maxnorm)
 
 
 Tensor.renorm_ = _renorm_
@@ -1312,7 +1312,7 @@ def _trapezoid_terms(y, x, dx, dim, op: str):
         spacing = x[1:] - x[:-1]
         spacing = spacing.reshape((-1,) + (1,) * (y.ndim - d - 1))
     else:
-        spacing = _F["diff"](x, dim=dim)
+        spacing = diff(x, dim=dim)
     return mean * spacing, d, y
 
 
@@ -1330,8 +1330,8 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     """
     terms, d, y = _trapezoid_terms(y, x, dx, dim, "trapezoid")
     if terms is None:
-        return _F["sum"](y, d) * 0
-    return _F["sum"](terms, d)
+        return sum(y, d) * 0
+    return sum(terms, d)
 
 
 def trapz(y, x=None, *, dx=None, dim=-1):
@@ -1357,7 +1357,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     terms, d, y = _trapezoid_terms(y, x, dx, dim, "cumulative_trapezoid")
     if terms is None:
         return y
-    return _F["cumsum"](terms, d)
+    return cumsum(terms, d)
 
 
 # ----------------------------------------------------------------------------- gradient
@@ -1434,7 +1434,7 @@ def _gradient_along(f, d: int, h, edge_order: int):
         d1, d2 = before_last, last
         end = (d2 / (d1 * (d1 + d2)) * take(n - 3, 1) - (d2 + d1) / (d1 * d2) * take(n - 2, 1)
                + (2 * d2 + d1) / (d2 * (d1 + d2)) * take(n - 1, 1))
-    return _F["cat"]([start, interior, end], d)
+    return NAMESPACES["ember"]["cat"]([start, interior, end], d)
 
 
 @register_op(samples=_gradient_samples)

@@ -12,8 +12,8 @@ import numpy as np
 from .. import backend, dtypes
 from .._mt_stream import TorchCompatibleGenerator
 from .._mt_stream import bernoulli_scalar as mt_bernoulli_scalar
-from .._mt_stream import binomial as mt_binomial
 from .._mt_stream import bernoulli_tensor as mt_bernoulli_tensor
+from .._mt_stream import binomial as mt_binomial
 from .._mt_stream import cauchy as mt_cauchy
 from .._mt_stream import exponential as mt_exponential
 from .._mt_stream import geometric as mt_geometric

@@ -6,9 +6,9 @@ import numpy as np
 
 from .. import backend, dtypes
 from ..autograd.function import Function
-from ..tensor import _F, Tensor
+from ..tensor import Tensor
 from ._util import ensure_tensor, parse_shape, wrap_dim
-from .indexing import AdvancedIndex
+from .indexing import AdvancedIndex, clone, select_scatter, slice_scatter
 from .registry import NAMESPACES, Sample, register_op
 
 
@@ -1721,7 +1721,7 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
     """
     ensure_tensor(input, "as_strided_scatter")
     ensure_tensor(src, "as_strided_scatter", "src")
-    out = _F["clone"](input, memory_format=None).contiguous()
+    out = clone(input).contiguous()
     offset = 0 if storage_offset is None else storage_offset
     view = as_strided(out, size, stride, offset)
     if tuple(view.shape) != tuple(src.shape):
@@ -1745,8 +1745,8 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """
     ensure_tensor(input, "diagonal_scatter")
     ensure_tensor(src, "diagonal_scatter", "src")
-    out = _F["clone"](input).contiguous()
-    view = _F["diagonal"](out, offset, dim1, dim2)
+    out = clone(input).contiguous()
+    view = NAMESPACES["ember"]["diagonal"](out, offset, dim1, dim2)
     if tuple(view.shape) != tuple(src.shape):
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size "
                            f"= {list(src.shape)}, slice size = {list(view.shape)}")
@@ -1881,7 +1881,7 @@ def _fill_diagonal_(self, fill_value, wrap=False):
     tensor([[5., 0., 0.],
             [0., 5., 0.]])
     """
-    from ..tensor import _inplace
+    from .arithmetic import _inplace_method
 
     data = self._data
     if data.ndim < 2:
@@ -1891,7 +1891,10 @@ def _fill_diagonal_(self, fill_value, wrap=False):
     mask = np.zeros(data.shape, dtype=bool)
     np.fill_diagonal(mask, True, wrap=bool(wrap))
     condition = Tensor._make(backend.xp_of(data).asarray(mask), self._device)
-    return _inplace(self, lambda x, v: _F["where"](condition, v, x), fill_value)
+    def fill(x, value):
+        return NAMESPACES["ember"]["where"](condition, value, x)
+
+    return _inplace_method("fill_diagonal_", fill)(self, fill_value)
 
 
 for _name, _function in (("resize_", _resize_), ("resize_as_", _resize_as_),
@@ -1899,8 +1902,8 @@ for _name, _function in (("resize_", _resize_), ("resize_as_", _resize_as_),
                          ("fill_diagonal_", _fill_diagonal_)):
     setattr(Tensor, _name, _function)
 NAMESPACES["ember"]["resize_as_"] = _resize_as_
-for _name in ("select_scatter", "slice_scatter"):
-    setattr(Tensor, _name, _F[_name])
+Tensor.select_scatter = select_scatter
+Tensor.slice_scatter = slice_scatter
 
 
 def index_put_(input, indices, values, accumulate=False):

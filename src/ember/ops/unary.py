@@ -16,10 +16,10 @@ import numpy as np
 
 from .. import backend, dtypes
 from ..autograd.function import Function
-from ..tensor import _F, Tensor
+from ..tensor import Tensor
 from . import _samples
 from ._util import float_operand
-from .registry import Sample, register_op
+from .registry import NAMESPACES, Sample, register_op
 
 
 # ----------------------------------------------------------------------------- unary math
@@ -1148,6 +1148,7 @@ def frexp(input):
     exponent = FrexpExponent.apply(input)
     # two half-steps: 2 ** -exponent alone overflows for subnormal inputs
     half = -exponent.to(input.dtype) / 2
-    low = _F["floor"](half)
-    mantissa = input * _F["pow"](2.0, low) * _F["pow"](2.0, 2 * half - low)
+    power = NAMESPACES["ember"]["pow"]
+    low = floor(half)
+    mantissa = input * power(2.0, low) * power(2.0, 2 * half - low)
     return FrexpResult(mantissa, exponent)
