@@ -717,6 +717,8 @@ def ldexp(input, other):
         ensure_tensor(value, "ldexp", name)
     base = input if input._data.dtype.kind in "fV" else \
         input.to(dtypes.get_default_dtype())
+    if other._data.dtype.kind not in "fV":  # integer exponents: the power in base's dtype
+        other = other.to(base.dtype)
     return mul(base, _F["pow"](2.0, other))
 
 
