@@ -29,6 +29,7 @@ from . import (
     optim,
     quasirandom,
     random,
+    signal,
     special,
     types,
     utils,
@@ -116,6 +117,7 @@ _warnings.filterwarnings(
     category=RuntimeWarning, module=r"ember(\.|$)")
 
 newaxis = None
+windows = signal.windows  # PyTorch exposes torch.signal.windows at the top level too
 
 # Every registered op in the ember namespace: ember.exp, ember.matmul, ...
 globals().update(ops.NAMESPACES["ember"])

@@ -9,6 +9,7 @@ import pytest
 import ember
 
 MODULES = ["ember.runtime", "ember.memory", "ember.streams", "ember.accelerator", "ember.func",
+           "ember.signal.windows",
            "ember.masked", "ember.quasirandom", "ember.types", "ember.functional"]
 
 
