@@ -86,6 +86,9 @@ from .dtypes import (
     set_default_dtype,
     short,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from .func import vmap
 from .grad_mode import is_grad_enabled, is_inference_mode_enabled

@@ -217,3 +217,42 @@ def test_binomial_errors_and_gradient():
     draw = ember.binomial(count, ember.full((3,), 0.5))
     assert draw.grad_fn.name() == "BinomialBackward0"
     assert bool(((draw >= 0) & (draw <= 5)).all())
+
+
+def test_limited_unsigned_dtypes():
+    x = ember.from_numpy(np.array([1, 2], dtype=np.uint16))
+    assert x.dtype is ember.uint16 and ember.uint16.scalar_name == "UInt16"
+    y = ember.tensor([1, 2], dtype=ember.uint32)
+    assert (y + y).dtype is ember.uint32
+    assert (y + ember.tensor([0.5, 0.5])).tolist() == [1.5, 2.5]
+    assert ember.iinfo(ember.uint64).max == 2 ** 64 - 1
+    assert ember.promote_types(ember.uint64, ember.float32) is ember.float32
+    with pytest.raises(RuntimeError, match="Promotion for uint16, uint32, uint64 types is not "
+                                           "supported, attempted to promote UInt32 and Long"):
+        y + ember.tensor([1, 2])
+    with pytest.raises(RuntimeError, match="UInt16 and Bool"):
+        ember.promote_types(ember.uint16, ember.bool)
+
+
+@requires_torch
+def test_limited_unsigned_promotion_matches_torch():
+    import torch
+
+    names = ["uint16", "uint32", "uint64", "uint8", "int64", "float32", "bool"]
+    for a in names[:3]:
+        for b in names:
+            try:
+                want = str(torch.promote_types(getattr(torch, a), getattr(torch, b)))
+            except RuntimeError:
+                with pytest.raises(RuntimeError):
+                    ember.promote_types(getattr(ember, a), getattr(ember, b))
+                continue
+            assert repr(ember.promote_types(getattr(ember, a), getattr(ember, b))) == \
+                want.replace("torch", "ember")
+
+
+def test_unsigned_tensors_save_and_load(tmp_path):
+    path = tmp_path / "u.safetensors"
+    ember.save({"a": ember.tensor([1, 2 ** 40], dtype=ember.uint64)}, path)
+    loaded = ember.load(path)["a"]
+    assert loaded.dtype is ember.uint64 and loaded.tolist() == [1, 2 ** 40]
