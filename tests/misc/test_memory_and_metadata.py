@@ -55,7 +55,12 @@ def test_to_dlpack_round_trip():
     x = ember.arange(4.0)
     back = ember.from_dlpack(np.from_dlpack(x))
     assert back.tolist() == [0.0, 1.0, 2.0, 3.0]
-    assert type(ember.to_dlpack(x)).__name__ == "PyCapsule"
+    capsule = ember.to_dlpack(x)
+    assert type(capsule).__name__ == "PyCapsule"
+    shared = ember.from_dlpack(capsule)  # a bare capsule works too, once
+    assert shared.data_ptr() == x.data_ptr()
+    with pytest.raises(RuntimeError, match="already consumed"):
+        ember.from_dlpack(capsule)
     with pytest.raises(RuntimeError, match="require gradient"):
         ember.to_dlpack(ember.ones(2, requires_grad=True))
 
@@ -66,6 +71,8 @@ def test_to_dlpack_into_torch():
 
     x = ember.arange(3.0)
     assert torch.from_dlpack(ember.to_dlpack(x)).tolist() == [0.0, 1.0, 2.0]
+    back = ember.from_dlpack(torch.utils.dlpack.to_dlpack(torch.arange(3)))
+    assert back.tolist() == [0, 1, 2] and back.dtype is ember.int64
 
 
 def test_tensor_new():
