@@ -2,9 +2,11 @@
 warnings, the default tensor type, and the memory-format and layout tags.
 
 >>> import ember
+>>> before = ember.get_num_threads()
 >>> ember.set_num_threads(1)
 >>> ember.get_num_threads()
 1
+>>> ember.set_num_threads(before)
 >>> ember.use_deterministic_algorithms(True)
 >>> ember.are_deterministic_algorithms_enabled()
 True
@@ -91,9 +93,11 @@ def set_num_threads(int) -> None:
     effect.
 
     >>> import ember
+    >>> before = ember.get_num_threads()
     >>> ember.set_num_threads(2)
     >>> ember.get_num_threads() <= 2
     True
+    >>> ember.set_num_threads(before)
     """
     count = _positive_int(int, "set_num_threads")
     _state.threads = count
