@@ -796,7 +796,8 @@ class Tensor:
     @property
     def grad_dtype(self):
         """The dtype ``.grad`` is kept in (this tensor's dtype by default); leaf tensors
-        only. ``backward()`` casts the accumulated gradient to it.
+        only. ``backward()`` casts the accumulated gradient to it. ``None`` (PyTorch: any
+        dtype) keeps gradients in the tensor's dtype, the one ember accumulates in.
 
         >>> import ember
         >>> x = ember.ones(2, requires_grad=True)

@@ -1868,8 +1868,11 @@ def _resize_as(self, tensor):
 
     warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
     ensure_tensor(tensor, "resize_as", "tensor")
-    return reshape(self, tuple(tensor.shape)) if tensor.numel() == self.numel() else \
-        _resize(self, tuple(tensor.shape))
+    if tensor.numel() != self.numel():
+        raise RuntimeError(f"resize_as(): shape {list(tensor.shape)} is invalid for input of "
+                           f"size {self.numel()} (the out-of-place form keeps the number of "
+                           "elements; use resize_as_ to change it)")
+    return reshape(self, tuple(tensor.shape))
 
 
 def _fill_diagonal_(self, fill_value, wrap=False):
