@@ -12,6 +12,7 @@ from __future__ import annotations
 from math import e, inf, nan, pi
 
 from . import (
+    accelerator,
     amp,
     autograd,
     cpu,
@@ -19,20 +20,45 @@ from . import (
     distributed,
     distributions,
     fft,
+    func,
+    functional,
     linalg,
+    masked,
     nn,
     ops,
     optim,
+    quasirandom,
     random,
     signal,
     special,
+    types,
     utils,
     viz,
 )
 from . import dtypes as _dtypes
 from ._tensor_str import get_printoptions, set_printoptions
-from .amp import autocast, get_autocast_dtype, is_autocast_enabled
+from .amp import GradScaler, autocast, get_autocast_dtype, is_autocast_enabled
+from .amp.autocast_mode import (
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    clear_autocast_cache,
+    get_autocast_cpu_dtype,
+    get_autocast_gpu_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_cpu_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+    set_autocast_gpu_dtype,
+)
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
+from .autograd.anomaly import (
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_anomaly_enabled,
+)
 from .backend.device import device
 from .compiler import compile
 from .creation import *  # noqa: F403
@@ -60,9 +86,14 @@ from .dtypes import (
     set_default_dtype,
     short,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
+from .func import vmap
 from .grad_mode import is_grad_enabled, is_inference_mode_enabled
 from .legacy import *  # noqa: F403
+from .memory import empty_permuted, empty_strided, frombuffer, to_dlpack
 from .random import (
     Generator,
     default_generator,
@@ -72,6 +103,7 @@ from .random import (
     seed,
     set_rng_state,
 )
+from .runtime import *  # noqa: F403
 from .serialization import load, save
 from .signal import windows
 from .signal.window_functions import (
@@ -81,6 +113,7 @@ from .signal.window_functions import (
     hann_window,
     kaiser_window,
 )
+from .streams import Event, Stream
 from .tensor import Size, Tensor
 
 __version__ = "0.1.0"
@@ -111,4 +144,14 @@ def can_cast(from_: dtype, to: dtype) -> bool:
 
 def is_floating_point(input: Tensor) -> bool:
     return input.is_floating_point()
+
+
+def is_inference(input: Tensor) -> bool:
+    """Whether ``input`` was made under ``inference_mode`` (``Tensor.is_inference``)."""
+    return input.is_inference()
+
+
+def get_device(input: Tensor) -> int:
+    """The GPU index of ``input``, or -1 on the CPU (``Tensor.get_device``)."""
+    return input.get_device()
 

@@ -202,9 +202,36 @@ def from_dlpack(ext, *, device=None, copy=None) -> Tensor:
     return out.clone() if copy else out
 
 
+class _Capsule:
+    """A bare DLPack capsule (``to_dlpack``'s result) dressed as a producer: NumPy and
+    CuPy consume objects with ``__dlpack__``, not capsules."""
+
+    def __init__(self, capsule):
+        import ctypes
+
+        get = ctypes.pythonapi.PyCapsule_GetPointer
+        get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+        try:
+            pointer = get(capsule, b"dltensor")
+        except ValueError:
+            raise RuntimeError("from_dlpack: the capsule was already consumed (a DLPack "
+                               "capsule can be read once)") from None
+        # DLTensor starts with the data pointer, then DLDevice (int32 type, int32 id)
+        device = (ctypes.c_int32 * 2).from_address(pointer + ctypes.sizeof(ctypes.c_void_p))
+        self._capsule, self._device = capsule, (int(device[0]), int(device[1]))
+
+    def __dlpack__(self, stream=None, **kwargs):
+        return self._capsule
+
+    def __dlpack_device__(self):
+        return self._device
+
+
 def _from_dlpack(ext) -> Tensor:
     if isinstance(ext, Tensor):
         return ext
+    if type(ext).__name__ == "PyCapsule":
+        ext = _Capsule(ext)
     kind, index = ext.__dlpack_device__()
     if int(kind) == 1:  # kDLCPU
         return Tensor._make(np.from_dlpack(ext), backend.CPU)

@@ -13,14 +13,16 @@ import numpy as np
 
 __all__ = [
     "dtype", "float16", "bfloat16", "float32", "float64", "half", "float", "double",
-    "int8", "int16", "int32", "int64", "short", "int", "long", "uint8", "bool",
+    "int8", "int16", "int32", "int64", "short", "int", "long", "uint8", "bool", "uint16",
+    "uint32", "uint64",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast",
 ]
 
 
 _SCALAR_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
                  "int32": "Int", "int64": "Long", "float16": "Half", "float32": "Float",
-                 "float64": "Double", "bfloat16": "BFloat16"}
+                 "float64": "Double", "bfloat16": "BFloat16", "uint16": "UInt16",
+                 "uint32": "UInt32", "uint64": "UInt64"}
 
 
 class dtype:
@@ -97,9 +99,16 @@ except ImportError:  # pragma: no cover - depends on the environment
 else:
     bfloat16 = dtype("bfloat16", _ml_dtypes.bfloat16, 2)
 
+# PyTorch's "limited support" unsigned dtypes: tensors can hold them, but they promote
+# only with themselves and floating-point dtypes (ALL lists the fully supported ones)
+uint16 = dtype("uint16", np.uint16, 1)
+uint32 = dtype("uint32", np.uint32, 1)
+uint64 = dtype("uint64", np.uint64, 1)
+LIMITED = (uint16, uint32, uint64)
+
 ALL = (bool, uint8, int8, int16, int32, int64, float16, float32, float64)
-_NAMES = {d.name: d for d in ALL + (bfloat16,)}
-_FROM_NUMPY = {d.numpy: d for d in ALL}
+_NAMES = {d.name: d for d in ALL + LIMITED + (bfloat16,)}
+_FROM_NUMPY = {d.numpy: d for d in ALL + LIMITED}
 if not isinstance(bfloat16, _MissingDtype):
     _FROM_NUMPY[bfloat16.numpy] = bfloat16
 _default_float = float32
@@ -115,8 +124,6 @@ def from_numpy(np_dtype) -> dtype:
     found = _FROM_NUMPY.get(np_dtype)
     if found is not None:
         return found
-    if np_dtype.kind == "u":  # uint16/32/64 widen to the next signed type that holds them
-        return {2: int32, 4: int64, 8: int64}[np_dtype.itemsize]
     raise TypeError(
         f"can't convert NumPy arrays of dtype {np_dtype}; ember supports "
         + ", ".join(d.name for d in ALL) + " and bfloat16"
@@ -163,6 +170,9 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """The smallest dtype both ``a`` and ``b`` cast to safely, by PyTorch's table."""
     if a is b:
         return a
+    if (a in LIMITED or b in LIMITED) and a._category != 2 and b._category != 2:
+        raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {a.scalar_name} and {b.scalar_name}")
     if {a.name, b.name} == {"bfloat16", "float16"}:
         return float32  # neither holds the other: float32 holds both
     if a._category != b._category:

@@ -18,7 +18,7 @@ from . import dtypes
 from .creation import empty, tensor
 from .tensor import Tensor
 
-__all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor",
+__all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
            "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"]
 
 
@@ -52,6 +52,7 @@ def _make(name: str, dtype) -> type:
 FloatTensor = _make("FloatTensor", dtypes.float32)
 DoubleTensor = _make("DoubleTensor", dtypes.float64)
 HalfTensor = _make("HalfTensor", dtypes.float16)
+BFloat16Tensor = _make("BFloat16Tensor", dtypes.bfloat16)
 LongTensor = _make("LongTensor", dtypes.int64)
 IntTensor = _make("IntTensor", dtypes.int32)
 ShortTensor = _make("ShortTensor", dtypes.int16)

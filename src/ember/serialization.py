@@ -50,7 +50,9 @@ _FORMAT_VERSION = 1
 _TO_SAFETENSORS = {np.dtype(np.bool_): "BOOL", np.dtype(np.uint8): "U8", np.dtype(np.int8): "I8",
                    np.dtype(np.int16): "I16", np.dtype(np.int32): "I32",
                    np.dtype(np.int64): "I64", np.dtype(np.float16): "F16",
-                   np.dtype(np.float32): "F32", np.dtype(np.float64): "F64"}
+                   np.dtype(np.float32): "F32", np.dtype(np.float64): "F64",
+                   np.dtype(np.uint16): "U16", np.dtype(np.uint32): "U32",
+                   np.dtype(np.uint64): "U64"}
 _FROM_SAFETENSORS = {name: dtype for dtype, name in _TO_SAFETENSORS.items()}
 _HEADER_LIMIT = 100 * 1024 * 1024  # safetensors' own limit on the JSON header
 

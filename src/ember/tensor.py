@@ -49,6 +49,7 @@ class _VersionCounter:
 
     value = 0
     no_grad = False
+    inference = False
 
 
 class _NoGradCounter(_VersionCounter):
@@ -56,6 +57,12 @@ class _NoGradCounter(_VersionCounter):
     (the type carries the fact: nothing extra is stored per tensor)."""
 
     no_grad = True
+
+
+class _InferenceCounter(_NoGradCounter):
+    """The counter of a tensor made under ``inference_mode`` (and shared by its views)."""
+
+    inference = True
 
 
 class Tensor:
@@ -78,6 +85,9 @@ class Tensor:
     _accumulator = None
     _hooks = None
     _retains_grad = False
+    # set per leaf (grad_dtype, register_post_accumulate_grad_hook); the engine reads them
+    _grad_dtype = None
+    _post_accumulate_hooks = None
     # "detach" or "no_grad" on results of detach() and of ops on such tensors: why a float
     # tensor has no graph, for errors (tensors made under no_grad carry a _NoGradCounter)
     _cut = None
@@ -102,7 +112,8 @@ class Tensor:
         t._device = device
         t._requires_grad = requires_grad
         t.grad_fn = None
-        t._version_counter = _VersionCounter() if _state.enabled else _NoGradCounter()
+        t._version_counter = _VersionCounter() if _state.enabled else (
+            _InferenceCounter() if _state.inference else _NoGradCounter())
         return t
 
     # ----------------------------------------------------------------- basic properties
@@ -560,7 +571,131 @@ class Tensor:
         """False: ember tensors live in ordinary process memory (see share_memory_)."""
         return False
 
+    # ----------------------------------------------------------------- memory and metadata
+    @property
+    def layout(self):
+        """``ember.strided``: ember tensors are dense arrays."""
+        from .runtime import strided
 
+        return strided
+
+    @property
+    def name(self):
+        """None, as on PyTorch's tensors outside its experimental first-class dimensions."""
+        return None
+
+    def is_inference(self) -> bool:
+        """Whether this tensor was made under ``ember.inference_mode()`` (or is a view of
+        one).
+
+        >>> import ember
+        >>> with ember.inference_mode():
+        ...     x = ember.ones(2)
+        >>> x.is_inference(), ember.ones(2).is_inference()
+        (True, False)
+        """
+        return self._version_counter.inference
+
+    def storage_offset(self) -> int:
+        """Where this tensor's first element sits in the memory it shares with its base,
+        counted in elements.
+
+        >>> import ember
+        >>> ember.arange(10.0).view(2, 5)[1, 2:].storage_offset()
+        7
+        """
+        data = self._data
+        if isinstance(data, np.ndarray):
+            root = data
+            while isinstance(root.base, np.ndarray):
+                root = root.base
+            start = root.__array_interface__["data"][0]
+            return (data.__array_interface__["data"][0] - start) // data.itemsize
+        return (data.data.ptr - data.data.mem.ptr) // data.itemsize
+
+    def new(self, *args, **kwargs) -> "Tensor":
+        """Legacy constructor with this tensor's dtype and device: ``x.new(2, 3)`` (an
+        uninitialized 2x3), ``x.new([1, 2])`` (data), ``x.new()`` (empty).
+
+        >>> import ember
+        >>> ember.zeros(1, dtype=ember.float64).new([1, 2])
+        tensor([1., 2.], dtype=ember.float64)
+        """
+        device = kwargs.pop("device", self._device)
+        if kwargs:
+            raise TypeError(f"new() got unexpected keyword arguments {sorted(kwargs)}")
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            if args[0].dtype is not self.dtype:
+                raise TypeError(f"expected {self.dtype} (got {args[0].dtype})")
+            return args[0]
+        if len(args) == 1 and isinstance(args[0], Size):
+            args = tuple(args[0])
+        if not args:
+            return _F["new_empty"](self, (0,), device=device)
+        if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+            return _F["new_empty"](self, args, device=device)
+        if len(args) == 1:
+            return _F["new_tensor"](self, args[0], device=device)
+        raise TypeError(f"new() received an invalid combination of arguments: "
+                        f"{tuple(type(a).__name__ for a in args)}")
+
+    def new_empty_strided(self, size, stride, *, dtype=None, device=None,
+                          requires_grad=False, layout=None, pin_memory=False) -> "Tensor":
+        """An uninitialized tensor with the given sizes and strides, this tensor's dtype
+        and device by default (see ``ember.empty_strided``)."""
+        from .memory import empty_strided
+
+        return empty_strided(size, stride, dtype=dtype or self.dtype,
+                             device=device or self._device, requires_grad=requires_grad)
+
+    @property
+    def grad_dtype(self):
+        """The dtype ``.grad`` is kept in (this tensor's dtype by default); leaf tensors
+        only. ``backward()`` casts the accumulated gradient to it. ``None`` (PyTorch: any
+        dtype) keeps gradients in the tensor's dtype, the one ember accumulates in.
+
+        >>> import ember
+        >>> x = ember.ones(2, requires_grad=True)
+        >>> x.grad_dtype = ember.float64
+        >>> (x * 3).sum().backward()
+        >>> x.grad
+        tensor([3., 3.], dtype=ember.float64)
+        """
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+        return self.__dict__.get("_grad_dtype", self.dtype)
+
+    @grad_dtype.setter
+    def grad_dtype(self, value) -> None:
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        if value is not None and not isinstance(value, dtypes.dtype):
+            raise TypeError(f"grad_dtype must be an ember.dtype or None, got "
+                            f"{type(value).__name__}")
+        self.__dict__["_grad_dtype"] = value
+
+    def register_post_accumulate_grad_hook(self, hook) -> RemovableHandle:
+        """Call ``hook(tensor)`` after ``backward()`` has accumulated this leaf's ``.grad``
+        (to step an optimizer per parameter, for instance). Returns a handle with
+        ``remove()``.
+
+        >>> import ember
+        >>> w = ember.ones(2, requires_grad=True)
+        >>> seen = []
+        >>> handle = w.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad))
+        >>> (w * 2).sum().backward()
+        >>> seen
+        [tensor([2., 2.])]
+        """
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        hooks = self.__dict__.setdefault("_post_accumulate_hooks", [])
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
 
 
 def _autograd_backward():

@@ -16,7 +16,9 @@ from .. import dtypes, grad_mode
 from ..tensor import Tensor
 from . import lists
 
-__all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype"]
+__all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled",
+           "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
+           "clear_autocast_cache", "autocast_increment_nesting", "autocast_decrement_nesting"]
 
 _DEFAULT_DTYPE = {"cpu": dtypes.bfloat16, "cuda": dtypes.float16}
 _SUPPORTED = {"cpu": (dtypes.bfloat16, dtypes.float16),
@@ -38,6 +40,8 @@ _LOCK = threading.Lock()
 class _Local(threading.local):
     def __init__(self):
         self.dtype = {"cpu": None, "cuda": None}  # None: autocast off for that device type
+        self.fast = dict(_DEFAULT_DTYPE)  # the dtype autocast casts to when switched on
+        self.switched_on: set = set()  # device types set_autocast_enabled turned on
         self.cache_enabled = True
         self.depth = 0
         self.cache: dict = {}  # id(leaf) -> (leaf, its cast): a region casts a weight once
@@ -54,7 +58,123 @@ def is_autocast_enabled(device_type: str = "cuda") -> bool:
 def get_autocast_dtype(device_type: str):
     """The dtype autocast casts to on ``device_type`` (its default when off)."""
     device_type = _check_device_type(device_type)
-    return _LOCAL.dtype[device_type] or _DEFAULT_DTYPE[device_type]
+    return _LOCAL.dtype[device_type] or _LOCAL.fast[device_type]
+
+
+def set_autocast_enabled(device_type, enabled=None) -> None:
+    """Switch autocast on or off for ``device_type`` in this thread, outside any ``with``
+    block (``set_autocast_enabled(True)`` alone means CUDA, as in PyTorch). Ops then cast
+    to :func:`get_autocast_dtype`.
+
+    >>> import ember
+    >>> ember.set_autocast_enabled("cpu", True)
+    >>> (ember.randn(2, 2) @ ember.randn(2, 2)).dtype
+    ember.bfloat16
+    >>> ember.set_autocast_enabled("cpu", False)
+    """
+    if enabled is None:
+        device_type, enabled = "cuda", device_type
+    device_type = _check_device_type(device_type)
+    local = _LOCAL
+    local.dtype[device_type] = local.fast[device_type] if enabled else None
+    # the dispatch flag counts switched-on states; count each device type once per thread
+    if enabled and device_type not in local.switched_on:
+        local.switched_on.add(device_type)
+        with _LOCK:
+            _FLAG.active += 1
+    elif not enabled and device_type in local.switched_on:
+        local.switched_on.discard(device_type)
+        with _LOCK:
+            _FLAG.active -= 1
+
+
+def set_autocast_dtype(device_type: str, dtype) -> None:
+    """The dtype autocast casts to on ``device_type`` from now on in this thread.
+
+    >>> import ember
+    >>> ember.set_autocast_dtype("cpu", ember.float16)
+    >>> ember.get_autocast_dtype("cpu")
+    ember.float16
+    >>> ember.set_autocast_dtype("cpu", ember.bfloat16)
+    """
+    device_type = _check_device_type(device_type)
+    if not isinstance(dtype, dtypes.dtype):
+        raise TypeError(f"set_autocast_dtype(): dtype must be an ember.dtype, got "
+                        f"{type(dtype).__name__}")
+    local = _LOCAL
+    local.fast[device_type] = dtype
+    if local.dtype[device_type] is not None:
+        local.dtype[device_type] = dtype
+
+
+def is_autocast_cache_enabled() -> bool:
+    """Whether autocast regions keep one low-precision copy of each weight (the default)."""
+    return _LOCAL.cache_enabled
+
+
+def set_autocast_cache_enabled(enabled: bool) -> None:
+    """Switch autocast's weight-cast cache on or off in this thread."""
+    _LOCAL.cache_enabled = bool(enabled)
+
+
+def clear_autocast_cache() -> None:
+    """Drop the low-precision weight copies autocast made in this thread."""
+    _LOCAL.cache.clear()
+
+
+def autocast_increment_nesting() -> int:
+    """One autocast level deeper; returns the new depth (PyTorch's bookkeeping for
+    hand-written autocast regions)."""
+    _LOCAL.depth += 1
+    return _LOCAL.depth
+
+
+def autocast_decrement_nesting() -> int:
+    """One autocast level out; returns the new depth. A region that reaches depth 0
+    clears the cache (``if autocast_decrement_nesting() == 0: clear_autocast_cache()``)."""
+    _LOCAL.depth = max(_LOCAL.depth - 1, 0)
+    return _LOCAL.depth
+
+
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(f"ember.{old}() is deprecated. Please use ember.{new} instead.",
+                  DeprecationWarning, stacklevel=3)
+
+
+def get_autocast_cpu_dtype():
+    """Deprecated: ``get_autocast_dtype('cpu')``."""
+    _deprecated("get_autocast_cpu_dtype", "get_autocast_dtype('cpu')")
+    return get_autocast_dtype("cpu")
+
+
+def get_autocast_gpu_dtype():
+    """Deprecated: ``get_autocast_dtype('cuda')``."""
+    _deprecated("get_autocast_gpu_dtype", "get_autocast_dtype('cuda')")
+    return get_autocast_dtype("cuda")
+
+
+def set_autocast_cpu_dtype(dtype) -> None:
+    """Deprecated: ``set_autocast_dtype('cpu', dtype)``."""
+    _deprecated("set_autocast_cpu_dtype", "set_autocast_dtype('cpu', dtype)")
+    set_autocast_dtype("cpu", dtype)
+
+
+def set_autocast_gpu_dtype(dtype) -> None:
+    """Deprecated: ``set_autocast_dtype('cuda', dtype)``."""
+    _deprecated("set_autocast_gpu_dtype", "set_autocast_dtype('cuda', dtype)")
+    set_autocast_dtype("cuda", dtype)
+
+
+def is_autocast_cpu_enabled() -> bool:
+    """Deprecated: ``is_autocast_enabled('cpu')``."""
+    _deprecated("is_autocast_cpu_enabled", "is_autocast_enabled('cpu')")
+    return is_autocast_enabled("cpu")
+
+
+def set_autocast_cpu_enabled(enabled: bool) -> None:
+    """Deprecated: ``set_autocast_enabled('cpu', enabled)``."""
+    _deprecated("set_autocast_cpu_enabled", "set_autocast_enabled('cpu', enabled)")
+    set_autocast_enabled("cpu", enabled)
 
 
 def _check_device_type(device_type) -> str:
@@ -92,7 +212,7 @@ class autocast:
             raise ValueError(f"Expected `dtype` to be ember.dtype, but got {type(dtype)}")
         if not isinstance(enabled, bool):
             raise TypeError(f"autocast: enabled must be a bool, got {type(enabled).__name__}")
-        self.fast_dtype = _DEFAULT_DTYPE[device_type] if dtype is None else dtype
+        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
         self._enabled = enabled
         self._cache_enabled = cache_enabled
         if enabled and device_type == "cuda":
@@ -112,8 +232,10 @@ class autocast:
 
     def __enter__(self):
         local = _LOCAL
-        self._saved.append((local.dtype[self.device_type], local.cache_enabled))
-        local.dtype[self.device_type] = self.fast_dtype if self._enabled else None
+        kind = self.device_type
+        self._saved.append((local.dtype[kind], local.fast[kind], local.cache_enabled))
+        local.dtype[kind] = self.fast_dtype if self._enabled else None
+        local.fast[kind] = self.fast_dtype
         if self._cache_enabled is not None:
             local.cache_enabled = self._cache_enabled
         local.depth += 1
@@ -124,7 +246,8 @@ class autocast:
 
     def __exit__(self, *exc):
         local = _LOCAL
-        local.dtype[self.device_type], local.cache_enabled = self._saved.pop()
+        kind = self.device_type
+        local.dtype[kind], local.fast[kind], local.cache_enabled = self._saved.pop()
         local.depth -= 1
         if local.depth == 0:
             local.cache.clear()

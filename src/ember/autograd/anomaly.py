@@ -127,3 +127,13 @@ def _masked_branch(node, grads, bad, xp) -> str:
                 "Fix: compute the unsafe branch on a safe input, e.g. "
                 "x_safe = where(mask, x, 1); y = where(mask, f(x_safe), other).")
     return ""
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """Switch anomaly mode on or off in this thread, outside any ``with`` block."""
+    _flag.enabled, _flag.check_nan = bool(enabled), bool(check_nan)
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly mode checks gradients for NaN (``detect_anomaly(check_nan=...)``)."""
+    return _flag.check_nan

@@ -394,8 +394,9 @@ def _accumulate(variable, grad, create_graph, stored):
     data = variable._data
     if type(grad) is not type(data):
         grad = backend.xp_of(data).asarray(grad)
-    if grad.dtype != data.dtype:
-        grad = grad.astype(data.dtype)
+    wanted = data.dtype if variable._grad_dtype is None else variable._grad_dtype.numpy
+    if grad.dtype != wanted:
+        grad = grad.astype(wanted)
     if grad.shape != data.shape:
         raise RuntimeError(
             f"the gradient for a tensor of shape {list(variable.shape)} came out with shape "
@@ -416,11 +417,20 @@ def _accumulate(variable, grad, create_graph, stored):
         else:
             current._data += grad
             current._version_counter.value += 1
+    if variable._post_accumulate_hooks:
+        _post_accumulate(variable)
+
+
+def _post_accumulate(variable) -> None:
+    """``register_post_accumulate_grad_hook``'s hooks, once ``.grad`` holds the sum."""
+    for hook in list(variable._post_accumulate_hooks):
+        hook(variable)
 
 
 def _accumulate_tensor(variable, grad, create_graph, stored):
-    if grad.dtype is not variable.dtype:
-        grad = grad.to(variable.dtype)
+    wanted = variable.dtype if variable._grad_dtype is None else variable._grad_dtype
+    if grad.dtype is not wanted:
+        grad = grad.to(wanted)
     if grad._data.shape != variable._data.shape:
         raise RuntimeError(
             f"the gradient for a tensor of shape {list(variable.shape)} came out with shape "
@@ -443,3 +453,5 @@ def _accumulate_tensor(variable, grad, create_graph, stored):
         else:
             current._data += grad._data
             current._version_counter.value += 1
+    if variable._post_accumulate_hooks:
+        _post_accumulate(variable)

@@ -84,6 +84,14 @@ def as_strided(array, shape, strides, writeable: bool = True):
     return cuda.as_strided(array, shape, strides, writeable)
 
 
+def storage_of(array):
+    """(1-D array over the memory block ``array`` lives in, ``array``'s offset in it), or
+    None when that block is not one dense run of ``array``'s dtype."""
+    if isinstance(array, np.ndarray):
+        return cpu.storage_of(array)
+    return cuda.storage_of(array)
+
+
 def view_reshape(array, shape):
     """Reshape sharing memory, or ValueError when that needs a copy."""
     if isinstance(array, np.ndarray):

@@ -44,3 +44,20 @@ def scipy_special(name: str):
         raise ImportError(f"this special function needs SciPy (scipy.special.{name}): "
                           "pip install scipy, or pip install 'ember[special]'") from error
     return getattr(scipy.special, name)
+
+
+def storage_of(array):
+    """The 1-D array over the whole memory block ``array`` lives in, and ``array``'s first
+    element's offset in it (in elements); None when the block isn't one dense run."""
+    root = array
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    start = root.__array_interface__["data"][0]
+    return _flat(root, array, array.__array_interface__["data"][0] - start)
+
+
+def _flat(root, array, byte_offset: int):
+    if root.dtype != array.dtype or not (root.flags.c_contiguous or root.flags.f_contiguous):
+        return None
+    flat = root.reshape(-1, order="A")
+    return flat, byte_offset // array.itemsize

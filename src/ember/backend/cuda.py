@@ -478,3 +478,35 @@ def event_done(event) -> bool:
 def pci_bus_id(index: int) -> str:
     """The GPU's PCI bus id (which physical GPU a device index is, across processes)."""
     return cupy().cuda.Device(index).pci_bus_id
+
+
+def new_stream(index: int, priority: int = 0):
+    """A new non-default stream on GPU ``index`` (lower priority numbers run first)."""
+    cp = cupy()
+    with cp.cuda.Device(index):
+        return cp.cuda.Stream(non_blocking=False, priority=priority)
+
+
+def current_stream(index: int):
+    cp = cupy()
+    with cp.cuda.Device(index):
+        return cp.cuda.get_current_stream()
+
+
+def new_event(enable_timing: bool, blocking: bool, interprocess: bool):
+    return cupy().cuda.Event(block=blocking, disable_timing=not enable_timing,
+                             interprocess=interprocess)
+
+
+def elapsed_ms(start, end) -> float:
+    return float(cupy().cuda.get_elapsed_time(start, end))
+
+
+def storage_of(array):
+    """See backend.cpu.storage_of (CuPy views keep their base too)."""
+    from .cpu import _flat
+
+    root = array
+    while root.base is not None and isinstance(root.base, type(array)):
+        root = root.base
+    return _flat(root, array, array.data.ptr - root.data.ptr)

@@ -113,6 +113,22 @@ class ndarray:
     def get(self, stream=None, order="C", out=None):
         return np.array(self._a, copy=True)
 
+    @property
+    def data(self):
+        """CuPy's MemoryPointer: ``ptr`` (the first element's address) and ``mem.ptr``
+        (the allocation's)."""
+        root = self._a
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        return types.SimpleNamespace(ptr=self._a.__array_interface__["data"][0],
+                                     mem=types.SimpleNamespace(
+                                         ptr=root.__array_interface__["data"][0]))
+
+    @property
+    def base(self):
+        base = self._a.base
+        return ndarray(base, self._device) if isinstance(base, np.ndarray) else None
+
     def __repr__(self):
         return repr(self._a).replace("array(", "stand-in array(")
 
@@ -324,8 +340,65 @@ class _Runtime:
         return {"name": b"ember stand-in", "totalGlobalMem": 0}
 
 
-_cuda = types.SimpleNamespace(Device=Device, runtime=_Runtime(),
-                              Stream=lambda *a, **k: contextlib.nullcontext(),
+class _Event:
+    """Work on the stand-in runs at once: an event is reached as soon as it is recorded."""
+
+    def __init__(self, block=False, disable_timing=False, interprocess=False):
+        self.done = True
+        self.recorded = False
+
+    def record(self, stream=None):
+        self.recorded = True
+
+    def synchronize(self):
+        pass
+
+
+class _Stream:
+    _count = [0]
+
+    def __init__(self, null=False, non_blocking=False, priority=0):
+        _Stream._count[0] += 1
+        self.ptr = 0 if null else _Stream._count[0]
+        self.done = True
+        self._previous = []
+
+    def synchronize(self):
+        pass
+
+    def wait_event(self, event):
+        pass
+
+    def record(self, event=None):
+        event = _Event() if event is None else event
+        event.record(self)
+        return event
+
+    def use(self):
+        _current_stream[0] = self
+        return self
+
+    def __enter__(self):
+        self._previous.append(_current_stream[0])
+        return self.use()
+
+    def __exit__(self, *exc):
+        _current_stream[0] = self._previous.pop()
+        return False
+
+
+_current_stream = [_Stream(null=True)]
+
+
+def _elapsed_time(start, end) -> float:
+    if not (start.recorded and end.recorded):
+        raise RuntimeError("both events must be recorded")
+    return 0.0
+
+
+_cuda = types.SimpleNamespace(Device=Device, runtime=_Runtime(), Stream=_Stream, Event=_Event,
+                              get_current_stream=lambda: _current_stream[0],
+                              get_elapsed_time=_elapsed_time,
                               alloc_pinned_memory=lambda size: bytearray(size))
 
 cupy = _Namespace(np, {

@@ -15,9 +15,9 @@ from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
 from . import _samples
-from ._util import binary_operands, broadcast_error, ensure_tensor, shape_of
-from .comparison import _binary, _tensor_operands, _two_tensors
-from .registry import Sample, register_op
+from ._util import binary_operands, broadcast_error, ensure_tensor, scalar_value, shape_of
+from .comparison import _binary, _tensor_operands, _tensor_pair, _two_tensors
+from .registry import NAMESPACES, Sample, register_op
 from .unary import _LN2
 
 # ----------------------------------------------------------------------------- arithmetic
@@ -613,7 +613,7 @@ class Copysign(Function):
                 m.sum_to_shape(grad * 0.0, ctx.shapes[1]) if need_b else None)
 
 
-@register_op(methods=("copysign",), samples=lambda make: [
+@register_op(methods=("copysign",), inplace=("copysign_",), samples=lambda make: [
     Sample((make((3, 4)), make((3, 4))), name="tensors"),
     Sample((make((2, 3)), make((3,))), name="broadcast"),
     Sample((make((3,)), -1.0), name="number")])
@@ -747,3 +747,114 @@ lcm = register_op(methods=("lcm",), inplace=("lcm_",), samples=_gcd_samples,
                   differentiable=False)(_gcd_like(
     "lcm", "lcm", "Elementwise least common multiple of integers (non-negative; 0 when "
     "either is 0)."))
+
+
+
+# ----------------------------------------------------------------------------- ldexp, rsub, fill
+@register_op(methods=("ldexp",), inplace=("ldexp_",), samples=lambda make: [
+    Sample((make((3, 4)), make.int((3, 4), 0, 4)), name="int exponents"),
+    Sample((make((2, 3)), make((3,), low=-2.0, high=2.0)), name="float exponents")])
+def ldexp(input, other):
+    """``input * 2 ** other``: integers give the default float dtype.
+
+    >>> ember.ldexp(ember.tensor([1.5, -1.0]), ember.tensor([2, 3]))
+    tensor([ 6., -8.])
+    """
+    for name, value in (("input", input), ("other", other)):
+        ensure_tensor(value, "ldexp", name)
+    base = input if input._data.dtype.kind in "fV" else \
+        input.to(dtypes.get_default_dtype())
+    if other._data.dtype.kind not in "fV":  # integer exponents: the power in base's dtype
+        other = other.to(base.dtype)
+    return mul(base, pow(2.0, other))
+
+
+@register_op(methods=("rsub",), samples=lambda make: [
+    Sample((make((3, 4)), make((3, 4))), name="tensors"),
+    Sample((make((2, 3)), make((3,))), {"alpha": 2.5}, name="broadcast alpha"),
+    Sample((make((3,)), 2.0), {"alpha": 3}, name="number")])
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input``: subtraction with the operands swapped.
+
+    >>> ember.rsub(ember.tensor([1.0, 2.0]), 10.0, alpha=2)
+    tensor([8., 6.])
+    """
+    ensure_tensor(input, "rsub")
+    return sub(other, input, alpha=alpha)
+
+
+class Fill(Function):
+    """Every element set to a value; the input gets a zero gradient, a 0-d tensor value the
+    sum of the upstream gradient."""
+
+    array_backward = True
+    node_name = "FillBackward0"
+
+    @staticmethod
+    def forward(ctx, x, value):
+        if hasattr(value, "shape"):
+            ctx.node_name = "FillBackward1"
+        return ctx.xp.full_like(x, value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        m = ctx.math
+        need_x, need_value = ctx.needs_input_grad
+        return (m.zeros_like(grad) if need_x else None,
+                m.sum(grad) if need_value else None)
+
+
+@register_op(samples=lambda make: [
+    Sample((make((3, 4)), 2.5), name="number"),
+    Sample((make((2, 3)), make(())), name="0-d tensor value")])
+def fill(input, value):
+    """A new tensor shaped like ``input`` with every element ``value`` (a number or a 0-d
+    tensor, whose gradient is the sum of the upstream gradient).
+
+    >>> ember.fill(ember.zeros(3), 2.0)
+    tensor([2., 2., 2.])
+    """
+    ensure_tensor(input, "fill")
+    if isinstance(value, Tensor):
+        if value.dim() != 0:
+            raise RuntimeError(f"fill only supports 0-dimension value tensor but got tensor "
+                               f"with {value.dim()} dimensions.")
+        if value.device != input.device and value.device.type != "cpu":
+            raise RuntimeError(f"fill(): value is on {value.device}, input on {input.device}")
+        return Fill.apply(input, value.to(input.dtype, device=input.device))
+    return Fill.apply(input, scalar_value(value, "fill", "value"))
+
+
+class Nextafter(Function):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return ctx.xp.nextafter(a, b)
+
+
+@register_op(methods=("nextafter",), inplace=("nextafter_",), differentiable=False,
+             samples=lambda make: [
+    Sample((make((3, 4)), make((3, 4))), name="tensors"),
+    Sample((make((2, 3)), make((3,))), name="broadcast")])
+def nextafter(input, other):
+    """The next floating-point value after ``input`` towards ``other``, elementwise.
+
+    >>> ember.nextafter(ember.tensor([1.0]), ember.tensor([2.0])) - 1
+    tensor([1.1921e-07])
+    """
+    a, b = _tensor_pair(input, other, "nextafter")
+    for value in (a, b):
+        if value._data.dtype.kind not in "fV":
+            raise NotImplementedError(f'"nextafter" not implemented for '
+                                      f"'{value.dtype.scalar_name}'")
+    return _binary(Nextafter, a, b, "nextafter")
+
+
+def ldexp_(input, other):
+    """``input.ldexp_(other)``: ``input *= 2 ** other`` in place."""
+    ensure_tensor(input, "ldexp_")
+    return input.ldexp_(other)
+
+
+NAMESPACES["ember"]["ldexp_"] = ldexp_

@@ -18,7 +18,7 @@ from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
 from . import _samples
-from ._util import _WEAK, binary_operands, broadcast_error, shape_of
+from ._util import _WEAK, binary_operands, broadcast_error, scalar_value, shape_of
 from .registry import Sample, register_op
 
 
@@ -771,3 +771,40 @@ def isreal(input):
         raise TypeError(f"isreal(): argument 'input' must be Tensor, not "
                         f"{type(input).__name__}")
     return IsReal.apply(input)
+
+
+class Isin(Function):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, elements, test, invert):
+        return ctx.xp.isin(elements, test, invert=invert)
+
+
+@register_op(methods=("isin",), differentiable=False, samples=lambda make: [
+    Sample((make.int((3, 4), 0, 6), make.int((4,), 0, 6)), name="ints"),
+    Sample((make.int((5,), 0, 4), make.int((2, 2), 0, 4)), {"invert": True}, name="invert"),
+    Sample((make.int((5,), 0, 4), 2), name="number")])
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element of ``elements`` is one of ``test_elements`` (either may be a
+    number); a bool tensor shaped like ``elements``.
+
+    >>> ember.isin(ember.tensor([1, 2, 3]), ember.tensor([2, 5]))
+    tensor([False,  True, False])
+    """
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError("isin(): expected at least one of elements and test_elements to be a "
+                        "Tensor")
+    if isinstance(elements, Tensor) and isinstance(test_elements, Tensor):
+        if elements.device != test_elements.device:
+            raise RuntimeError(f"isin(): expected elements and test_elements on the same "
+                               f"device, got {elements.device} and {test_elements.device}")
+        a, b = binary_operands(elements, test_elements, "isin")
+        return Isin.apply(a, b, bool(invert))
+    if isinstance(elements, Tensor):
+        value = scalar_value(test_elements, "isin", "test_elements")
+        return Isin.apply(elements, value, bool(invert))
+    value = scalar_value(elements, "isin", "elements")
+    xp = backend.xp_for_device(test_elements._device)
+    found = bool(xp.isin(xp.asarray(value), test_elements._data).item()) != bool(invert)
+    return Tensor._make(xp.asarray(found), test_elements._device)

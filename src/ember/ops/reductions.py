@@ -1233,3 +1233,347 @@ def corrcoef(input):
     c = c / std.reshape(-1, 1)
     c = c / std.reshape(1, -1)
     return c.clamp(-1, 1)
+
+
+# ----------------------------------------------------------------------------- renorm
+def _renorm_samples(make):
+    return [Sample((make((3, 4)), 2, 0, 1.0), name="rows, p=2"),
+            Sample((make((2, 3, 2)), 1, 1, 0.8), name="middle dim, p=1"),
+            Sample((make((3, 2)), 2, -1, 100.0), name="nothing clipped")]
+
+
+@register_op(methods=("renorm",), inplace=("renorm_",), samples=_renorm_samples)
+def renorm(input, p, dim, maxnorm):
+    """Rescale each slice ``input.select(dim, i)`` whose ``p``-norm exceeds ``maxnorm`` to
+    norm ``maxnorm`` (times ``maxnorm / (norm + 1e-7)``); other slices stay as they are.
+
+    >>> ember.renorm(ember.tensor([[3.0, 4.0], [0.3, 0.4]]), 2, 0, 1.0)
+    tensor([[0.6000, 0.8000],
+            [0.3000, 0.4000]])
+    """
+    ensure_tensor(input, "renorm")
+    if input._data.dtype.kind not in "fV":
+        raise RuntimeError(f"renorm(): expected a floating-point input, got "
+                           f"{input.dtype.name}")
+    if input.ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} "
+                           "dimensions")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    d = wrap_dim(dim, input.ndim, "renorm")
+    others = tuple(i for i in range(input.ndim) if i != d)
+    norm = NAMESPACES["linalg"]["vector_norm"](input, p, dim=others, keepdim=True)
+    factor = where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    return input * factor.to(input.dtype)
+
+
+
+
+# ----------------------------------------------------------------------------- trapezoid rule
+def _pairs(y, d: int):
+    n = y.shape[d]
+    first = _narrow(y, d, 0, n - 1)
+    second = _narrow(y, d, 1, n - 1)
+    return first, second
+
+
+def _narrow(t, d, start, length):
+    return t[(slice(None),) * d + (slice(start, start + length),)]
+
+
+def _trapezoid_terms(y, x, dx, dim, op: str):
+    ensure_tensor(y, op, "y")
+    if y.ndim == 0:
+        raise IndexError(f"{op}(): Dimension out of range (expected to be in range of [-1, 0], "
+                         f"but got {dim})")
+    d = wrap_dim(dim, y.ndim, op)
+    if y._data.dtype.kind not in "fV":
+        y = y.to(dtypes.get_default_dtype())
+    if y.shape[d] == 0:
+        return None, d, y
+    first, second = _pairs(y, d)
+    mean = (first + second) / 2
+    if x is None:
+        return mean * (1.0 if dx is None else dx), d, y
+    if dx is not None:
+        raise TypeError(f"{op}(): pass either x or dx, not both")
+    ensure_tensor(x, op, "x")
+    if x.ndim == 1:
+        if x.shape[0] != y.shape[d]:
+            raise RuntimeError(f"{op}: There must be one `x` value for each sample point")
+        spacing = x[1:] - x[:-1]
+        spacing = spacing.reshape((-1,) + (1,) * (y.ndim - d - 1))
+    else:
+        spacing = diff(x, dim=dim)
+    return mean * spacing, d, y
+
+
+@register_op(samples=lambda make: [
+    Sample((make((3, 5)),), name="dx=1"),
+    Sample((make((3, 5)),), {"dx": 0.5, "dim": 0}, name="dx, dim 0"),
+    Sample((make((2, 4)), make((4,))), name="1-D x"),
+    Sample((make((2, 4)), make((2, 4))), {"dim": 1}, name="x like y")])
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The integral of ``y`` along ``dim`` by the trapezoid rule, at sample points ``x``
+    (1-D, or shaped like ``y``) or evenly ``dx`` apart (1 by default).
+
+    >>> ember.trapezoid(ember.tensor([1.0, 2.0, 3.0]))
+    tensor(4.)
+    """
+    terms, d, y = _trapezoid_terms(y, x, dx, dim, "trapezoid")
+    if terms is None:
+        return sum(y, d) * 0
+    return sum(terms, d)
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """``trapezoid`` under NumPy's old name (``trapz(y, x, dim=...)`` or ``trapz(y, dx=...)``).
+    """
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+NAMESPACES["ember"]["trapz"] = trapz
+
+
+@register_op(samples=lambda make: [
+    Sample((make((3, 5)),), name="dx=1"),
+    Sample((make((2, 4)), make((4,))), name="1-D x"),
+    Sample((make((4, 2)),), {"dx": 2.0, "dim": 0}, name="dx, dim 0")])
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """Running trapezoid-rule integrals of ``y`` along ``dim``: one fewer element than
+    ``y`` there (see ``trapezoid``).
+
+    >>> ember.cumulative_trapezoid(ember.tensor([1.0, 2.0, 3.0]))
+    tensor([1.5000, 4.0000])
+    """
+    terms, d, y = _trapezoid_terms(y, x, dx, dim, "cumulative_trapezoid")
+    if terms is None:
+        return y
+    return cumsum(terms, d)
+
+
+# ----------------------------------------------------------------------------- gradient
+def _gradient_samples(make):
+    return [Sample((make((6,)),), name="1-D"),
+            Sample((make((4, 5)),), {"spacing": 2.0}, name="2-D, spacing"),
+            Sample((make((4, 5)),), {"dim": 1, "edge_order": 2}, name="edge order 2"),
+            Sample((make((5,)),), {"spacing": (_coordinates(make),)}, name="coordinates"),
+            Sample((make((5, 3)),), {"spacing": (_coordinates(make),), "dim": 0,
+                                     "edge_order": 2}, name="coordinates, order 2")]
+
+
+def _coordinates(make):
+    x = make((5,), requires_grad=False)
+    x._data[...] = [0.0, 0.5, 1.5, 1.75, 3.0]
+    return x
+
+
+def _spacings(spacing, dims, input):
+    if isinstance(spacing, (int, float)):
+        return [float(spacing)] * len(dims)
+    if isinstance(spacing, Tensor) and spacing.ndim == 0:
+        return [spacing.item()] * len(dims)
+    spacing = list(spacing)
+    if len(spacing) == 1 and len(dims) > 1 and not isinstance(spacing[0], Tensor):
+        spacing = spacing * len(dims)
+    if len(spacing) != len(dims):
+        raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or "
+                           f"it's spacing and dim arguments to have the same length, but got "
+                           f"a spacing argument of length {len(spacing)} and a dim argument "
+                           f"of length {len(dims)}.")
+    out = []
+    for s in spacing:
+        if isinstance(s, Tensor):
+            out.append(s.item() if s.ndim == 0 else s.to(input.dtype))
+        elif isinstance(s, numbers.Real) and not isinstance(s, bool):
+            out.append(float(s))
+        else:
+            raise TypeError(f"gradient(): spacing must be numbers or 1-D tensors of "
+                            f"coordinates, got {type(s).__name__}")
+    return out
+
+
+def _gradient_along(f, d: int, h, edge_order: int):
+    n = f.shape[d]
+    if not isinstance(h, Tensor):  # evenly spaced
+        h1 = h2 = h
+    else:
+        if h.ndim != 1 or h.shape[0] != n:
+            raise RuntimeError(f"torch.gradient expected each tensor to be on the same device "
+                               f"and have as many elements as input.size({d}) = {n}")
+        step = h[1:] - h[:-1]
+        shape = (-1,) + (1,) * (f.ndim - d - 1)
+        h1 = step[:-1].reshape(shape)
+        h2 = step[1:].reshape(shape)
+    take = functools.partial(_narrow, f, d)
+    a = -h2 / (h1 * (h1 + h2))
+    b = (h2 - h1) / (h1 * h2)
+    c = h1 / (h2 * (h1 + h2))
+    interior = a * take(0, n - 2) + b * take(1, n - 2) + c * take(2, n - 2)
+    if isinstance(h, Tensor):
+        step = (h[1:] - h[:-1]).reshape((-1,) + (1,) * (f.ndim - d - 1))
+        first, second = _narrow(step, 0, 0, 1), _narrow(step, 0, 1, 1)
+        before_last, last = _narrow(step, 0, n - 3, 1), _narrow(step, 0, n - 2, 1)
+    else:
+        first = second = before_last = last = h
+    if edge_order == 1:
+        start = (take(1, 1) - take(0, 1)) / first
+        end = (take(n - 1, 1) - take(n - 2, 1)) / last
+    else:
+        d1, d2 = first, second
+        start = (-(2 * d1 + d2) / (d1 * (d1 + d2)) * take(0, 1)
+                 + (d1 + d2) / (d1 * d2) * take(1, 1) - d1 / (d2 * (d1 + d2)) * take(2, 1))
+        d1, d2 = before_last, last
+        end = (d2 / (d1 * (d1 + d2)) * take(n - 3, 1) - (d2 + d1) / (d1 * d2) * take(n - 2, 1)
+               + (2 * d2 + d1) / (d2 * (d1 + d2)) * take(n - 1, 1))
+    return NAMESPACES["ember"]["cat"]([start, interior, end], d)
+
+
+@register_op(samples=_gradient_samples)
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """The derivative of ``input`` along each of ``dim`` (all dims by default) by central
+    differences inside and one-sided differences of order ``edge_order`` (1 or 2) at the
+    ends; ``spacing`` is a number, one per dim, or the sample coordinates. A tuple, one
+    tensor per dim.
+
+    >>> ember.gradient(ember.tensor([1.0, 4.0, 9.0, 16.0]))
+    (tensor([3., 4., 6., 7.]),)
+    """
+    ensure_tensor(input, "gradient")
+    if edge_order not in (1, 2):
+        raise RuntimeError(f"torch.gradient only supports edge_order=1 and edge_order=2, "
+                           f"but got {edge_order}")
+    dims = (list(range(input.ndim)) if dim is None else
+            [dim] if isinstance(dim, int) else list(dim))
+    dims = [wrap_dim(d, input.ndim, "gradient") for d in dims]
+    for d in dims:
+        if input.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                               "edge_order+1")
+    f = input if input._data.dtype.kind in "fV" else input.to(dtypes.get_default_dtype())
+    steps = _spacings(spacing, dims, f)
+    return tuple(_gradient_along(f, d, h, edge_order) for d, h in zip(dims, steps))
+
+
+# ----------------------------------------------------------------------------- histograms
+HistogramResult = namedtuple("histogram", ["hist", "bin_edges"])
+HistogramddResult = namedtuple("histogramdd", ["hist", "bin_edges"])
+
+
+def _histogram_input(input, weight, op: str):
+    ensure_tensor(input, op)
+    if input._data.dtype.kind not in "fV":
+        raise RuntimeError(f"{op}: input tensor and bins tensors should have the same dtype, "
+                           f"but got input {input.dtype} (a floating-point input is needed)")
+    if weight is not None:
+        ensure_tensor(weight, op, "weight")
+        if tuple(weight.shape) != tuple(input.shape[:weight.ndim]) or \
+                weight.numel() * (input.shape[-1] if op == "histogramdd" else 1) != \
+                input.numel():
+            raise RuntimeError(f"{op}: if weight tensor is provided it should have the same "
+                               "shape as the input tensor excluding its innermost dimension"
+                               if op == "histogramdd" else
+                               f"{op}: if weight tensor is provided, input tensor and weight "
+                               "tensor should have the same shape")
+        return weight._data.reshape(-1)
+    return None
+
+
+@register_op(methods=("histogram",), differentiable=False, samples=lambda make: [
+    Sample((make((20,)),), {"bins": 5}, name="5 bins"),
+    Sample((make((4, 5)),), {"bins": 4, "range": (-1.0, 1.0), "density": True},
+           name="range, density"),
+    Sample((make((10,)),), {"bins": 3, "weight": make((10,), low=0.0, high=1.0,
+                                                       requires_grad=False)},
+           name="weights")])
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
+    """Counts of ``input`` (flattened) in ``bins`` equal bins over ``range`` (the data's
+    range by default), or in the bins a 1-D tensor of edges gives; with ``weight`` each
+    element adds its weight, with ``density`` the result integrates to 1. Returns
+    ``(hist, bin_edges)``.
+
+    >>> ember.histogram(ember.tensor([1.0, 2.0, 1.0]), bins=2, range=(0.0, 2.0))
+    histogram(hist=tensor([0., 3.]), bin_edges=tensor([0., 1., 2.]))
+    """
+    weights = _histogram_input(input, weight, "histogram")
+    xp = backend.xp_of(input._data)
+    data = input._data.reshape(-1)
+    dtype = input._data.dtype
+    if isinstance(bins, Tensor):
+        if bins.ndim != 1:
+            raise RuntimeError(f"histogram: bins tensor should have one dimension, but got "
+                               f"{bins.ndim} dimensions")
+        edges = bins._data.astype(dtype)
+    else:
+        if not isinstance(bins, numbers.Integral) or bins <= 0:
+            raise RuntimeError(f"histogram(): bins must be > 0, but got {bins}")
+        low, high = _histogram_range(xp, data, range, "histogram")
+        edges = xp.linspace(low, high, int(bins) + 1).astype(dtype)
+    hist, _ = xp.histogram(data, bins=edges, weights=weights, density=density)
+    device = input._device
+    return HistogramResult(Tensor._make(hist.astype(dtype), device),
+                           Tensor._make(edges, device))
+
+
+def _histogram_range(xp, data, range, op: str):
+    if range is not None:
+        low, high = (float(v) for v in range)
+        if low > high:
+            raise RuntimeError(f"{op}(): max must be larger than min")
+    elif data.size:
+        low, high = float(data.min()), float(data.max())
+    else:
+        low, high = 0.0, 0.0
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise RuntimeError(f"{op}(): range of [{low}, {high}] is not finite")
+    if low == high:  # a single value: PyTorch widens the range to a unit around it
+        low, high = low - 0.5, high + 0.5
+    return low, high
+
+
+@register_op(differentiable=False, samples=lambda make: [
+    Sample((make((20, 2)),), {"bins": [3, 4]}, name="2-D, bins per dim"),
+    Sample((make((10, 3)),), {"bins": 2, "range": [-2.0, 2.0, -2.0, 2.0, -2.0, 2.0],
+                              "density": True}, name="range, density")])
+def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
+    """A histogram of the points in the rows of ``input`` (N, D): ``bins`` per dim (an
+    int, one int per dim, or D 1-D tensors of edges), ``range`` as ``[low0, high0, low1,
+    ...]``. Returns ``(hist, bin_edges)`` with one edges tensor per dim.
+
+    >>> h = ember.histogramdd(ember.tensor([[0.0, 0.0], [1.0, 1.0]]), bins=2)
+    >>> h.hist
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    weights = _histogram_input(input, weight, "histogramdd")
+    if input.ndim < 2:
+        raise RuntimeError("histogramdd: input tensor should have at least 2 dimensions")
+    xp = backend.xp_of(input._data)
+    dims = input.shape[-1]
+    points = input._data.reshape(-1, dims)
+    dtype = input._data.dtype
+    if isinstance(bins, numbers.Integral):
+        bins = [int(bins)] * dims
+    bins = list(bins)
+    if len(bins) != dims:
+        raise RuntimeError(f"histogramdd: The size of bins must be equal to the innermost "
+                           f"dimension of the input ({dims})")
+    if range is not None and len(range) != 2 * dims:
+        raise RuntimeError(f"histogramdd: range should have {2 * dims} elements")
+    edges = []
+    for k, b in enumerate(bins):
+        if isinstance(b, Tensor):
+            edges.append(b._data.astype(dtype))
+            continue
+        if b <= 0:
+            raise RuntimeError(f"histogramdd(): bins must be > 0, but got {b} for dimension "
+                               f"{k}")
+        span = None if range is None else range[2 * k:2 * k + 2]
+        low, high = _histogram_range(xp, points[:, k], span, "histogramdd")
+        edges.append(xp.linspace(low, high, int(b) + 1).astype(dtype))
+    hist, _ = xp.histogramdd(points, bins=edges, weights=weights, density=density)
+    device = input._device
+    return HistogramddResult(Tensor._make(hist.astype(dtype), device),
+                             tuple(Tensor._make(e, device) for e in edges))

@@ -13,6 +13,7 @@ from .. import backend, dtypes
 from .._mt_stream import TorchCompatibleGenerator
 from .._mt_stream import bernoulli_scalar as mt_bernoulli_scalar
 from .._mt_stream import bernoulli_tensor as mt_bernoulli_tensor
+from .._mt_stream import binomial as mt_binomial
 from .._mt_stream import cauchy as mt_cauchy
 from .._mt_stream import exponential as mt_exponential
 from .._mt_stream import geometric as mt_geometric
@@ -27,7 +28,7 @@ from ..autograd.function import Function
 from ..creation import _device, _dtype_or_default, _finish, _shape
 from ..random import Generator, generator_for
 from ..tensor import Tensor, apply_inplace
-from .registry import Sample, register_op
+from .registry import NAMESPACES, Sample, register_op
 
 # ----------------------------------------------------------------------------- sampling
 # On CPU the draws come from the PyTorch-compatible stream, in the tensor's dtype and in
@@ -585,3 +586,38 @@ def _sampled_samples(make):
 
 
 register_op("_sampled", samples=_sampled_samples, torch=None, gradgrad=False)(_sampled)
+
+
+def binomial(count, prob, generator=None):
+    """Samples from Binomial(count, prob) elementwise (``count`` and ``prob`` float
+    tensors of one shape); the counts come back in ``count``'s dtype. On the CPU the draws
+    are PyTorch's for the same seed.
+
+    >>> g = ember.Generator().manual_seed(0)
+    >>> ember.binomial(ember.tensor([10.0, 100.0]), ember.tensor([0.5, 0.2]), generator=g)
+    tensor([ 7., 21.])
+    """
+    for name, value in (("count", count), ("prob", prob)):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"binomial(): argument '{name}' must be a Tensor, not "
+                            f"{type(value).__name__}")
+        _require_float(value, "binomial")
+    if tuple(count.shape) != tuple(prob.shape):
+        raise RuntimeError(f"binomial(): count and prob must have the same shape, got "
+                           f"{list(count.shape)} and {list(prob.shape)}")
+    if count.device != prob.device:
+        raise RuntimeError(f"binomial(): count is on {count.device}, prob on {prob.device}")
+    source = _source(count._device, generator, "binomial")
+    n = backend.move(count._data, count._device, backend.CPU).astype(np.float64)
+    p = backend.move(prob._data, prob._device, backend.CPU).astype(np.float64)
+    if _exact(source):
+        draws = mt_binomial(source, np.ascontiguousarray(n), np.ascontiguousarray(p))
+    else:  # a GPU generator: seed a host sampler from its stream
+        seed = int(backend.move(source.integers(0, 2 ** 62, size=1), count._device,
+                                backend.CPU)[0])
+        draws = np.random.default_rng(seed).binomial(n.astype(np.int64), p).astype(np.float64)
+    draws = backend.move(draws, backend.CPU, count._device)
+    return _sampled("BinomialBackward0", count, prob, draws.astype(count._data.dtype))
+
+
+NAMESPACES["ember"]["binomial"] = binomial

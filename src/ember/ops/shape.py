@@ -6,9 +6,9 @@ import numpy as np
 
 from .. import backend, dtypes
 from ..autograd.function import Function
-from ..tensor import Tensor
+from ..tensor import Tensor, apply_inplace
 from ._util import ensure_tensor, parse_shape, wrap_dim
-from .indexing import AdvancedIndex
+from .indexing import AdvancedIndex, clone, select_scatter, slice_scatter
 from .registry import NAMESPACES, Sample, register_op
 
 
@@ -1577,3 +1577,346 @@ def block_diag(*tensors):
         rows.append(pad(m, (before, total - before - cols)))
         before += cols
     return cat(rows, dim=0)
+
+
+# ----------------------------------------------------------------------------- as_strided
+def _positions(xp, shape, strides, offset: int):
+    """The storage index of every element of a (shape, strides, offset) view."""
+    index = xp.full(tuple(shape), offset, dtype=np.int64)
+    for d, (n, s) in enumerate(zip(shape, strides)):
+        step = xp.arange(n, dtype=np.int64) * s
+        index = index + step.reshape((n,) + (1,) * (len(shape) - d - 1))
+    return index
+
+
+def _storage(x, op: str):
+    found = backend.storage_of(x)
+    if found is None:
+        raise RuntimeError(f"{op}(): the tensor's memory is not one dense block of its dtype "
+                           "(it views a wider or reinterpreted array); clone() it first")
+    return found
+
+
+class StorageMove(Function):
+    """The gradient map of ``as_strided``: add each element of ``g`` into the storage slot
+    ``scatter_index`` names, then read the slots ``gather_index`` names (scaled). Its
+    adjoint is the same move the other way round."""
+
+    array_backward = True
+    node_name = "AsStridedBackward0"
+
+    @staticmethod
+    def forward(ctx, g, scatter_index, gather_index, size, pre, post):
+        ctx.args = (scatter_index, gather_index, size, pre, post)
+        xp = ctx.xp
+        storage = xp.zeros(size, g.dtype)
+        backend.scatter_add(storage, scatter_index.reshape(-1),
+                            (g if pre is None else g * pre).reshape(-1))
+        out = storage[gather_index]
+        return out if post is None else out * post
+
+    @staticmethod
+    def backward(ctx, grad):
+        scatter_index, gather_index, size, pre, post = ctx.args
+        return (ctx.math.apply(StorageMove, grad, gather_index, scatter_index, size, post, pre),
+                None, None, None, None, None)
+
+
+class AsStrided(Function):
+    array_backward = True
+    node_name = "AsStridedBackward0"
+    is_view = True
+    always_view = True
+
+    @staticmethod
+    def forward(ctx, x, size, stride, offset):
+        flat, own_offset = _storage(x, "as_strided")
+        xp = ctx.xp
+        needed = offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1 if all(size) else 0
+        if needed > flat.size:
+            raise RuntimeError(
+                f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+                f"{offset}, and itemsize {x.itemsize} requiring a storage size of "
+                f"{needed * x.itemsize} are out of bounds for storage of size "
+                f"{flat.size * x.itemsize}")
+        needs = getattr(ctx, "needs_input_grad", None)
+        if needs and needs[0]:
+            in_strides = tuple(s // x.itemsize for s in x.strides)
+            inside = _positions(xp, x.shape, in_strides, own_offset)
+            outside = _positions(xp, size, stride, offset)
+            counts = xp.zeros(flat.size, x.dtype)
+            backend.scatter_add(counts, inside.reshape(-1), xp.ones(inside.size, x.dtype))
+            seen = counts[inside]
+            # an input that overlaps itself (expanded) shares each slot's gradient out
+            post = None if not seen.size or float(seen.max()) <= 1 else 1 / seen
+            ctx.move = (outside, inside, flat.size, None, post)
+        return backend.as_strided(flat[offset:], tuple(size),
+                                  tuple(s * x.itemsize for s in stride))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.math.apply(StorageMove, grad, *ctx.move), None, None, None
+
+
+def _as_strided_samples(make):
+    return [Sample((make((3, 4)), (2, 2), (1, 2)), name="transposed window"),
+            Sample((make((6,)), (3, 2), (1, 1), 1), name="overlapping, offset"),
+            Sample((make((2, 3)), (4,), (0,)), name="broadcast one element")]
+
+
+@register_op(methods=("as_strided",), samples=_as_strided_samples)
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of ``input``'s memory with the given sizes, strides and storage offset (in
+    elements; by default ``input.storage_offset()``). Elements the view repeats get the sum
+    of their gradients.
+
+    >>> x = ember.arange(6.0)
+    >>> ember.as_strided(x, (2, 2), (1, 2))
+    tensor([[0., 2.],
+            [1., 3.]])
+    """
+    ensure_tensor(input, "as_strided")
+    size = parse_shape((size,), "as_strided")
+    stride = parse_shape((stride,), "as_strided")
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape: {len(stride)} strides "
+                           f"for {len(size)} sizes")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"as_strided: Negative size: {list(size)}")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, "
+                           f"got strides: {list(stride)}")
+    offset = input.storage_offset() if storage_offset is None else int(storage_offset)
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    return AsStrided.apply(input, size, stride, offset)
+
+
+def _as_strided_(self, size, stride, storage_offset=None):
+    """In-place ``as_strided``: self becomes the view."""
+    return _view_inplace(self, as_strided, size, stride, storage_offset)
+
+
+def _as_strided_scatter_samples(make):
+    return [Sample((make((3, 4)), make((2, 2)), (2, 2), (1, 2)), name="window"),
+            Sample((make((6,)), make((2, 2)), (2, 2), (3, 1), 1), name="offset")]
+
+
+def _torch_as_strided_scatter(torch, input, src, size, stride, storage_offset=None):
+    # torch.as_strided_scatter's own input gradient fails torch's gradcheck (it keeps the
+    # overwritten slots instead of the others); the same embedding by clone + copy_ is right
+    out = input.clone()
+    out.as_strided(size, stride, storage_offset or 0).copy_(src)
+    return out
+
+
+@register_op(methods=("as_strided_scatter",), samples=_as_strided_scatter_samples,
+             torch=_torch_as_strided_scatter)
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """A copy of ``input`` (contiguous) with the elements of ``input.as_strided(size,
+    stride, storage_offset)`` replaced by ``src``.
+
+    >>> ember.as_strided_scatter(ember.zeros(4), ember.ones(2), (2,), (2,))
+    tensor([1., 0., 1., 0.])
+    """
+    ensure_tensor(input, "as_strided_scatter")
+    ensure_tensor(src, "as_strided_scatter", "src")
+    out = clone(input).contiguous()
+    offset = 0 if storage_offset is None else storage_offset
+    view = as_strided(out, size, stride, offset)
+    if tuple(view.shape) != tuple(src.shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size "
+                           f"= {list(src.shape)}, slice size = {list(view.shape)}")
+    view.copy_(src)
+    return out
+
+
+@register_op(methods=("diagonal_scatter",), samples=lambda make: [
+    Sample((make((3, 4)), make((3,))), name="main"),
+    Sample((make((3, 4)), make((2,)), 2), name="offset 2"),
+    Sample((make((2, 3, 3)), make((2, 2)), -1, 1, 2), name="batched, below")])
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """A copy of ``input`` with its ``diagonal(offset, dim1, dim2)`` replaced by ``src``
+    (the functional form of ``x.diagonal(...).copy_(src)``).
+
+    >>> ember.diagonal_scatter(ember.zeros(2, 2), ember.ones(2))
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    ensure_tensor(input, "diagonal_scatter")
+    ensure_tensor(src, "diagonal_scatter", "src")
+    out = clone(input).contiguous()
+    view = NAMESPACES["ember"]["diagonal"](out, offset, dim1, dim2)
+    if tuple(view.shape) != tuple(src.shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size "
+                           f"= {list(src.shape)}, slice size = {list(view.shape)}")
+    view.copy_(src)
+    return out
+
+
+@register_op(samples=lambda make: [Sample((make((2, 6)), [1, 3, 2], 1), name="sizes"),
+                                   Sample((make((4, 2)), [4]), name="one piece")])
+def split_with_sizes(input, split_sizes, dim=0):
+    """Views of consecutive pieces of the given sizes along ``dim`` (they must add up to
+    the dim's size).
+
+    >>> [p.shape[0] for p in ember.split_with_sizes(ember.zeros(5), [2, 3])]
+    [2, 3]
+    """
+    ensure_tensor(input, "split_with_sizes")
+    if isinstance(split_sizes, (int, np.integer)):
+        raise TypeError("split_with_sizes(): argument 'split_sizes' must be a sequence of ints, "
+                        f"not {type(split_sizes).__name__}")
+    return split(input, list(split_sizes), dim)
+
+
+Tensor.as_strided_ = _as_strided_
+NAMESPACES["ember"]["as_strided_"] = _as_strided_
+
+
+# ----------------------------------------------------------------------------- unravel, resize
+@register_op(differentiable=False, samples=lambda make: [
+    Sample((make.int((5,), -6, 6), (2, 3)), name="1-D, negative"),
+    Sample((make.int((2, 2), 0, 24), (2, 3, 4)), name="2-D")])
+def unravel_index(indices, shape):
+    """The coordinates in a tensor of ``shape`` of each flat index (negative ones count
+    from the end): a tuple of int64 tensors, one per dim.
+
+    >>> ember.unravel_index(ember.tensor([4, 1]), (2, 3))
+    (tensor([1, 0]), tensor([1, 1]))
+    """
+    if not isinstance(indices, Tensor):
+        raise TypeError(f"unravel_index(): expected 'indices' to be a Tensor, got "
+                        f"{type(indices).__name__}")
+    if indices._data.dtype.kind not in "iu":
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = parse_shape((shape,) if isinstance(shape, int) else (tuple(shape),),
+                        "unravel_index")
+    if any(s < 0 for s in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    total = int(np.prod(shape))
+    xp = backend.xp_of(indices._data)
+    flat = indices._data.astype(np.int64)
+    if flat.size and (int(flat.min()) < -total or int(flat.max()) >= total):
+        raise RuntimeError(f"'indices' must be in range [-{total}, {total - 1}] for 'shape' "
+                           f"{shape}")
+    flat = xp.where(flat < 0, flat + total, flat)
+    out = []
+    for size in reversed(shape):
+        out.append(flat % size if size else flat * 0)
+        flat = flat // size if size else flat
+    return tuple(Tensor._make(a, indices._device) for a in reversed(out))
+
+
+def _resize_(self, *sizes, memory_format=None):
+    """Give self a new shape in place: its first elements keep their values (row-major),
+    new ones are uninitialized. Not for tensors that require grad (as in PyTorch).
+
+    >>> x = ember.arange(6.0)
+    >>> x.resize_(2, 2)
+    tensor([[0., 1.],
+            [2., 3.]])
+    """
+    if self._requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    shape = parse_shape(sizes, "resize_")
+    if any(s < 0 for s in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
+    data = self._data
+    count = int(np.prod(shape))
+    found = backend.storage_of(data) if data.flags.c_contiguous else None
+    if found is not None and found[1] + count <= found[0].size:
+        # the memory block holds enough elements (a shrink, or a regrow after one): view it
+        flat, offset = found
+        self._data = flat[offset:offset + count].reshape(shape)
+    else:
+        fresh = backend.xp_of(data).empty(shape, data.dtype)
+        if found is not None:
+            flat, offset = found
+            keep = min(count, flat.size - offset)
+            fresh.reshape(-1)[:keep] = flat[offset:offset + keep]
+        else:
+            keep = min(count, data.size)
+            fresh.reshape(-1)[:keep] = data.reshape(-1)[:keep]
+        self._data = fresh
+    self._version_counter.value += 1
+    return self
+
+
+def _resize_as_(self, the_template, memory_format=None):
+    """``resize_`` to ``the_template``'s shape."""
+    ensure_tensor(the_template, "resize_as_", "the_template")
+    return _resize_(self, tuple(the_template.shape))
+
+
+def _resize(self, *sizes):
+    """Deprecated out-of-place resize: a reshaped view with the same number of elements."""
+    import warnings
+
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    shape = parse_shape(sizes, "resize")
+    if int(np.prod(shape)) != self.numel():
+        raise RuntimeError(f"resize(): shape {list(shape)} is invalid for input of size "
+                           f"{self.numel()} (the out-of-place form keeps the number of "
+                           "elements; use resize_ to change it)")
+    return reshape(self, shape)
+
+
+def _resize_as(self, tensor):
+    """Deprecated out-of-place ``resize_as``: ``resize(tensor.shape)``."""
+    import warnings
+
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    ensure_tensor(tensor, "resize_as", "tensor")
+    if tensor.numel() != self.numel():
+        raise RuntimeError(f"resize_as(): shape {list(tensor.shape)} is invalid for input of "
+                           f"size {self.numel()} (the out-of-place form keeps the number of "
+                           "elements; use resize_as_ to change it)")
+    return reshape(self, tuple(tensor.shape))
+
+
+def _fill_diagonal_(self, fill_value, wrap=False):
+    """Fill the main diagonal (all indices equal) with ``fill_value`` in place; with
+    ``wrap``, a tall matrix's diagonal starts again every ``cols + 1`` rows (NumPy's
+    ``fill_diagonal``).
+
+    >>> ember.zeros(2, 3).fill_diagonal_(5.0)
+    tensor([[5., 0., 0.],
+            [0., 5., 0.]])
+    """
+    data = self._data
+    if data.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if data.ndim > 2 and len(set(data.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    mask = np.zeros(data.shape, dtype=bool)
+    np.fill_diagonal(mask, True, wrap=bool(wrap))
+    condition = Tensor._make(backend.xp_of(data).asarray(mask), self._device)
+    def fill(x, value):
+        return NAMESPACES["ember"]["where"](condition, value, x)
+
+    return apply_inplace(self, fill, fill_value)
+
+
+for _name, _function in (("resize_", _resize_), ("resize_as_", _resize_as_),
+                         ("resize", _resize), ("resize_as", _resize_as),
+                         ("fill_diagonal_", _fill_diagonal_)):
+    setattr(Tensor, _name, _function)
+NAMESPACES["ember"]["resize_as_"] = _resize_as_
+Tensor.select_scatter = select_scatter
+Tensor.slice_scatter = slice_scatter
+
+
+def index_put_(input, indices, values, accumulate=False):
+    """``input[indices] = values`` in place (``+=`` with ``accumulate``): the function form
+    of ``Tensor.index_put_``.
+
+    >>> x = ember.zeros(3)
+    >>> ember.index_put_(x, (ember.tensor([0, 0]),), ember.tensor(1.0), accumulate=True)
+    tensor([2., 0., 0.])
+    """
+    ensure_tensor(input, "index_put_")
+    return input.index_put_(indices, values, accumulate)
+
+
+NAMESPACES["ember"]["index_put_"] = index_put_

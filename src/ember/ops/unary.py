@@ -10,6 +10,7 @@ promotion. Broadcasting is NumPy's; ``sum_to_shape`` folds gradients back.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 
@@ -18,7 +19,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from . import _samples
 from ._util import float_operand
-from .registry import Sample, register_op
+from .registry import NAMESPACES, Sample, register_op
 
 
 # ----------------------------------------------------------------------------- unary math
@@ -1077,3 +1078,92 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     return NanToNum.apply(input, 0.0 if nan is None else float(nan),
                           None if posinf is None else float(posinf),
                           None if neginf is None else float(neginf))
+
+
+# ----------------------------------------------------------------------------- sign bits, angle
+class Signbit(Function):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x):
+        if x.dtype.kind in "fV":
+            return ctx.xp.signbit(x.astype(np.float32) if x.dtype.kind == "V" else x)
+        return x < 0
+
+
+@register_op(methods=("signbit",), differentiable=False, samples=lambda make: [
+    Sample((make((3, 4)),), name="float"), Sample((make.int((5,), -3, 3),), name="int")])
+def signbit(input):
+    """Whether each element's sign bit is set (True for negatives and -0.0), a bool tensor.
+
+    >>> ember.signbit(ember.tensor([1.0, -0.0, -2.0]))
+    tensor([False,  True,  True])
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"signbit(): argument 'input' must be a Tensor, not "
+                        f"{type(input).__name__}")
+    return Signbit.apply(input)
+
+
+class Angle(Function):
+    """The argument of a real number: 0 for x >= 0, pi for x < 0, NaN for NaN. It is
+    constant where it is differentiable, so the gradient is zero."""
+
+    array_backward = True
+    node_name = "AngleBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        xp = ctx.xp
+        out = xp.where(x < 0, math.pi, 0.0).astype(x.dtype)
+        return xp.where(xp.isnan(x), x, out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.math.zeros_like(grad)
+
+
+@register_op(methods=("angle",), samples=_samples.unary(), gradgrad=False)
+def angle(input):
+    """The angle of each element seen as a complex number: 0 or pi for real tensors (NaN
+    stays NaN); integers give the default float dtype.
+
+    >>> ember.angle(ember.tensor([2.0, -1.0]))
+    tensor([0.0000, 3.1416])
+    """
+    return Angle.apply(float_operand(input, "angle"))
+
+
+class FrexpExponent(Function):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x):
+        _, exponent = ctx.xp.frexp(x.astype(np.float32) if x.dtype.kind == "V" else x)
+        return exponent.astype(np.int32)
+
+
+FrexpResult = namedtuple("frexp", ["mantissa", "exponent"])
+
+
+@register_op(methods=("frexp",), samples=_samples.unary(low=-40.0, high=40.0))
+def frexp(input):
+    """Split each element into a mantissa in (-1, -0.5] or [0.5, 1) and an int32 exponent,
+    ``input == mantissa * 2 ** exponent``. The mantissa's gradient is ``grad / 2 **
+    exponent``.
+
+    >>> ember.frexp(ember.tensor([1.5, -8.0]))
+    frexp(mantissa=tensor([ 0.7500, -0.5000]), exponent=tensor([1, 4], dtype=ember.int32))
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"frexp(): argument 'input' must be a Tensor, not "
+                        f"{type(input).__name__}")
+    if input._data.dtype.kind not in "fV":
+        raise RuntimeError("frexp() only supports floating-point dtypes")
+    exponent = FrexpExponent.apply(input)
+    # two half-steps: 2 ** -exponent alone overflows for subnormal inputs
+    half = -exponent.to(input.dtype) / 2
+    power = NAMESPACES["ember"]["pow"]
+    low = floor(half)
+    mantissa = input * power(2.0, low) * power(2.0, 2 * half - low)
+    return FrexpResult(mantissa, exponent)

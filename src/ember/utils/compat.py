@@ -60,6 +60,7 @@ LEFT_OUT: dict[str, list[str]] = {
         "*col_indices*", "*indices_copy", "*values_copy", "*.Tensor.indices",
         "*.Tensor.values", "*coalesce*", "*.Tensor.dense_dim", "*.Tensor.to_dense",
         "torch.segment_reduce", "torch.nn.functional.embedding_bag", "torch.embedding_bag",
+        "torch.hsmm",
         "torch.optim.SparseAdam",
     ],
     "quantization": [
@@ -99,6 +100,8 @@ LEFT_OUT: dict[str, list[str]] = {
         "*handle_torch_function", "*has_torch_function*", "torch.autograd.is_tensor_like",
         "torch.slice_inverse", "*.Tensor.slice_inverse", "*.Tensor.module_load",
         "*.Tensor.as_subclass", "torch.nn.functional.GRID_SAMPLE_*",
+        # first-class dimensions (functorch.dim): a tensor subclass of the compiler stack
+        "*.Tensor.index",
     ],
     "functionalization copies of views (*_copy)": [
         "torch.*_copy", "torch.Tensor.narrow_copy",
@@ -131,7 +134,7 @@ LEFT_OUT: dict[str, list[str]] = {
     ],
     "dtypes NumPy has no equivalent for (sub-byte ints, float8, float4, bits)": [
         "torch.bits*", "torch.float8_*", "torch.float4_*", "torch.int[1-7]",
-        "torch.uint[1-7]",
+        "torch.uint[1-7]", "torch.bit",
     ],
     "nested and jagged tensors": [
         "torch.nested", "torch.jagged", "*.Tensor.is_nested", "*.Tensor.to_padded_tensor",
