@@ -67,7 +67,7 @@ class _SavedHooks(threading.local):
 
     def __init__(self) -> None:
         self.stack: list = []
-        self.disabled_message = None
+        self.disabled_message: str | None = None
 
 
 saved_hooks = _SavedHooks()
