@@ -47,8 +47,28 @@ def _projections(query, key, value, use_separate, in_proj_weight, in_proj_bias, 
     else:
         if in_proj_weight is None:
             raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        if key is value:
+            return _packed_projections(query, key, in_proj_weight, in_proj_bias)
         weights = chunk(in_proj_weight, 3)
     return tuple(linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases))
+
+
+def _packed_projections(query, key, weight, bias):
+    """Self-attention (query is key is value) projects once with the packed weight, and
+    shared keys and values project together, then split off as PyTorch does (so the graph
+    has its nodes: one Addmm, then Unsqueeze, Transpose, Squeeze, Clone and Select)."""
+    e = query.shape[-1]
+
+    def split(proj, parts):
+        proj = proj.unflatten(-1, (parts, e)).unsqueeze(0).transpose(0, -2).squeeze(-2)
+        proj = proj.contiguous()
+        return tuple(proj[i] for i in range(parts))
+
+    if query is key:
+        return split(linear(query, weight, bias), 3)
+    w_q, w_kv = weight.split([e, 2 * e])
+    b_q, b_kv = (None, None) if bias is None else bias.split([e, 2 * e])
+    return (linear(query, w_q, b_q),) + split(linear(key, w_kv, b_kv), 2)
 
 
 def _check_shapes(query, key, value, key_padding_mask, attn_mask, num_heads) -> bool:
@@ -220,7 +240,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         if dropout_p > 0.0:
             weights = dropout(weights, p=dropout_p)
         out = bmm(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-        out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+        out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, embed_dim)
         weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
             weights = weights.mean(dim=1)
@@ -234,8 +254,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         q.reshape(bsz, num_heads, tgt_len, head_dim), k.reshape(bsz, num_heads, src_len,
                                                                 head_dim),
         v.reshape(bsz, num_heads, src_len, head_dim), attn_mask, dropout_p, is_causal)
-    out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
-    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+    out = out.permute(2, 0, 1, 3).contiguous().view(bsz * tgt_len, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, embed_dim)
     return (out if batched else out.squeeze(1)), None
 
 

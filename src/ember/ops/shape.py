@@ -100,7 +100,18 @@ def reshape(input, *sizes, shape=None):
     ensure_tensor(input, "reshape")
     sizes = _sizes_or_keyword(sizes, shape, "reshape", "shape")
     shape = _infer_shape(parse_shape(sizes, "reshape"), input._data.size, "reshape")
+    if not input._data.flags.c_contiguous and not _viewable(input._data, shape):
+        # as PyTorch: a contiguous clone, viewed (two nodes, Clone and UnsafeView)
+        return UnsafeView.apply(input.contiguous(), shape)
     return Reshape.apply(input, shape)
+
+
+def _viewable(array, shape) -> bool:
+    try:
+        backend.view_reshape(array, shape)
+    except ValueError:
+        return False
+    return True
 
 
 @register_op(methods=("view",), samples=_reshape_samples)
