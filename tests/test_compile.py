@@ -438,3 +438,27 @@ def test_indexing_with_a_tensor_index_reads_each_calls_index():
     for k in range(3):
         a, b = ember.full((2,), float(k)), ember.ones(1)
         _same(cat(a, b), ember.cat([a, b]) + 1)
+
+
+def test_post_accumulate_hooks_and_grad_dtype_run_eagerly():
+    w = ember.ones(3, requires_grad=True)
+    seen = []
+    w.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.clone()))
+
+    @ember.compile
+    def step(x):
+        (w * x).sum().backward()
+
+    for _ in range(3):
+        step(ember.full((3,), 2.0))
+    assert len(seen) == 3 and seen[-1].tolist() == [6.0, 6.0, 6.0]
+    v = ember.ones(2, requires_grad=True)
+    v.grad_dtype = ember.float64
+
+    @ember.compile
+    def other(x):
+        (v * x).sum().backward()
+
+    for _ in range(2):
+        other(ember.ones(2))
+    assert v.grad.dtype is ember.float64 and v.grad.tolist() == [2.0, 2.0]

@@ -216,8 +216,9 @@ class _Held:
                 self.unsafe(f"a hook on {node.name()}")
             if type(node) is AccumulateGrad:
                 variable = node.variable
-                if variable._hooks:
-                    self.unsafe("a hook on a leaf tensor")
+                if variable._hooks or variable._post_accumulate_hooks or \
+                        variable._grad_dtype is not None:
+                    self.unsafe("a hook (or grad_dtype) on a leaf tensor")
                 self.accumulated.add(variable)
                 self.keep.append(variable)
                 steps.append((True, buffer(node, 0), variable))
@@ -287,7 +288,8 @@ class _Held:
                     t._device != device:
                 return False
         for v in self.accumulated:
-            if v._hooks or v._grad is not None and v._grad._requires_grad:
+            if v._hooks or v._post_accumulate_hooks or v._grad_dtype is not None or \
+                    v._grad is not None and v._grad._requires_grad:
                 return False
         return True
 

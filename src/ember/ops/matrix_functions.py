@@ -169,8 +169,9 @@ def _lstsq_samples(make):
                Sample((make((2, 4, 3)), make((2, 4))), {"driver": "gels"},
                       name="batch vector gels"),
                Sample((make((2, 3)), make((2, 2))), {"driver": "gelss"}, name="wide gelss")]
-    if str(make.device).startswith("cuda"):  # CUDA has only gels, as PyTorch's
-        samples = [Sample(s.args, {"driver": "gels"}, name=s.name) for s in samples[:3]]
+    if str(make.device).startswith("cuda"):  # CUDA has only gels (and tall A), as PyTorch's
+        samples = [Sample(s.args, {"driver": "gels"}, name=s.name) for s in samples[:3]] + [
+            Sample((make((3, 3)), make((3, 2))), {"driver": "gels"}, name="square gels")]
     return samples
 
 
