@@ -30,7 +30,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from .neural import dropout as _dropout
 from .registry import Sample, register_op
-from .shape import cat, reshape, stack, transpose
+from .shape import cat, stack, transpose
 
 __all__ = ["lstm", "gru", "rnn_tanh", "rnn_relu"]
 
@@ -153,6 +153,20 @@ def _zeros_if_none(m, grad, like):
     return grad if grad is not None else m.zeros(like.shape, like)
 
 
+def _rows(m, x):
+    """A padded sequence (L, N, H) as rows (L * N, H); packed data is rows already."""
+    return x if x is None or x.ndim == 2 else m.reshape(x, (-1, x.shape[2]))
+
+
+def _unrows(m, dx, seq):
+    return dx if dx is None or seq is None else m.reshape(dx, seq + (dx.shape[1],))
+
+
+def _as_sequence(y, seq):
+    """Rows back to the padded sequence's (L, N, H) (a view: the rows are contiguous)."""
+    return y if seq is None else y.reshape(seq + (y.shape[1],))
+
+
 class LSTMLayer(Function):
     """One LSTM layer and direction over the packed sequence ``x`` (rows, H_in):
     outputs (y, h_n, c_n, cells, gates); cells (rows, H) and the activated gates
@@ -164,6 +178,8 @@ class LSTMLayer(Function):
     @staticmethod
     def forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, steps, reverse):
         xp = ctx.xp
+        given, ctx.seq = x, (x.shape[:2] if x.ndim == 3 else None)
+        x = x if ctx.seq is None else x.reshape(-1, x.shape[2])
         hidden, size = w_hh.shape[0] // 4, w_hh.shape[1]
         dtype = x.dtype
         scale, shift = _gate_affine(xp, [True, True, False, True], hidden, dtype)
@@ -202,13 +218,15 @@ class LSTMLayer(Function):
             c.update(c_new, n)
         ctx.steps, ctx.reverse = steps, reverse
         ctx.set_materialize_grads(False)
-        ctx.save_for_backward(x, h0, c0, w_ih, w_hh, w_hr, y, cells, gates)
+        y = _as_sequence(y, ctx.seq)
+        ctx.save_for_backward(given, h0, c0, w_ih, w_hh, w_hr, y, cells, gates)
         return y, h.final(), c.final(), cells, gates
 
     @staticmethod
     def backward(ctx, grad_y, grad_h, grad_c, grad_cells, grad_gates):
         m = ctx.math
         x, h0, c0, w_ih, w_hh, w_hr, y, cells, gates = ctx.saved_tensors
+        x, y, grad_y = _rows(m, x), _rows(m, y), _rows(m, grad_y)
         steps, reverse = ctx.steps, ctx.reverse
         needs = ctx.needs_input_grad
         hidden, batch = cells.shape[1], h0.shape[0]
@@ -251,8 +269,9 @@ class LSTMLayer(Function):
         dw_hr = None
         if w_hr is not None and needs[7]:
             dw_hr = m.matmul(m.mT(m.cat(dproj, 0)), gates[:, 3 * hidden:] * m.tanh(cells))
-        return (dx, dh if needs[1] else None, dc if needs[2] else None, dw_ih, dw_hh,
-                db if needs[5] else None, db if needs[6] else None, dw_hr, None, None)
+        return (_unrows(m, dx, ctx.seq), dh if needs[1] else None, dc if needs[2] else None,
+                dw_ih, dw_hh, db if needs[5] else None, db if needs[6] else None, dw_hr, None,
+                None)
 
 
 class GRULayer(Function):
@@ -264,6 +283,8 @@ class GRULayer(Function):
 
     @staticmethod
     def forward(ctx, x, h0, w_ih, w_hh, b_ih, b_hh, steps, reverse):
+        given, ctx.seq = x, (x.shape[:2] if x.ndim == 3 else None)
+        x = x if ctx.seq is None else x.reshape(-1, x.shape[2])
         xp = ctx.xp
         hidden = w_hh.shape[0] // 3
         dtype = x.dtype
@@ -301,13 +322,15 @@ class GRULayer(Function):
             h.update(h_new, n)
         ctx.steps, ctx.reverse = steps, reverse
         ctx.set_materialize_grads(False)
-        ctx.save_for_backward(x, h0, w_ih, w_hh, y, gates)
+        y = _as_sequence(y, ctx.seq)
+        ctx.save_for_backward(given, h0, w_ih, w_hh, y, gates)
         return y, h.final(), gates
 
     @staticmethod
     def backward(ctx, grad_y, grad_h, grad_gates):
         m = ctx.math
         x, h0, w_ih, w_hh, y, gates = ctx.saved_tensors
+        x, y, grad_y = _rows(m, x), _rows(m, y), _rows(m, grad_y)
         steps, reverse = ctx.steps, ctx.reverse
         needs = ctx.needs_input_grad
         hidden, batch = y.shape[1], h0.shape[0]
@@ -341,7 +364,8 @@ class GRULayer(Function):
         dx, dw_ih, db_ih = _input_grads(m, (needs[0], needs[2], needs[4]), d_input, x, w_ih)
         dw_hh = m.matmul(m.mT(d_hidden), h_prev) if needs[3] else None
         db_hh = m.sum(d_hidden, 0) if needs[5] else None
-        return dx, dh if needs[1] else None, dw_ih, dw_hh, db_ih, db_hh, None, None
+        return (_unrows(m, dx, ctx.seq), dh if needs[1] else None, dw_ih, dw_hh, db_ih, db_hh,
+                None, None)
 
 
 class RNNLayer(Function):
@@ -353,6 +377,8 @@ class RNNLayer(Function):
 
     @staticmethod
     def forward(ctx, x, h0, w_ih, w_hh, b_ih, b_hh, steps, reverse, relu):
+        given, ctx.seq = x, (x.shape[:2] if x.ndim == 3 else None)
+        x = x if ctx.seq is None else x.reshape(-1, x.shape[2])
         xp = ctx.xp
         y = _project(xp, x, w_ih, None if b_ih is None else b_ih + b_hh)  # in place below
         w_hh_t = w_hh.T
@@ -369,13 +395,15 @@ class RNNLayer(Function):
             h.update(h_new, n)
         ctx.steps, ctx.reverse, ctx.relu = steps, reverse, relu
         ctx.set_materialize_grads(False)
-        ctx.save_for_backward(x, h0, w_ih, w_hh, y)
+        y = _as_sequence(y, ctx.seq)
+        ctx.save_for_backward(given, h0, w_ih, w_hh, y)
         return y, h.final()
 
     @staticmethod
     def backward(ctx, grad_y, grad_h):
         m = ctx.math
         x, h0, w_ih, w_hh, y = ctx.saved_tensors
+        x, y, grad_y = _rows(m, x), _rows(m, y), _rows(m, grad_y)
         steps, reverse = ctx.steps, ctx.reverse
         needs = ctx.needs_input_grad
         batch = h0.shape[0]
@@ -394,8 +422,8 @@ class RNNLayer(Function):
         dx, dw_ih, db = _input_grads(m, (needs[0], needs[2], needs[4] or needs[5]), dpre, x,
                                      w_ih)
         dw_hh = m.matmul(m.mT(dpre), _previous(m, y, h0, steps, reverse)) if needs[3] else None
-        return (dx, dh if needs[1] else None, dw_ih, dw_hh, db if needs[4] else None,
-                db if needs[5] else None, None, None, None)
+        return (_unrows(m, dx, ctx.seq), dh if needs[1] else None, dw_ih, dw_hh,
+                db if needs[4] else None, db if needs[5] else None, None, None, None)
 
 
 # ----------------------------------------------------------------------------- public
@@ -477,8 +505,7 @@ def _recurrent(name: str, mode: str, args, kwargs):
         if length == 0 or batch == 0:
             raise RuntimeError(f"{name}: expected a non-empty sequence and batch, got input "
                                f"of shape {tuple(source.shape)}")
-        x = reshape(x, (length * batch, x.shape[2]))
-        steps = _steps([batch] * length)
+        steps = _steps([batch] * length)  # (the layers take the sequence as it is)
     layers, directions = int(a["num_layers"]), 2 if a["bidirectional"] else 1
     hx = a["hx"]
     if mode == "LSTM":
@@ -513,9 +540,9 @@ def _recurrent(name: str, mode: str, args, kwargs):
         for direction in range(directions):
             k = layer * directions + direction
             w = params[k * per:(k + 1) * per]
-            if w[0].shape[1] != layer_input.shape[1]:
+            if w[0].shape[1] != layer_input.shape[-1]:
                 raise RuntimeError(f"{name}: params[{k * per}] has {w[0].shape[1]} input "
-                                   f"features, but layer {layer} gets {layer_input.shape[1]}")
+                                   f"features, but layer {layer} gets {layer_input.shape[-1]}")
             _check_shapes(name, w, k * per, gates * hidden, h0.shape[2], hidden, projected)
             b_ih, b_hh = (w[2], w[3]) if a["has_biases"] else (None, None)
             reverse = direction == 1
@@ -532,14 +559,12 @@ def _recurrent(name: str, mode: str, args, kwargs):
                                       reverse, mode == "RNN_RELU")
             outputs.append(y)
             h_n.append(h)
-        layer_input = outputs[0] if directions == 1 else cat(outputs, 1)
+        layer_input = outputs[0] if directions == 1 else cat(outputs, -1)
         if p > 0 and train and layer < layers - 1:
             layer_input = _dropout(layer_input, p, True)
     output = layer_input
-    if not packed:
-        output = reshape(output, (len(steps), batch, output.shape[1]))
-        if a["batch_first"]:
-            output = transpose(output, 0, 1)
+    if not packed and a["batch_first"]:
+        output = transpose(output, 0, 1)
     if mode == "LSTM":
         return output, stack(h_n, 0), stack(c_n, 0)
     return output, stack(h_n, 0)
