@@ -192,9 +192,6 @@ DIFFERENT: dict = {
            "ember's layer is one fused node (RnnLayerBackward0)",
     "GRU": "PyTorch's CPU graph is the per-step composition; ember's layer is one fused node "
            "(GruLayerBackward0)",
-    "TransformerEncoderLayer": "PyTorch's attention is one "
-                               "ScaledDotProductFlashAttentionForCpuBackward0 node; ember's "
-                               "scaled_dot_product_attention is composed (Bmm, Softmax)",
 }
 
 

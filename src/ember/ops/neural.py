@@ -20,6 +20,7 @@ from .._mt_stream import TorchCompatibleGenerator
 from .._mt_stream import bernoulli_scalar as mt_bernoulli_scalar
 from .._mt_stream import exponential as mt_exponential
 from ..autograd import grad_mode
+from ..autograd.backward_math import array_math
 from ..autograd.function import Function
 from ..tensor import Tensor, apply_inplace
 from ._util import ensure_tensor, wrap_dim, xp_of
@@ -765,7 +766,17 @@ def _attention_samples(make):
             Sample((make((2, 3, 2)), make((2, 4, 2)), make((2, 4, 2)), make((3, 4))),
                    {"scale": 0.7}, name="float mask and scale"),
             Sample((make((1, 4, 2, 2)), make((1, 2, 3, 2)), make((1, 2, 3, 2))),
-                   {"enable_gqa": True}, name="grouped query")]
+                   {"enable_gqa": True}, name="grouped query"),
+            # 4-D without dropout: the fused node (plain, causal, masks, a permuted query)
+            Sample((make((2, 2, 3, 2)), make((2, 2, 4, 2)), make((2, 2, 4, 3))),
+                   name="fused plain"),
+            Sample((make((1, 2, 3, 2)), make((1, 2, 3, 2)), make((1, 2, 3, 2))),
+                   {"is_causal": True}, name="fused causal"),
+            Sample((make((1, 2, 3, 2)), make((1, 2, 4, 2)), make((1, 2, 4, 2)), bool_mask),
+                   name="fused bool mask"),
+            Sample((make((2, 2, 3, 2)), make((2, 2, 4, 2)), make((2, 2, 4, 2)),
+                    make((3, 4), requires_grad=False)), {"scale": 0.7},
+                   name="fused float mask and scale")]
 
 
 @register_op(namespace=_NN, samples=_attention_samples, atol=1e-6, rtol=1e-5)
@@ -800,6 +811,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             value, heads // value.shape[-3])
     length, source = query.shape[-2], key.shape[-2]
     factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    if _fused_attention(query, key, value, attn_mask, dropout_p):
+        return _flash(query, key, value, attn_mask, is_causal, factor)
     scores = matmul(query, key.transpose(-2, -1)) * factor
     xp = xp_of(query)
     keep = None
@@ -824,6 +837,93 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, True)
     return matmul(weights, value)
+
+
+def _fused_attention(query, key, value, attn_mask, dropout_p) -> bool:
+    """Where PyTorch's CPU dispatch picks its fused (flash) kernel, ember runs one fused
+    node too: 4-D CPU float inputs with one head count, no dropout and a mask that needs
+    no gradient. Elsewhere the composition above records its steps, as PyTorch's math
+    kernel does."""
+    return (query.ndim == key.ndim == value.ndim == 4 and dropout_p == 0.0
+            and query.device.type == "cpu" and key.shape[-3] == query.shape[-3]
+            and value.shape[-3] == query.shape[-3]
+            and all(t.dtype in (dtypes.float32, dtypes.float64) and t.dtype is query.dtype
+                    for t in (key, value))
+            and (attn_mask is None or not attn_mask.requires_grad))
+
+
+def _flash(query, key, value, attn_mask, is_causal, factor):
+    xp = xp_of(query)
+    mask, kind = None, None
+    if is_causal:
+        length, source = query.shape[-2], key.shape[-2]
+        mask, kind = xp.tril(xp.ones((length, source), dtype=bool)), "keep"
+    elif attn_mask is not None:
+        ensure_tensor(attn_mask, "scaled_dot_product_attention", "attn_mask")
+        if attn_mask.dtype is dtypes.bool:
+            mask, kind = attn_mask._data, "keep"
+        else:
+            mask, kind = attn_mask.to(query.dtype)._data, "add"
+    return FlashAttention.apply(query, key, value, mask, kind, factor)
+
+
+def _attention_weights(m, q, k, mask, kind, factor, blind):
+    """softmax(q k^T * factor + mask) in the namespace ``m``; rows that see no key
+    (``blind``) get zero weights, as PyTorch's."""
+    scores = m.matmul(q, m.mT(k)) * factor
+    if kind == "keep":
+        scores = m.where(mask, scores, -math.inf)
+    elif kind == "add":
+        scores = scores + mask
+    if blind is None:
+        return m.softmax(scores, -1)
+    return m.where(blind, 0.0, m.softmax(m.where(blind, 0.0, scores), -1))
+
+
+class FlashAttention(Function):
+    """``scaled_dot_product_attention`` as one node (PyTorch's CPU flash kernel's name).
+    Backward recomputes the weights from q and k instead of keeping them (as flash
+    attention does): dV = P^T dO, dS = P * (dO V^T - rowsum(dO V^T * P)), dQ = dS K * s,
+    dK = dS^T Q * s. The output is laid out like the query (as PyTorch's kernel lays it
+    out), so a following permute of heads and positions needs no copy."""
+
+    array_backward = True
+    node_name = "ScaledDotProductFlashAttentionForCpuBackward0"
+
+    @staticmethod
+    def forward(ctx, q, k, v, mask, kind, factor):
+        xp = ctx.xp
+        scores = xp.matmul(q, xp.swapaxes(k, -1, -2)) * factor
+        if kind == "keep":
+            scores = xp.where(mask, scores, -np.inf)
+        elif kind == "add":
+            scores = scores + mask
+        blind = (scores == -np.inf).all(axis=-1, keepdims=True)
+        blind = blind if bool(blind.any()) else None
+        weights = _attention_weights(array_math(xp), q, k, mask, kind, factor, blind)
+        out = xp.matmul(weights, v).astype(q.dtype, copy=False)
+        if not q.flags.c_contiguous and v.shape[-1] == q.shape[-1]:
+            laid = xp.empty_like(q)  # (order 'K': the query's memory order)
+            laid[...] = out
+            out = laid
+        ctx.kind, ctx.factor = kind, factor
+        ctx.save_for_backward(q, k, v, mask, blind)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        m = ctx.math
+        q, k, v, mask, blind = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        weights = _attention_weights(m, q, k, mask, ctx.kind, ctx.factor, blind)
+        dv = m.matmul(m.mT(weights), grad) if needs[2] else None
+        if not (needs[0] or needs[1]):
+            return None, None, dv, None, None, None
+        dp = m.matmul(grad, m.mT(v))
+        ds = weights * (dp - m.sum(dp * weights, -1, True))
+        dq = m.matmul(ds, k) * ctx.factor if needs[0] else None
+        dk = m.matmul(m.mT(ds), q) * ctx.factor if needs[1] else None
+        return dq, dk, dv, None, None, None
 
 
 def _repeat_heads(t: Tensor, times: int) -> Tensor:
