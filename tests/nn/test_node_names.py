@@ -136,8 +136,12 @@ LAYERS = [
     ("GRUCell", (3, 4), {}, [X]),
     ("LSTMCell", (3, 4), {}, [X]),
     ("RNN", (4, 3), {}, [SEQ]),
+    ("RNN", (4, 3), {"num_layers": 2, "bidirectional": True, "batch_first": True}, [SEQ]),
     ("GRU", (4, 3), {}, [SEQ]),
+    ("GRU", (4, 3), {"num_layers": 2, "bidirectional": True, "bias": False}, [SEQ]),
     ("LSTM", (4, 3), {}, [SEQ]),
+    ("LSTM", (4, 3), {"num_layers": 2, "bidirectional": True, "batch_first": True}, [SEQ]),
+    ("LSTM", (4, 3), {"proj_size": 2}, [SEQ]),
     ("MultiheadAttention", (4, 2), {}, [SEQ, ("grad", SEQ), ("grad", SEQ)]),
     ("MultiheadAttention", (4, 2), {}, [SEQ, SEQ, SEQ]),
     ("TransformerEncoderLayer", (4, 2), {"dim_feedforward": 8, "dropout": 0.0}, [SEQ]),
@@ -187,12 +191,7 @@ def _layer_id(case):
 
 # Layers whose PyTorch graph is a single fused node (or a different composition) that ember
 # still computes as several ops (name -> why): strict xfails until each gets its own node.
-DIFFERENT: dict = {
-    "RNN": "PyTorch's CPU graph is the per-step composition (Addmm, Add, Tanh, Stack); "
-           "ember's layer is one fused node (RnnLayerBackward0)",
-    "GRU": "PyTorch's CPU graph is the per-step composition; ember's layer is one fused node "
-           "(GruLayerBackward0)",
-}
+DIFFERENT: dict = {}
 
 
 def _known(case, name):
@@ -235,3 +234,28 @@ def test_bfs_visits_each_node_once():
     x = ember.ones(2, requires_grad=True)
     y = x * x
     assert node_names(y + y) == ["AddBackward0", "MulBackward0", "AccumulateGrad"]
+
+
+@pytest.mark.parametrize("name,kwargs", [
+    ("LSTM", {}), ("LSTM", {"proj_size": 2, "num_layers": 2}),
+    ("LSTM", {"batch_first": True, "bidirectional": True}),
+    ("GRU", {"batch_first": True}), ("RNN", {"nonlinearity": "relu", "bias": False})])
+def test_recurrent_graphs_and_gradients_in_float64(name, kwargs):
+    """PyTorch's CPU LSTM is fused only in float32/bfloat16 without projections; in float64
+    it composes every step, and so does ember: the same nodes and the same gradients."""
+    results = []
+    for lib in (ember, torch):
+        lib.manual_seed(0)
+        module = getattr(lib.nn, name)(4, 3, **kwargs).double()
+        x = lib.tensor(np.random.default_rng(0).normal(size=(5, 2, 4)), dtype=lib.float64,
+                       requires_grad=True)
+        out, state = module(x)
+        h = state[0] if isinstance(state, tuple) else state
+        loss = out.sum() + (h * h).sum()
+        loss.backward()
+        results.append((node_names(loss), [x.grad.numpy()] +
+                        [p.grad.numpy() for p in module.parameters()]))
+    (ours, our_grads), (theirs, their_grads) = results
+    assert ours == theirs
+    for a, b in zip(our_grads, their_grads):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)

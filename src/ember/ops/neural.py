@@ -236,6 +236,13 @@ def linear(input, weight, bias=None):
             bias is not None and bias.dtype is not weight.dtype):
         out = matmul(input, weight.transpose(0, 1) if weight.ndim == 2 else weight)
         return out if bias is None else out + bias
+    if bias is not None and input.ndim >= 3 and not input._data.flags.c_contiguous:
+        # PyTorch fuses the bias only into contiguous inputs; otherwise it is a matmul
+        # (rows, Mm, the rows viewed back) and then an Add
+        rows = reshape(input, (-1, features))
+        out = UnsafeView.apply(mm(rows, _t(weight)),
+                               tuple(input.shape[:-1]) + (weight.shape[0],))
+        return out + bias
     # PyTorch's graph: rows of the input (a view), one Addmm (Mm without a bias) against
     # the weight's transpose, and the rows viewed back to the input's leading dims.
     rows = input if input.ndim == 2 else (

@@ -25,12 +25,15 @@ import inspect
 
 import numpy as np
 
-from .. import backend, creation
+from .. import backend, creation, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
 from .neural import dropout as _dropout
+from .neural import linear
+from .products import matmul
 from .registry import Sample, register_op
-from .shape import cat, stack, transpose
+from .shape import cat, stack, transpose, unbind, unsafe_chunk
+from .unary import relu, sigmoid, tanh
 
 __all__ = ["lstm", "gru", "rnn_tanh", "rnn_relu"]
 
@@ -176,7 +179,8 @@ class LSTMLayer(Function):
     node_name = "MkldnnRnnLayerBackward0"  # PyTorch's one-layer fused LSTM node on the CPU
 
     @staticmethod
-    def forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, steps, reverse):
+    def forward(ctx, x, w_ih, w_hh, b_ih, b_hh, h0, c0, w_hr, steps, reverse):
+        # (PyTorch's mkldnn_rnn_layer argument order: the node's edges come out in its order)
         xp = ctx.xp
         given, ctx.seq = x, (x.shape[:2] if x.ndim == 3 else None)
         x = x if ctx.seq is None else x.reshape(-1, x.shape[2])
@@ -263,15 +267,15 @@ class LSTMLayer(Function):
             dh = _merge(m, m.matmul(step, w_hh), dh, n, batch)
             dc = _merge(m, dc_t * f, dc, n, batch)
         dpre = m.cat(dpre, 0)
-        dx, dw_ih, db = _input_grads(m, (needs[0], needs[3], needs[5] or needs[6]), dpre, x,
+        dx, dw_ih, db = _input_grads(m, (needs[0], needs[1], needs[3] or needs[4]), dpre, x,
                                      w_ih)
-        dw_hh = m.matmul(m.mT(dpre), _previous(m, y, h0, steps, reverse)) if needs[4] else None
+        dw_hh = m.matmul(m.mT(dpre), _previous(m, y, h0, steps, reverse)) if needs[2] else None
         dw_hr = None
         if w_hr is not None and needs[7]:
             dw_hr = m.matmul(m.mT(m.cat(dproj, 0)), gates[:, 3 * hidden:] * m.tanh(cells))
-        return (_unrows(m, dx, ctx.seq), dh if needs[1] else None, dc if needs[2] else None,
-                dw_ih, dw_hh, db if needs[5] else None, db if needs[6] else None, dw_hr, None,
-                None)
+        return (_unrows(m, dx, ctx.seq), dw_ih, dw_hh, db if needs[3] else None,
+                db if needs[4] else None, dh if needs[5] else None, dc if needs[6] else None,
+                dw_hr, None, None)
 
 
 class GRULayer(Function):
@@ -486,6 +490,39 @@ def _check_shapes(name: str, weights, first: int, rows: int, size: int, hidden: 
                                f"{tuple(w.shape)}")
 
 
+def _composed_layer(mode, x, h, w_ih, w_hh, b_ih, b_hh, reverse: bool, w_hr=None):
+    """An RNN or GRU layer over a padded sequence as PyTorch's CPU kernel composes it: the
+    input projection of the whole sequence at once, then one cell per step and a stack,
+    so the graph has PyTorch's nodes (its LSTM is one fused node, as ``LSTMLayer`` is)."""
+    steps = unbind(linear(x, w_ih, b_ih), 0)
+    outputs = [None] * len(steps)
+    for t in (range(len(steps) - 1, -1, -1) if reverse else range(len(steps))):
+        h = _composed_cell(mode, steps[t], h, w_hh, b_hh, w_hr)
+        outputs[t] = h[0] if mode == "LSTM" else h
+    return stack(outputs, 0), h
+
+
+def _composed_cell(mode, x_t, h, w_hh, b_hh, w_hr=None):
+    """One step, in PyTorch's order of operations (``x_t`` already projected); an LSTM's
+    state ``h`` is the pair (h, c)."""
+    if mode == "LSTM":
+        h, c = h
+        gates = linear(h, w_hh, b_hh) + x_t
+        in_gate, forget, cell, out_gate = unsafe_chunk(gates, 4, 1)
+        in_gate, forget, out_gate = sigmoid(in_gate), sigmoid(forget), sigmoid(out_gate)
+        c = forget * c + in_gate * tanh(cell)
+        h = out_gate * tanh(c)
+        return (h if w_hr is None else matmul(h, w_hr.t())), c
+    hidden = linear(h, w_hh, b_hh)
+    if mode != "GRU":
+        return (relu if mode == "RNN_RELU" else tanh)(hidden + x_t)
+    x_r, x_z, x_n = unsafe_chunk(x_t, 3, 1)
+    h_r, h_z, h_n = unsafe_chunk(hidden, 3, 1)
+    reset, update = sigmoid(h_r + x_r), sigmoid(h_z + x_z)
+    new = tanh(x_n + h_n * reset)
+    return (h - new) * update + new
+
+
 def _recurrent(name: str, mode: str, args, kwargs):
     """The stacked, possibly bidirectional recurrence behind the four public functions."""
     packed, a = _bind(name, args, kwargs)
@@ -534,7 +571,11 @@ def _recurrent(name: str, mode: str, args, kwargs):
         raise RuntimeError(f"{name}: expected cx of size {(layers * directions, batch, hidden)},"
                            f" got {tuple(c0.shape)}")
     p, train = float(a["dropout"]), bool(a["train"])
-    layer_input, h_n, c_n = x, [], []
+    layer_input, h_n, c_n, initial = x, [], [], None
+    # PyTorch's CPU LSTM is one fused (oneDNN) node per layer in float32 and bfloat16
+    # without projections; its other recurrences are composed step by step
+    fused = mode == "LSTM" and (packed or dtype in (dtypes.float32, dtypes.bfloat16)
+                                and not projected)
     for layer in range(layers):
         outputs = []
         for direction in range(directions):
@@ -546,11 +587,22 @@ def _recurrent(name: str, mode: str, args, kwargs):
             _check_shapes(name, w, k * per, gates * hidden, h0.shape[2], hidden, projected)
             b_ih, b_hh = (w[2], w[3]) if a["has_biases"] else (None, None)
             reverse = direction == 1
-            if mode == "LSTM":
-                y, h, c, _, _ = LSTMLayer.apply(layer_input, h0[k], c0[k], w[0], w[1], b_ih,
-                                                b_hh, w[-1] if projected else None, steps,
+            if fused:
+                if not packed and not layer_input._data.flags.c_contiguous:
+                    layer_input = layer_input.contiguous()  # as PyTorch's fused layer
+                y, h, c, _, _ = LSTMLayer.apply(layer_input, w[0], w[1], b_ih, b_hh, h0[k],
+                                                c0[k], w[-1] if projected else None, steps,
                                                 reverse)
                 c_n.append(c)
+            elif not packed:
+                if initial is None:  # PyTorch takes the layers' states so
+                    initial = unbind(h0, 0) if c0 is None else list(zip(unbind(h0, 0),
+                                                                       unbind(c0, 0)))
+                y, h = _composed_layer(mode, layer_input, initial[k], w[0], w[1], b_ih, b_hh,
+                                       reverse, w[-1] if projected else None)
+                if mode == "LSTM":
+                    h, c = h
+                    c_n.append(c)
             elif mode == "GRU":
                 y, h, _ = GRULayer.apply(layer_input, h0[k], w[0], w[1], b_ih, b_hh, steps,
                                          reverse)
@@ -564,7 +616,8 @@ def _recurrent(name: str, mode: str, args, kwargs):
             layer_input = _dropout(layer_input, p, True)
     output = layer_input
     if not packed and a["batch_first"]:
-        output = transpose(output, 0, 1)
+        # (PyTorch transposes an RNN's and a GRU's output in place, an LSTM's not)
+        output = transpose(output, 0, 1) if mode == "LSTM" else output.transpose_(0, 1)
     if mode == "LSTM":
         return output, stack(h_n, 0), stack(c_n, 0)
     return output, stack(h_n, 0)

@@ -1446,7 +1446,7 @@ def unfold(input, dimension, size, step):
 
 
 # ----------------------------------------------------------------------------- in-place views
-def _view_inplace(self: Tensor, function, *args) -> Tensor:
+def _view_inplace(self: Tensor, function, *args, node_name=None) -> Tensor:
     """``x.unsqueeze_(0)`` and friends: x itself takes the view's shape and strides (same
     memory), its node becomes the view op's; the version counter goes up, as in PyTorch."""
     from ..autograd import grad_mode
@@ -1456,6 +1456,8 @@ def _view_inplace(self: Tensor, function, *args) -> Tensor:
             "a leaf Variable that requires grad is being used in an in-place operation. "
             "Change its shape inside `with ember.no_grad():`, or use the out-of-place op.")
     result = function(self, *args)
+    if node_name is not None and result.grad_fn is not None:
+        result.grad_fn.node_name = node_name  # PyTorch names the in-place forms apart
     self._data = result._data
     self._version_counter.value += 1
     if result.grad_fn is not None:
@@ -1467,22 +1469,24 @@ def _view_inplace(self: Tensor, function, *args) -> Tensor:
 
 def _unsqueeze_(self, dim):
     """In-place ``unsqueeze``: self gains a size-1 dim at ``dim``."""
-    return _view_inplace(self, unsqueeze, dim)
+    return _view_inplace(self, unsqueeze, dim, node_name="UnsqueezeBackward1")
 
 
 def _squeeze_(self, dim=None):
     """In-place ``squeeze``: self drops size-1 dims (all, or those in ``dim``)."""
-    return _view_inplace(self, squeeze, dim)
+    name = "SqueezeBackward3" if dim is None else (
+        "SqueezeBackward5" if isinstance(dim, (tuple, list)) else "SqueezeBackward4")
+    return _view_inplace(self, squeeze, dim, node_name=name)
 
 
 def _transpose_(self, dim0, dim1):
     """In-place ``transpose``: self swaps two dims."""
-    return _view_inplace(self, transpose, dim0, dim1)
+    return _view_inplace(self, transpose, dim0, dim1, node_name="TransposeBackward1")
 
 
 def _t_(self):
     """In-place ``t``: self, of at most 2 dims, is transposed."""
-    return _view_inplace(self, _t)
+    return _view_inplace(self, _t, node_name="TBackward1")
 
 
 for _name, _function in (("unsqueeze_", _unsqueeze_), ("squeeze_", _squeeze_),
