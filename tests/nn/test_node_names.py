@@ -62,6 +62,8 @@ def _sign(shape):
 X = _float((2, 3))
 IMG = _float((1, 2, 5, 5))
 SEQ = _float((2, 3, 4))
+ROW = _float((1, 2, 6))
+VOL = _float((1, 2, 4, 4, 4))
 LAYERS = [
     ("Linear", (3, 4), {}, [X]),
     ("Linear", (3, 4), {"bias": False}, [X]),
@@ -145,6 +147,36 @@ LAYERS = [
     ("MultiheadAttention", (4, 2), {}, [SEQ, ("grad", SEQ), ("grad", SEQ)]),
     ("MultiheadAttention", (4, 2), {}, [SEQ, SEQ, SEQ]),
     ("TransformerEncoderLayer", (4, 2), {"dim_feedforward": 8, "dropout": 0.0}, [SEQ]),
+    ("AdaptiveAvgPool3d", ((2, 1, 2),), {}, [VOL]),
+    ("AdaptiveMaxPool1d", (2,), {}, [ROW]), ("AdaptiveMaxPool3d", (2,), {}, [VOL]),
+    ("AvgPool1d", (2,), {}, [ROW]), ("AvgPool3d", (2,), {}, [VOL]),
+    ("MaxPool1d", (2,), {}, [ROW]), ("MaxPool3d", (2,), {}, [VOL]),
+    ("LPPool1d", (2, 2), {}, [ROW]), ("LPPool3d", (2, 2), {}, [VOL]),
+    ("BatchNorm3d", (2,), {}, [VOL]), ("InstanceNorm3d", (2,), {"affine": True}, [VOL]),
+    ("ChannelShuffle", (2,), {}, [IMG]), ("Softmax2d", (), {}, [IMG]),
+    ("CircularPad1d", (1,), {}, [ROW]), ("CircularPad2d", (1,), {}, [IMG]),
+    ("CircularPad3d", (1,), {}, [VOL]), ("ConstantPad1d", (1, 0.5), {}, [ROW]),
+    ("ConstantPad2d", ((1, 0, 2, 1), 0.5), {}, [IMG]), ("ConstantPad3d", (1, 0.5), {}, [VOL]),
+    ("ZeroPad1d", (1,), {}, [ROW]), ("ZeroPad3d", (1,), {}, [VOL]),
+    ("ReflectionPad1d", (1,), {}, [ROW]), ("ReflectionPad3d", (1,), {}, [VOL]),
+    ("ReplicationPad1d", (1,), {}, [ROW]), ("ReplicationPad3d", (1,), {}, [VOL]),
+    ("Conv3d", (2, 3, 2), {}, [VOL]), ("ConvTranspose1d", (2, 3, 2), {}, [ROW]),
+    ("ConvTranspose3d", (2, 3, 2), {}, [VOL]),
+    ("Dropout1d", (0.5,), {}, [ROW]), ("Dropout2d", (0.5,), {}, [IMG]),
+    ("Dropout3d", (0.5,), {}, [VOL]), ("AlphaDropout", (0.5,), {}, [X]),
+    ("FeatureAlphaDropout", (0.5,), {}, [IMG]), ("RReLU", (), {}, [X]),
+    ("Unfold", (2,), {}, [IMG]), ("Fold", ((3, 3), 2), {}, [_float((1, 8, 4))]),
+    ("UpsamplingBilinear2d", (), {"scale_factor": 2}, [IMG]),
+    ("UpsamplingNearest2d", (), {"scale_factor": 2}, [IMG]),
+    ("CrossMapLRN2d", (3,), {}, [IMG]),
+    ("FractionalMaxPool2d", (2,), {"output_size": 2}, [IMG]),
+    ("FractionalMaxPool3d", (2,), {"output_size": 2}, [VOL]),
+    ("EmbeddingBag", (10, 3), {"mode": "mean"}, [_index((2, 4), 10)]),
+    ("TransformerDecoderLayer", (4, 2), {"dim_feedforward": 8, "dropout": 0.0},
+     [SEQ, ("grad", _float((2, 3, 4), seed=1))]),
+    ("Transformer", (), {"d_model": 4, "nhead": 2, "num_encoder_layers": 1,
+                         "num_decoder_layers": 1, "dim_feedforward": 8, "dropout": 0.0},
+     [SEQ, ("grad", _float((2, 3, 4), seed=1))]),
 ]
 
 REG = (_float((2, 3)), _float((2, 3), seed=1))
@@ -162,6 +194,16 @@ LOSSES = [
     ("MultiMarginLoss", (_float((2, 3)), _index((2,), 3)), {"p": 2, "reduction": "none"}),
     ("MultiLabelSoftMarginLoss", (_float((2, 3)), _float((2, 3), 0.0, 1.0))),
     ("HingeEmbeddingLoss", (_float((2, 3)), _sign((2, 3)))),
+    ("CosineEmbeddingLoss", (_float((2, 3)), ("grad", _float((2, 3), seed=1)), _sign((2,)))),
+    ("MarginRankingLoss", (_float((3,)), ("grad", _float((3,), seed=1)), _sign((3,)))),
+    ("GaussianNLLLoss", (_float((2, 3)), _float((2, 3), seed=1),
+                         ("grad", _float((2, 3), 0.5, 2.0)))),
+    ("TripletMarginLoss", (_float((2, 3)), ("grad", _float((2, 3), seed=1)),
+                           ("grad", _float((2, 3), seed=2)))),
+    ("TripletMarginWithDistanceLoss", (_float((2, 3)), ("grad", _float((2, 3), seed=1)),
+                                       ("grad", _float((2, 3), seed=2)))),
+    ("MultiLabelMarginLoss", (_float((2, 4)), ("const", [[3, 0, -1, 1], [1, -1, 0, 0]]))),
+    ("NLLLoss2d", (_float((1, 3, 2, 2)), _index((1, 2, 2), 3))),
 ]
 
 
@@ -191,7 +233,25 @@ def _layer_id(case):
 
 # Layers whose PyTorch graph is a single fused node (or a different composition) that ember
 # still computes as several ops (name -> why): strict xfails until each gets its own node.
-DIFFERENT: dict = {}
+DIFFERENT: dict = {
+    "AdaptiveMaxPool1d": "PyTorch pools 1-D through 2-D (Unsqueeze, AdaptiveMaxPool2D, Squeeze)",
+    "AvgPool1d": "PyTorch pools 1-D through 2-D (Unsqueeze, AvgPool2D, Squeeze)",
+    "MaxPool1d": "PyTorch pools 1-D through 2-D (Unsqueeze, MaxPool2DWithIndices, Squeeze)",
+    "LPPool1d": "PyTorch's avg_pool1d inside goes through 2-D",
+    "ChannelShuffle": "PyTorch: one ChannelShuffleBackward0 node",
+    "CircularPad1d": "PyTorch pads circularly with slice copies (CopySlices, SliceBackward0)",
+    "CircularPad2d": "PyTorch pads circularly with slice copies (CopySlices, SliceBackward0)",
+    "CircularPad3d": "PyTorch pads circularly with slice copies (CopySlices, SliceBackward0)",
+    "RReLU": "PyTorch: one RreluWithNoiseBackward0 node",
+    "CrossMapLRN2d": "PyTorch: one CrossMapLRN2dBackward node",
+    "EmbeddingBag": "PyTorch: one EmbeddingBagBackward0 node",
+    "CosineEmbeddingLoss": "PyTorch clamps with ClampMin and subtracts a Scalar (SubBackward1)",
+    "MarginRankingLoss": "PyTorch adds the margin as a Scalar (AddBackward1)",
+    "GaussianNLLLoss": "PyTorch clamps a clone of var (CloneBackward0)",
+    "TripletMarginLoss": "PyTorch: ClampMin, and the margin added as a Scalar (AddBackward1)",
+    "TripletMarginWithDistanceLoss": "PyTorch adds in another operand order",
+    "MultiLabelMarginLoss": "PyTorch: one MultilabelMarginLossBackward0 node",
+}
 
 
 def _known(case, name):

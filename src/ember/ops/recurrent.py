@@ -1,6 +1,10 @@
-"""Recurrent layers as fused ops: ``lstm``, ``gru``, ``rnn_tanh`` and ``rnn_relu``.
+"""Recurrent layers: ``lstm``, ``gru``, ``rnn_tanh`` and ``rnn_relu``.
 
-One node per layer and direction runs the whole sequence. Its forward projects the inputs
+The graph is the one PyTorch's CPU kernels build: an LSTM layer in float32/bfloat16
+without projections, and every packed sequence, runs as one fused node per layer and
+direction; other padded recurrences are composed step by step (``_composed_layer``).
+
+A fused node runs the whole sequence. Its forward projects the inputs
 of all time steps with one matmul, then loops over time in place on preallocated buffers
 (one matmul with the recurrent weights and a few elementwise calls per step). Its backward
 runs the reverse recurrence and forms the weight gradients with single matmuls over the
