@@ -234,10 +234,6 @@ def _layer_id(case):
 # Layers whose PyTorch graph is a single fused node (or a different composition) that ember
 # still computes as several ops (name -> why): strict xfails until each gets its own node.
 DIFFERENT: dict = {
-    "AdaptiveMaxPool1d": "PyTorch pools 1-D through 2-D (Unsqueeze, AdaptiveMaxPool2D, Squeeze)",
-    "AvgPool1d": "PyTorch pools 1-D through 2-D (Unsqueeze, AvgPool2D, Squeeze)",
-    "MaxPool1d": "PyTorch pools 1-D through 2-D (Unsqueeze, MaxPool2DWithIndices, Squeeze)",
-    "LPPool1d": "PyTorch's avg_pool1d inside goes through 2-D",
     "ChannelShuffle": "PyTorch: one ChannelShuffleBackward0 node",
     "CircularPad1d": "PyTorch pads circularly with slice copies (CopySlices, SliceBackward0)",
     "CircularPad2d": "PyTorch pads circularly with slice copies (CopySlices, SliceBackward0)",
@@ -246,9 +242,6 @@ DIFFERENT: dict = {
     "CrossMapLRN2d": "PyTorch: one CrossMapLRN2dBackward node",
     "EmbeddingBag": "PyTorch: one EmbeddingBagBackward0 node",
     "CosineEmbeddingLoss": "PyTorch clamps with ClampMin and subtracts a Scalar (SubBackward1)",
-    "MarginRankingLoss": "PyTorch adds the margin as a Scalar (AddBackward1)",
-    "GaussianNLLLoss": "PyTorch clamps a clone of var (CloneBackward0)",
-    "TripletMarginLoss": "PyTorch: ClampMin, and the margin added as a Scalar (AddBackward1)",
     "TripletMarginWithDistanceLoss": "PyTorch adds in another operand order",
     "MultiLabelMarginLoss": "PyTorch: one MultilabelMarginLossBackward0 node",
 }

@@ -17,12 +17,12 @@ import numpy as np
 
 from .. import backend, dtypes
 from ..autograd.function import Function
-from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..tensor import Tensor
 from ._util import ensure_tensor
 from .activations import logsigmoid
 from .comparison import clamp_min, minimum, where
-from .neural import _constant, log_softmax
+from .neural import _constant, add_scalar, log_softmax
 from .registry import Sample, register_op
 from .unary import abs as _abs
 from .unary import relu
@@ -677,9 +677,10 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
                              "input's size, one dim less, or a 1 in one dim)")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not valid")
-    xp = backend.xp_for_device(input._device)
-    # Clamp the values, not the graph: the clamped amount is added as a constant.
-    var = var + _constant(xp.maximum(var._data, eps) - var._data, var)
+    # Clamp the values, not the graph (PyTorch clamps a clone in place under no_grad)
+    var = var.clone()
+    with no_grad():
+        var.clamp_(min=eps)
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
@@ -710,7 +711,8 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same "
                            f"dimension but got sizes: input1: {input1.shape}, input2: "
                            f"{input2.shape}, target: {target.shape} ")
-    return _reduce(clamp_min(-target * (input1 - input2) + margin, 0), reduction)
+    # (the margin as a Scalar operand, AddBackward1, as in PyTorch's graph)
+    return _reduce(clamp_min(add_scalar(-target * (input1 - input2), margin), 0), reduction)
 
 
 def _hinge_samples(make):
@@ -956,7 +958,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     far = pairwise_distance(anchor, negative, p, eps)
     if swap:
         far = minimum(far, pairwise_distance(positive, negative, p, eps))
-    return _reduce(relu(margin + near - far), reduction)
+    return _reduce(clamp_min(add_scalar(near, margin) - far, 0), reduction)
 
 
 def _cosine_embedding_samples(make):

@@ -371,6 +371,10 @@ def _max_pool(n, op, input, kernel_size, stride, padding, dilation, ceil_mode, r
     size = tuple(input.shape[input._data.ndim - n:])
     geo = _pool_geometry(op, size, kernel_size, stride, padding, dilation, ceil_mode, n,
                          "effective kernel size")
+    if n == 1:  # as PyTorch: a 2-D pool of height 1 (Unsqueeze, MaxPool2D, Squeeze)
+        out = _max_pool(2, op, input.unsqueeze(-2), (1,) + geo.kernel, (1,) + geo.stride,
+                        (0,) + geo.pad_lo, (1,) + geo.dilation, ceil_mode, return_indices)
+        return tuple(o.squeeze(-2) for o in out) if return_indices else out.squeeze(-2)
     # integers find their maxima as float64 (exact below 2 ** 53) and keep their dtype
     search = input.detach() if input._data.dtype.kind in "fV" else input.detach().double()
     indices, empty = _MaxPoolIndices.apply(search, geo)
@@ -462,6 +466,10 @@ def _avg_pool(n, op, input, kernel_size, stride, padding, ceil_mode, count_inclu
         raise RuntimeError(f"input image (T: {size[0]} H: {size[1]} W: {size[2]}) smaller "
                            f"than kernel size (kT: {geo.kernel[0]} kH: {geo.kernel[1]} "
                            f"kW: {geo.kernel[2]})")
+    if n == 1:  # as PyTorch: a 2-D pool of height 1 (Unsqueeze, AvgPool2D, Squeeze)
+        return _avg_pool(2, op, input.unsqueeze(-2), (1,) + geo.kernel, (1,) + geo.stride,
+                         (0,) + geo.pad_lo, ceil_mode, count_include_pad,
+                         divisor_override).squeeze(-2)
     scale = _avg_divisor(geo, count_include_pad, divisor_override)
     return WindowSum.apply(input, geo, scale, f"AvgPool{n}DBackward0")
 
@@ -699,6 +707,9 @@ def _adaptive_max(n, op, input, output_size, return_indices):
     ndim = input._data.ndim
     size = tuple(input.shape[ndim - n:])
     out = _output_size(output_size, size, n, op)
+    if n == 1:  # as PyTorch: a 2-D pool of height 1 (Unsqueeze, AdaptiveMaxPool2D, Squeeze)
+        result = _adaptive_max(2, op, input.unsqueeze(-2), (1,) + tuple(out), return_indices)
+        return tuple(r.squeeze(-2) for r in result) if return_indices else result.squeeze(-2)
     taps = tuple(_adaptive_taps(s, o, False)[0] for s, o in zip(size, out))
     indices = _AdaptiveMaxIndices.apply(input.detach(), taps, size)
     values = _plane_gather(input, indices._data, n, f"AdaptiveMaxPool{n}DBackward0")
