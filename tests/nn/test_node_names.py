@@ -241,8 +241,6 @@ DIFFERENT: dict = {
     "RReLU": "PyTorch: one RreluWithNoiseBackward0 node",
     "CrossMapLRN2d": "PyTorch: one CrossMapLRN2dBackward node",
     "EmbeddingBag": "PyTorch: one EmbeddingBagBackward0 node",
-    "CosineEmbeddingLoss": "PyTorch clamps with ClampMin and subtracts a Scalar (SubBackward1)",
-    "TripletMarginWithDistanceLoss": "PyTorch adds in another operand order",
     "MultiLabelMarginLoss": "PyTorch: one MultilabelMarginLossBackward0 node",
 }
 

@@ -483,7 +483,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     d_pos, d_neg = d(anchor, positive), d(anchor, negative)
     if swap:
         d_neg = NAMESPACES["ember"]["minimum"](d_neg, d(positive, negative))
-    loss = NAMESPACES["ember"]["clamp_min"](d_pos - d_neg + margin, 0.0)
+    loss = NAMESPACES["ember"]["clamp_min"](margin + d_pos - d_neg, 0.0)  # PyTorch's order
     if reduction == "mean":
         return loss.mean()
     if reduction == "sum":

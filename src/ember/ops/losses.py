@@ -22,7 +22,7 @@ from ..tensor import Tensor
 from ._util import ensure_tensor
 from .activations import logsigmoid
 from .comparison import clamp_min, minimum, where
-from .neural import _constant, add_scalar, log_softmax
+from .neural import _constant, add_scalar, log_softmax, sub_scalar
 from .registry import Sample, register_op
 from .unary import abs as _abs
 from .unary import relu
@@ -982,10 +982,16 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
                            f"shape (D,) or (N, D) and target () or (N,), got "
                            f"{list(input1.shape)}, {list(input2.shape)} and "
                            f"{list(target.shape)}")
+    # PyTorch's composition, step for step (its graph shows these nodes)
     dot = (input1 * input2).sum(-1)
-    squares = ((input1 * input1).sum(-1) + 1e-12) * ((input2 * input2).sum(-1) + 1e-12)
+    squares = add_scalar((input1 * input1).sum(-1), 1e-12) * \
+        add_scalar((input2 * input2).sum(-1), 1e-12)
     cosine = dot / squares.sqrt()
-    loss = where(target == 1, 1.0 - cosine, 0.0) + where(target == -1, relu(cosine - margin), 0.0)
+    xp = backend.xp_for_device(cosine._device)
+    zeros = _constant(xp.zeros(cosine._data.shape, cosine._data.dtype), cosine)
+    ones = _constant(xp.ones(cosine._data.shape, cosine._data.dtype), cosine)
+    loss = where(target == 1, ones - cosine, zeros) + \
+        where(target == -1, clamp_min(sub_scalar(cosine, margin), 0), zeros)
     return _reduce(loss, reduction)
 
 

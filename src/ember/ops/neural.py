@@ -24,7 +24,7 @@ from ..autograd.backward_math import array_math
 from ..autograd.function import Function
 from ..tensor import Tensor, apply_inplace
 from ._util import ensure_tensor, wrap_dim, xp_of
-from .arithmetic import Add, mul
+from .arithmetic import Add, Sub, mul
 from .comparison import where
 from .indexing import IndexScatter
 from .products import addmm, matmul, mm
@@ -953,6 +953,17 @@ class AddScalar(Add):
 def add_scalar(t: Tensor, value: float) -> Tensor:
     """``t + value`` recorded as add(Tensor, Scalar) (AddBackward1)."""
     return AddScalar.apply(t, float(value))
+
+
+class SubScalar(Sub):
+    """``tensor - number`` as PyTorch's sub(Tensor, Scalar) overload (SubBackward1)."""
+
+    node_name = "SubBackward1"
+
+
+def sub_scalar(t: Tensor, value: float) -> Tensor:
+    """``t - value`` recorded as sub(Tensor, Scalar) (SubBackward1)."""
+    return SubScalar.apply(t, float(value))
 
 
 class PNorm(Function):
