@@ -234,7 +234,6 @@ def _layer_id(case):
 # Layers whose PyTorch graph is a single fused node (or a different composition) that ember
 # still computes as several ops (name -> why): strict xfails until each gets its own node.
 DIFFERENT: dict = {
-    "ChannelShuffle": "PyTorch: one ChannelShuffleBackward0 node",
     "CircularPad1d": "PyTorch pads circularly with slice copies (CopySlices, SliceBackward0)",
     "CircularPad2d": "PyTorch pads circularly with slice copies (CopySlices, SliceBackward0)",
     "CircularPad3d": "PyTorch pads circularly with slice copies (CopySlices, SliceBackward0)",

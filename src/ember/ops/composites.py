@@ -448,9 +448,34 @@ def channel_shuffle(input, groups):
     if groups <= 0 or input.shape[1] % groups:
         raise RuntimeError(f"Number of channels must be divisible by groups. Got "
                            f"{input.shape[1]} channels and {groups} groups.")
-    n, c, rest = input.shape[0], input.shape[1], tuple(input.shape[2:])
-    shuffled = transpose(input.reshape(n, groups, c // groups, *rest), 1, 2)
-    return shuffled.reshape(n, c, *rest)
+    return ChannelShuffle.apply(input, int(groups))
+
+
+class ChannelShuffle(Function):
+    """One node, as PyTorch's; its backward is the inverse shuffle (groups and the group
+    size swapped), which is a shuffle too, so gradients of gradients come for free."""
+
+    array_backward = True
+    node_name = "ChannelShuffleBackward0"
+
+    @staticmethod
+    def forward(ctx, x, groups):
+        ctx.groups = groups
+        return _shuffle(x, groups)
+
+    @staticmethod
+    def backward(ctx, grad):
+        inverse = grad.shape[1] // ctx.groups
+        if ctx.math.arrays:
+            return _shuffle(grad, inverse), None
+        return ChannelShuffle.apply(grad, inverse), None  # (recorded: a graph of the backward)
+
+
+def _shuffle(x, groups):
+    """(N, g * k, ...) arrays -> (N, k * g, ...): the channels of the g groups interleaved."""
+    n, c = x.shape[0], x.shape[1]
+    rest = tuple(x.shape[2:])
+    return x.reshape((n, groups, c // groups) + rest).swapaxes(1, 2).reshape((n, c) + rest)
 
 
 @register_op(namespace=_FN, samples=lambda make: [

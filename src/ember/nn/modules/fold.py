@@ -140,12 +140,7 @@ class ChannelShuffle(Module):
         self.groups = groups
 
     def forward(self, input):
-        shape = tuple(input.shape)
-        if shape[1] % self.groups:
-            raise RuntimeError(f"Number of channels must be divisible by groups. Got "
-                               f"{shape[1]} channels and {self.groups} groups.")
-        grouped = input.reshape((shape[0], self.groups, shape[1] // self.groups) + shape[2:])
-        return grouped.transpose(1, 2).reshape(shape)
+        return F.channel_shuffle(input, self.groups)
 
     def extra_repr(self) -> str:
         return f"groups={self.groups}"
