@@ -237,7 +237,6 @@ DIFFERENT: dict = {
     "CircularPad1d": "PyTorch pads circularly with slice copies (CopySlices, SliceBackward0)",
     "CircularPad2d": "PyTorch pads circularly with slice copies (CopySlices, SliceBackward0)",
     "CircularPad3d": "PyTorch pads circularly with slice copies (CopySlices, SliceBackward0)",
-    "RReLU": "PyTorch: one RreluWithNoiseBackward0 node",
     "CrossMapLRN2d": "PyTorch: one CrossMapLRN2dBackward node",
     "EmbeddingBag": "PyTorch: one EmbeddingBagBackward0 node",
     "MultiLabelMarginLoss": "PyTorch: one MultilabelMarginLossBackward0 node",

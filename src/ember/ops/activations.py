@@ -16,7 +16,6 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor, apply_inplace
 from ._util import float_operand, wrap_dim
-from .comparison import where
 from .registry import NAMESPACES, Sample, register_op
 from .unary import _in_float64, erf_array, sigmoid, tanh
 from .unary import relu as _relu
@@ -356,7 +355,26 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
 
 
 def _rrelu_with_noise(input, slopes):
-    return where(input >= 0, input, input * slopes)
+    return RReLUWithNoise.apply(input, slopes._data)
+
+
+class RReLUWithNoise(Function):
+    """Training rrelu as one node (PyTorch's): ``x * noise``, the noise being 1 where
+    x >= 0 and the drawn slope elsewhere; the gradient is ``grad * noise``."""
+
+    array_backward = True
+    node_name = "RreluWithNoiseBackward0"
+
+    @staticmethod
+    def forward(ctx, x, slopes):
+        noise = ctx.xp.where(x >= 0, ctx.xp.ones_like(x), slopes).astype(x.dtype, copy=False)
+        ctx.save_for_backward(noise)
+        return x * noise
+
+    @staticmethod
+    def backward(ctx, grad):
+        (noise,) = ctx.saved_tensors
+        return grad * noise, None
 
 
 _inplace_form("rrelu_", rrelu, (_F, "ember"))
