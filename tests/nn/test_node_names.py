@@ -239,7 +239,6 @@ DIFFERENT: dict = {
     "CircularPad3d": "PyTorch pads circularly with slice copies (CopySlices, SliceBackward0)",
     "CrossMapLRN2d": "PyTorch: one CrossMapLRN2dBackward node",
     "EmbeddingBag": "PyTorch: one EmbeddingBagBackward0 node",
-    "MultiLabelMarginLoss": "PyTorch: one MultilabelMarginLossBackward0 node",
 }
 
 

@@ -25,7 +25,6 @@ from .comparison import clamp_min, minimum, where
 from .neural import _constant, add_scalar, log_softmax, sub_scalar
 from .registry import Sample, register_op
 from .unary import abs as _abs
-from .unary import relu
 
 _NN = "nn.functional"
 
@@ -884,28 +883,59 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     if target._data.dtype != np.int64:
         raise RuntimeError(f"multilabel_margin_loss(): expected an int64 target, got "
                            f"{target.dtype.name}")
-    unbatched = input.ndim == 1
-    scores = input.unsqueeze(0) if unbatched else input
-    labels = target._data.reshape(scores.shape)
+    labels = target._data.reshape((-1, input.shape[-1]))
     xp = backend.xp_for_device(input._device)
-    classes = scores.shape[1]
+    classes = labels.shape[1]
     # Slots before the first -1 are targets; the rest are ignored.
     listed = xp.cumprod(labels >= 0, axis=1).astype(bool)
     if bool(((labels >= classes) & listed).any()):
         raise IndexError(f"multilabel_margin_loss(): target class indices must be smaller "
                          f"than the number of classes ({classes})")
-    safe = xp.where(listed, labels, 0)
-    rows = xp.arange(scores.shape[0])[:, None]
-    is_target = xp.zeros(scores.shape, dtype=bool)
-    is_target[xp.broadcast_to(rows, safe.shape)[listed], safe[listed]] = True
-    chosen = scores[(_constant(xp.broadcast_to(rows, safe.shape), scores),
-                     _constant(safe, scores))]                       # (N, slots)
-    hinge = relu(1.0 - chosen.unsqueeze(2) + scores.unsqueeze(1))   # (N, slots, C)
-    pairs = listed[:, :, None] & ~is_target[:, None, :]
-    loss = (hinge * _constant(pairs.astype(scores._data.dtype), scores)).sum((1, 2)) / classes
-    if unbatched:
-        loss = loss.reshape(())
-    return _reduce(loss, reduction)
+    return MultilabelMarginLoss.apply(input, xp.where(listed, labels, 0), listed, reduction)
+
+
+class MultilabelMarginLoss(Function):
+    """One node, as PyTorch's. The loss is piecewise linear in x, so its gradient is a
+    coefficient matrix worked out in forward (+1/C on each non-target class of an active
+    pair, -1/C on its target class) times the incoming gradient; gradients of gradients
+    are zero."""
+
+    array_backward = True
+    node_name = "MultilabelMarginLossBackward0"
+
+    @staticmethod
+    def forward(ctx, x, safe, listed, reduction):
+        xp = ctx.xp
+        scores = x.reshape((-1, x.shape[-1]))
+        rows, classes = scores.shape
+        index = xp.broadcast_to(xp.arange(rows)[:, None], safe.shape)
+        is_target = xp.zeros(scores.shape, dtype=bool)
+        is_target[index[listed], safe[listed]] = True
+        chosen = xp.take_along_axis(scores, safe, axis=1)              # (N, slots)
+        margins = 1.0 - chosen[:, :, None] + scores[:, None, :]          # (N, slots, C)
+        active = (margins > 0) & listed[:, :, None] & ~is_target[:, None, :]
+        per_sample = (margins * active).sum(axis=(1, 2)) / classes
+        coefficients = active.sum(axis=1).astype(scores.dtype)          # d/d x_i
+        backend.scatter_add(coefficients, (index, safe),
+                            -(active.sum(axis=2) * listed).astype(scores.dtype))
+        coefficients /= classes
+        ctx.reduction, ctx.shape = reduction, x.shape
+        ctx.save_for_backward(coefficients)
+        if reduction == "mean":
+            return xp.asarray(per_sample.mean(), dtype=scores.dtype)
+        if reduction == "sum":
+            return xp.asarray(per_sample.sum(), dtype=scores.dtype)
+        return per_sample.reshape(x.shape[:-1]).astype(scores.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        m = ctx.math
+        (coefficients,) = ctx.saved_tensors
+        if ctx.reduction == "none":
+            grad = m.reshape(grad, (-1, 1))
+        elif ctx.reduction == "mean":
+            grad = grad / coefficients.shape[0]
+        return m.reshape(grad * coefficients, ctx.shape), None, None, None
 
 
 def _multilabel_soft_samples(make):
