@@ -29,7 +29,7 @@ from .comparison import where
 from .indexing import IndexScatter
 from .products import addmm, matmul, mm
 from .registry import Sample, register_op
-from .shape import Squeeze, UnsafeView, cat, reshape, unsqueeze
+from .shape import Squeeze, UnsafeView, reshape, unsqueeze
 from .shape import t as _t
 
 _NN = "nn.functional"
@@ -661,7 +661,7 @@ def _embedding_bag_samples(make):
                    name="weighted sum with padding")]
 
 
-@register_op(namespace=_NN, samples=_embedding_bag_samples)
+@register_op(namespace=_NN, samples=_embedding_bag_samples, gradgrad=False)
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
                   mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
                   padding_idx=None):
@@ -695,31 +695,108 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     used = bag_of >= 0
     if padding_idx is not None:
         used = used & (flat != padding_idx)
-    # A dense (bags, longest, dim) gather: slot j of bag b holds its j-th used index, and
-    # the unused slots point one past the last picked row, to a filler row.
-    count = xp.bincount(bag_of[used], minlength=bags)[:bags] if bags else xp.zeros(0, np.int64)
-    longest = int(count.max()) if bags and count.size else 0
-    picked = Embedding.apply(weight, input.reshape(-1) if input.ndim == 2 else input, padding_idx,
-                             bool(scale_grad_by_freq))
-    if per_sample_weights is not None:
-        picked = picked * per_sample_weights.reshape(-1).unsqueeze(-1)
     order = xp.nonzero(used)[0]
-    used_bags = bag_of[order]
-    first = xp.searchsorted(used_bags, xp.arange(bags)) if bags else xp.zeros(0, np.int64)
-    slot = xp.arange(order.shape[0]) - first[used_bags] if order.size else order
-    table = xp.full((bags, max(longest, 1)), flat.shape[0], dtype=np.int64)
-    table[used_bags, slot] = order
-    filler_value = -math.inf if mode == "max" else 0.0
-    filler = _constant(xp.full((1, width), filler_value, dtype=weight._data.dtype), weight)
-    padded = cat([picked, filler], 0)[_constant(table, weight)]
-    if mode == "max":
-        result = padded.max(1).values
-        return where(_constant((count > 0)[:, None], weight), result, 0.0)
-    result = padded.sum(1)
-    if mode == "mean":
-        result = result / _constant(xp.maximum(count, 1).astype(weight._data.dtype)[:, None],
-                                    weight)
-    return result
+    layout = _BagLayout(flat[order], bag_of[order], order, bags, int(flat.shape[0]))
+    scale = None
+    if scale_grad_by_freq:  # each row's gradient divided by how often the input names it
+        counts = xp.bincount(flat, minlength=rows)
+        scale = (1.0 / counts[layout.rows]).astype(weight._data.dtype)
+    return EmbeddingBag.apply(weight, per_sample_weights, layout, mode, scale)
+
+
+class _BagLayout:
+    """Which weight row each used index picks, its bag, and its place in the input."""
+
+    def __init__(self, rows, bags_of, positions, bags: int, length: int):
+        self.rows, self.bags_of, self.positions = rows, bags_of, positions
+        self.bags, self.length = bags, length
+
+
+class EmbeddingBag(Function):
+    """One node, as PyTorch's (EmbeddingBagBackward0): the bags' sums, means or maxima of
+    the picked rows, without the (indices, dim) intermediate. Its gradient is scattered
+    back to the picked rows (and, with per_sample_weights, dotted with them); as in
+    PyTorch, that gradient has no derivative of its own."""
+
+    array_backward = True
+    node_name = "EmbeddingBagBackward0"
+
+    @staticmethod
+    def forward(ctx, weight, per_sample_weights, layout, mode, scale):
+        xp = ctx.xp
+        picked = weight[layout.rows]                                   # (used, dim)
+        if per_sample_weights is not None:
+            sample = per_sample_weights.reshape(-1)[layout.positions]
+            picked = picked * sample[:, None]
+        counts = xp.bincount(layout.bags_of, minlength=layout.bags)[:layout.bags]
+        if mode == "max":
+            out = xp.full((layout.bags, weight.shape[1]), -np.inf, dtype=weight.dtype)
+            backend.scatter_reduce(out, layout.bags_of, picked, "maximum")
+            # which picked row holds each maximum (the first, as PyTorch's scan keeps it)
+            hits = picked == out[layout.bags_of]
+            first = xp.full(out.shape, picked.shape[0], dtype=np.int64)
+            candidates = xp.where(hits, xp.arange(picked.shape[0])[:, None], picked.shape[0])
+            backend.scatter_reduce(first, layout.bags_of, candidates, "minimum")
+            out[counts == 0] = 0
+            ctx.winner = first
+        else:
+            out = xp.zeros((layout.bags, weight.shape[1]), dtype=weight.dtype)
+            backend.scatter_add(out, layout.bags_of, picked)
+            if mode == "mean":
+                out /= xp.maximum(counts, 1).astype(weight.dtype)[:, None]
+        ctx.layout, ctx.mode, ctx.scale, ctx.counts = layout, mode, scale, counts
+        ctx.weight_shape = weight.shape
+        ctx.save_for_backward(weight if per_sample_weights is not None else None,
+                              per_sample_weights)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        m = ctx.math
+        weight, per_sample_weights = ctx.saved_tensors
+        need_weight, need_samples = ctx.needs_input_grad[:2]
+        grad_weight, grad_samples = m.apply(
+            _EmbeddingBagGrad, grad, weight, per_sample_weights, ctx.layout, ctx.mode,
+            ctx.scale, ctx.counts, getattr(ctx, "winner", None), ctx.weight_shape)
+        return (grad_weight if need_weight else None,
+                grad_samples if need_samples and per_sample_weights is not None else None,
+                None, None, None)
+
+
+class _EmbeddingBagGrad(Function):
+    """EmbeddingBag's gradient (weight and per-sample weights), as one op: PyTorch gives it
+    no derivative, and neither does ember (differentiating it raises)."""
+
+    array_backward = True
+    node_name = "EmbeddingBagBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, weight, per_sample_weights, layout, mode, scale, counts, winner,
+                weight_shape):
+        xp = ctx.xp
+        if mode == "max":
+            rows = xp.zeros((layout.rows.shape[0] + 1, grad.shape[1]), dtype=grad.dtype)
+            columns = xp.broadcast_to(xp.arange(grad.shape[1]), winner.shape)
+            backend.scatter_add(rows, (winner, columns), grad)
+            rows = rows[:-1]
+        else:
+            rows = grad[layout.bags_of]
+            if mode == "mean":
+                rows = rows / xp.maximum(counts, 1).astype(grad.dtype)[layout.bags_of, None]
+        grad_samples = xp.zeros(0, dtype=grad.dtype)  # (a placeholder without the weights)
+        if per_sample_weights is not None:
+            flat = xp.zeros(layout.length, dtype=grad.dtype)
+            flat[layout.positions] = (rows * weight[layout.rows]).sum(-1)
+            grad_samples = flat.reshape(per_sample_weights.shape)
+            rows = rows * per_sample_weights.reshape(-1)[layout.positions][:, None]
+        if scale is not None:
+            rows = rows * scale[:, None]
+        return _scatter_rows(xp, rows, weight_shape, (layout.rows,)), grad_samples
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise NotImplementedError(
+            "the derivative for '_embedding_bag_backward' is not implemented.")
 
 
 # ----------------------------------------------------------------------------- one_hot
