@@ -36,7 +36,17 @@ def environment() -> dict:
 
 
 def run_ranks(n: int, script: str, *args, timeout: float = 120, launcher: str = "mpiexec"):
-    """Run ``script`` on ``n`` ranks; returns the CompletedProcess (never hangs the suite)."""
+    """Run ``script`` on ``n`` ranks; returns the CompletedProcess (never hangs the suite).
+    A launch that fails without a word (mpiexec now and then can't start its processes
+    while an earlier job's are still going away) is tried once more: no rank ran, so
+    there is nothing of ember's to judge."""
+    result = _run_ranks(n, script, *args, timeout=timeout, launcher=launcher)
+    if result.returncode != 0 and not result.stdout.strip() and not result.stderr.strip():
+        result = _run_ranks(n, script, *args, timeout=timeout, launcher=launcher)
+    return result
+
+
+def _run_ranks(n: int, script: str, *args, timeout: float, launcher: str):
     path = script if os.path.isabs(script) else os.path.join(SCRIPTS, script)
     if launcher == "mpiexec":
         command = [mpiexec(), "-n", str(n), sys.executable, path, *args]
