@@ -399,3 +399,11 @@ def test_nn_grad_records_a_graph_and_checks_shapes():
 def test_docstring_examples_run(module):
     result = doctest.testmod(importlib.import_module(module))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_cross_map_lrn2d_is_one_node_with_derivatives_of_every_order():
+    x = ember.randn(2, 6, 2, 2, dtype=ember.float64, requires_grad=True)
+    layer = ember.nn.CrossMapLRN2d(5, alpha=0.5, beta=0.75, k=1.0)
+    assert layer(x).grad_fn.name() == "CrossMapLRN2dBackward"
+    assert ember.autograd.gradcheck(layer, (x,))
+    assert ember.autograd.gradgradcheck(layer, (x,))

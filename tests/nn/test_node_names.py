@@ -238,7 +238,6 @@ DIFFERENT: dict = {
                      "ember's CopySlices also shows the copy's own node (CopyBackwards)",
     "CircularPad2d": "PyTorch pads circularly with slice copies (CopySlices, SliceBackward0)",
     "CircularPad3d": "PyTorch pads circularly with slice copies (CopySlices, SliceBackward0)",
-    "CrossMapLRN2d": "PyTorch: one CrossMapLRN2dBackward node",
 }
 
 
