@@ -233,12 +233,7 @@ def _layer_id(case):
 
 # Layers whose PyTorch graph is a single fused node (or a different composition) that ember
 # still computes as several ops (name -> why): strict xfails until each gets its own node.
-DIFFERENT: dict = {
-    "CircularPad1d": "PyTorch pads circularly with slice copies (CopySlices, SliceBackward0); "
-                     "ember's CopySlices also shows the copy's own node (CopyBackwards)",
-    "CircularPad2d": "PyTorch pads circularly with slice copies (CopySlices, SliceBackward0)",
-    "CircularPad3d": "PyTorch pads circularly with slice copies (CopySlices, SliceBackward0)",
-}
+DIFFERENT: dict = {}
 
 
 def _known(case, name):

@@ -1265,6 +1265,38 @@ def _pad_index(n: int, before: int, after: int, mode: str, xp):
     return xp.where(position > n - 1, 2 * (n - 1) - position, position)
 
 
+def _pad_circular(input, pads):
+    """PyTorch's circular padding, step for step, so the graph has its nodes (CopySlices
+    and SliceBackward0): the input (cropped by negative pads) copied into the middle of a
+    new tensor, then each dim's left and right bands copied from the far side of it.
+    ``pads`` holds (left, right) for the last dim first."""
+    from .indexing import IndexPut
+
+    def region(dim, start, end):
+        return (slice(None),) * dim + (slice(start, end),)
+
+    in_shape = tuple(input.shape)
+    out_shape = list(in_shape)
+    dims = [input.ndim - 1 - i for i in range(len(pads))]
+    for dim, (left, right) in zip(dims, pads):
+        out_shape[dim] += left + right
+    into, source = [slice(None)] * input.ndim, input
+    for dim, (left, right) in zip(dims, pads):
+        into[dim] = slice(max(left, 0), out_shape[dim] - max(right, 0))
+        source = source[region(dim, max(-left, 0), in_shape[dim] - max(-right, 0))]
+    out = IndexPut.apply(input.new_empty(tuple(out_shape)), source, tuple(into), True)
+    for dim, (left, right) in zip(dims, pads):
+        end = out_shape[dim] - max(right, 0)
+        if left > 0:
+            out = IndexPut.apply(out, out[region(dim, end - left, end)], region(dim, 0, left),
+                                 True)
+        if right > 0:
+            start = max(left, 0)
+            out = IndexPut.apply(out, out[region(dim, start, start + right)],
+                                 region(dim, out_shape[dim] - right, out_shape[dim]), True)
+    return out
+
+
 _PAD_NAMES = {"reflect": "Reflection", "replicate": "Replication", "circular": "Circular"}
 
 
@@ -1345,6 +1377,8 @@ def pad(input, pad, mode="constant", value=None):
                            f"padding {list(pad)}: the padded dims would have sizes {sizes}")
     if not indices:
         return input.clone()
+    if mode == "circular" and input.ndim == k + 2:
+        return _pad_circular(input, [pairs[input.ndim - 1 - i] for i in range(k)])
     # one gather of input positions over the padded dims (the gradient scatter-adds them
     # back); dims between padded ones take every position, so the indices stay adjacent
     by_dim = dict(indices)
