@@ -301,3 +301,41 @@ def test_recurrent_graphs_and_gradients_in_float64(name, kwargs):
     assert ours == theirs
     for a, b in zip(our_grads, their_grads):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def _composite_cases():
+    def t(lib, *shape, seed=0, grad=True):
+        values = np.random.default_rng(seed).normal(size=shape)
+        return lib.tensor(values, dtype=lib.float32, requires_grad=grad)
+
+    return {
+        "TransformerEncoder": (
+            lambda lib: lib.nn.TransformerEncoder(lib.nn.TransformerEncoderLayer(4, 2, 8, 0.0), 2),
+            lambda lib: [t(lib, 2, 3, 4)]),
+        "TransformerDecoder": (
+            lambda lib: lib.nn.TransformerDecoder(lib.nn.TransformerDecoderLayer(4, 2, 8, 0.0), 2),
+            lambda lib: [t(lib, 2, 3, 4), t(lib, 2, 3, 4, seed=1)]),
+        "MaxUnpool2d": (lambda lib: lib.nn.MaxUnpool2d(2), lambda lib: list(
+            lib.nn.functional.max_pool2d(t(lib, 1, 2, 4, 4), 2, return_indices=True))),
+        "LazyLinear": (lambda lib: lib.nn.LazyLinear(3), lambda lib: [t(lib, 2, 4)]),
+        "AdaptiveLogSoftmaxWithLoss": (
+            lambda lib: lib.nn.AdaptiveLogSoftmaxWithLoss(4, 6, [2, 4]),
+            lambda lib: [t(lib, 3, 4), lib.tensor([0, 3, 5])]),
+        "CTCLoss": (lambda lib: lib.nn.CTCLoss(), lambda lib: [
+            t(lib, 5, 2, 4).log_softmax(2).detach().requires_grad_(),
+            lib.tensor([[1, 2], [3, 1]]), lib.tensor([5, 5]), lib.tensor([2, 2])]),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_composite_cases()))
+def test_composite_modules_graph_names(name):
+    """Modules built from other modules or fed by other ops (containers of layers, unpooling
+    fed by pooling, lazy layers, the adaptive softmax, CTC)."""
+    build, inputs = _composite_cases()[name]
+    names = []
+    for lib in (ember, torch):
+        lib.manual_seed(0)
+        out = build(lib)(*inputs(lib))
+        out = getattr(out, "output", out[0] if isinstance(out, tuple) else out)
+        names.append(node_names(out.sum() if out.ndim else out))
+    assert names[0] == names[1]

@@ -95,11 +95,10 @@ class AdaptiveLogSoftmaxWithLoss(Module):
             local = ember.tensor(labels[rows] - low, device=input.device).unsqueeze(1)
             cluster_logprob = F.log_softmax(self.tail[i](input.index_select(0, row_tensor)),
                                             dim=1)
-            output = output.index_add(0, row_tensor, cluster_logprob.gather(1, local)
-                                      .squeeze(1))
+            output.index_copy_(0, row_tensor, cluster_logprob.gather(1, local).squeeze(1))
         head_logprob = F.log_softmax(self.head(input), dim=1)
         gather = ember.tensor(head_index, device=input.device).unsqueeze(1)
-        output = output + head_logprob.gather(1, gather).squeeze(1)
+        output = output + head_logprob.gather(1, gather).squeeze()  # (as PyTorch's)
         loss = (-output).mean()
         if not batched:
             output = output.squeeze(0)
