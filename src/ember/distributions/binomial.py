@@ -92,6 +92,18 @@ def sample_binomial(total_count, probs):
                               probs.device)
 
 
+def _count_and_param(d, total_count, probs, logits) -> None:
+    """Binomial-like ``total_count`` with ``probs`` or ``logits`` (exactly one), broadcast
+    together, the count in the parameter's dtype."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    name, value = ("probs", probs) if probs is not None else ("logits", logits)
+    d.total_count, param = broadcast_all(total_count, value)
+    d.total_count = d.total_count.type_as(param)
+    setattr(d, name, param)
+    d._param = param
+
+
 class Binomial(Distribution):
     """The number of successes in ``total_count`` Bernoulli(``probs``) trials:
     ``P(k) = C(n, k) p^k (1 - p)^(n - k)``. Give ``probs`` or ``logits``;
@@ -109,25 +121,14 @@ class Binomial(Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
+        _count_and_param(self, total_count, probs, logits)
         super().__init__(self._param.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Binomial, _instance)
         batch_shape = ember.Size(batch_shape)
         new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = new._param = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = new._param = self.logits.expand(batch_shape)
+        self._expand_probs_logits(new, batch_shape)
         return self._finish_expand(new, batch_shape, Binomial)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)

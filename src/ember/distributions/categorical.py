@@ -47,10 +47,7 @@ class Categorical(Distribution):
         new = self._get_checked_instance(Categorical, _instance)
         batch_shape = ember.Size(batch_shape)
         param_shape = tuple(batch_shape) + (self._num_events,)
-        if "probs" in self.__dict__:
-            new.probs = new._param = self.probs.expand(param_shape)
-        if "logits" in self.__dict__:
-            new.logits = new._param = self.logits.expand(param_shape)
+        self._expand_probs_logits(new, param_shape)
         new._num_events = self._num_events
         return self._finish_expand(new, batch_shape, Categorical)
 

@@ -54,10 +54,7 @@ class ContinuousBernoulli(ExponentialFamily):
         new = self._get_checked_instance(ContinuousBernoulli, _instance)
         new._lims = self._lims
         batch_shape = ember.Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = new._param = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = new._param = self.logits.expand(batch_shape)
+        self._expand_probs_logits(new, batch_shape)
         return self._finish_expand(new, batch_shape, ContinuousBernoulli)
 
     @lazy_property

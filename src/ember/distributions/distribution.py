@@ -196,6 +196,16 @@ class Distribution:
                 "__init__ method must also define a custom .expand() method.")
         return self.__new__(type(self)) if _instance is None else _instance
 
+    def _expand_probs_logits(self, new, shape) -> None:
+        """Give an expanded copy ``new`` this one's probs and/or logits (whichever it holds),
+        expanded to ``shape``."""
+        for name in ("probs", "logits"):
+            if name in self.__dict__:
+                value = self.__dict__[name].expand(shape)
+                setattr(new, name, value)
+                if "_param" in self.__dict__:
+                    new._param = value
+
     def _finish_expand(self, new, batch_shape, cls):
         """Initialize an expanded copy ``new`` (no validation) with this one's setting."""
         super(cls, new).__init__(batch_shape, self._event_shape, validate_args=False)
