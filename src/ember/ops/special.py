@@ -22,16 +22,9 @@ from . import _samples
 from . import special_kernels as K
 from ._util import float_operand, xp_of
 from .registry import NAMESPACES, Sample, bind_method, register_op
-from .unary import _erfc_ratio, erfc_array
+from .unary import _erfc_ratio, _in_float64, erfc_array
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
-
-
-def _float64(xp, kernel, x, *extra):
-    """Run a float64 kernel on ``x`` (and further float64 operands) in x's dtype."""
-    with np.errstate(all="ignore"):
-        args = [a.astype(np.float64, copy=False) for a in (x,) + extra]
-        return kernel(xp, *args).astype(x.dtype, copy=False)
 
 
 def _not_implemented(what: str):
@@ -46,7 +39,7 @@ class Lgamma(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return _float64(ctx.xp, K.lgamma_array, x)
+        return _in_float64(ctx.xp, K.lgamma_array, x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -61,7 +54,7 @@ class Digamma(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return _float64(ctx.xp, K.digamma_array, x)
+        return _in_float64(ctx.xp, K.digamma_array, x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -77,7 +70,7 @@ class Polygamma(Function):
     def forward(ctx, x, n):
         ctx.save_for_backward(x)
         ctx.order = n
-        return _float64(ctx.xp, lambda xp, v: K.polygamma_array(xp, n, v), x)
+        return _in_float64(ctx.xp, lambda xp, v: K.polygamma_array(xp, n, v), x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -93,7 +86,7 @@ class Mvlgamma(Function):
     def forward(ctx, x, p):
         ctx.save_for_backward(x)
         ctx.p = p
-        return _float64(ctx.xp, lambda xp, v: K.mvlgamma_array(xp, v, p), x)
+        return _in_float64(ctx.xp, lambda xp, v: K.mvlgamma_array(xp, v, p), x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -202,7 +195,7 @@ class IgammaGradA(Function):
     @staticmethod
     def forward(ctx, a, x, upper):
         ctx.upper = upper
-        return _float64(ctx.xp, lambda xp, u, v: _gamma_grad_a_array(xp, u, v, upper), a, x)
+        return _in_float64(ctx.xp, lambda xp, u, v: _gamma_grad_a_array(xp, u, v, upper), a, x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -221,7 +214,7 @@ def _incomplete(upper: bool):
             ctx.save_for_backward(a, x)
             ctx.shapes = (a.shape, x.shape)
             index = 1 if upper else 0
-            return _float64(ctx.xp, lambda xp, u, v: K.incomplete_gamma(xp, u, v)[index],
+            return _in_float64(ctx.xp, lambda xp, u, v: K.incomplete_gamma(xp, u, v)[index],
                             a, x)
 
         @staticmethod
@@ -305,7 +298,7 @@ class Zeta(Function):
     def forward(ctx, s, q):
         ctx.save_for_backward(s, q)
         ctx.shapes = (s.shape, q.shape)
-        return _float64(ctx.xp, K.zeta_array, s, q)
+        return _in_float64(ctx.xp, K.zeta_array, s, q)
 
     @staticmethod
     def backward(ctx, grad):
@@ -361,7 +354,7 @@ class I0(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return _float64(ctx.xp, K.i0_array, x)
+        return _in_float64(ctx.xp, K.i0_array, x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -375,7 +368,7 @@ class I0e(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = _float64(ctx.xp, K.i0e_array, x)
+        out = _in_float64(ctx.xp, K.i0e_array, x)
         ctx.save_for_backward(x, out)
         return out
 
@@ -392,7 +385,7 @@ class I1(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = _float64(ctx.xp, K.i1_array, x)
+        out = _in_float64(ctx.xp, K.i1_array, x)
         ctx.save_for_backward(x, out)
         return out
 
@@ -411,7 +404,7 @@ class I1e(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = _float64(ctx.xp, K.i1e_array, x)
+        out = _in_float64(ctx.xp, K.i1e_array, x)
         ctx.save_for_backward(x, out)
         return out
 
@@ -483,7 +476,7 @@ class Erfcx(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = _float64(ctx.xp, erfcx_array, x)
+        out = _in_float64(ctx.xp, erfcx_array, x)
         ctx.save_for_backward(x, out)
         return out
 
@@ -571,7 +564,7 @@ _EXAMPLES = {
 def _register_no_grad(name: str, kernel, summary: str):
     def function(input):
         x = float_operand(input, f"special.{name}")
-        return Tensor._make(_float64(xp_of(x), kernel, x._data), x._device)
+        return Tensor._make(_in_float64(xp_of(x), kernel, x._data), x._device)
 
     example = f"ember.special.{name}(ember.tensor([0.5, 2.0]))\n    {_EXAMPLES[name]}"
     note = (" Computed by SciPy (``pip install scipy``; cupyx.scipy.special on CUDA)."

@@ -504,10 +504,12 @@ def log_ndtr_array(xp, x):
     return xp.where(x >= -1.0, right, left)
 
 
-def _in_float64(xp, kernel, x):
-    """Run a float64 kernel on ``x`` and give the result in x's dtype."""
+def _in_float64(xp, kernel, x, *extra):
+    """Run a float64 kernel on ``x`` (and further operands, also in float64) and give the
+    result in x's dtype."""
     with np.errstate(all="ignore"):
-        return kernel(xp, x.astype(np.float64, copy=False)).astype(x.dtype, copy=False)
+        args = [a.astype(np.float64, copy=False) for a in (x,) + extra]
+        return kernel(xp, *args).astype(x.dtype, copy=False)
 
 
 # ----------------------------------------------------------------------------- more unary math
