@@ -65,6 +65,11 @@ class _InferenceCounter(_NoGradCounter):
     inference = True
 
 
+# for the core's fast lane (autograd.function), which makes tensors as ``_make`` does
+VersionCounter, NoGradCounter, InferenceCounter = \
+    _VersionCounter, _NoGradCounter, _InferenceCounter
+
+
 class Tensor:
     """A multi-dimensional array that can record the ops applied to it.
 

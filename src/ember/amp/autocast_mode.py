@@ -34,6 +34,8 @@ class _Flag:
 
 
 _FLAG = _Flag()
+# read by the core's fast lane (``autograd.function.fast_lane``), which autocast must stop
+ACTIVE = _FLAG
 _LOCK = threading.Lock()
 
 

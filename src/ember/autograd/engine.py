@@ -187,12 +187,28 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     pop_buffer = buffers.pop
     get_buffer = buffers.get
     numpy_math = array_math(np)
+    # the common node needs none of the general loop's checks: one output, an array
+    # backward, no hooks, nothing to capture
+    plain = arrays and not anomaly and needed is None and not capture and accumulate
     try:
         while ready:
             node = ready.pop()
             grads = pop_buffer(node, None)
             children = node._next
-            if grads is not None and (needed is None or node in needed):
+            if plain and grads is not None and node._num_outputs == 1 and \
+                    not node._hooked and node.array_backward and type(node) is not AccumulateGrad:
+                node.math = numpy_math if node.xp is np else array_math(node.xp)
+                results = type(node).backward(node, grads)
+                if type(results) is not tuple:
+                    results = (results,)
+                if len(results) != len(children):
+                    results = _fit_gradients(node, results)
+                if retain_graph:
+                    node.__dict__.pop("math", None)
+                elif node._saved:
+                    node._saved = ()
+                    node._freed = True
+            elif grads is not None and (needed is None or node in needed):
                 if node._num_outputs == 1:
                     grads = (grads,)
                 if node._hooked or anomaly or (arrays and not node.array_backward):
@@ -241,19 +257,6 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 elif node._saved:
                     node._saved = ()
                     node._freed = True
-                for child, nr, g in zip(children, node._nrs, results):
-                    if child is None:
-                        continue
-                    if g is not None:
-                        if child._num_outputs == 1:
-                            previous_g = get_buffer(child)
-                            buffers[child] = g if previous_g is None else previous_g + g
-                        else:
-                            _add_to_buffer(buffers, child, nr, g)
-                    count = deps[child] - 1
-                    deps[child] = count
-                    if count == 0:
-                        ready.append(child)
             else:  # nothing flows through this node: only release its children
                 for child in children:
                     if child is not None:
@@ -261,6 +264,20 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                         deps[child] = count
                         if count == 0:
                             ready.append(child)
+                continue
+            for child, nr, g in zip(children, node._nrs, results):
+                if child is None:
+                    continue
+                if g is not None:
+                    if child._num_outputs == 1:
+                        previous_g = get_buffer(child)
+                        buffers[child] = g if previous_g is None else previous_g + g
+                    else:
+                        _add_to_buffer(buffers, child, nr, g)
+                count = deps[child] - 1
+                deps[child] = count
+                if count == 0:
+                    ready.append(child)
     finally:
         _state.enabled = previous
 

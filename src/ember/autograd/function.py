@@ -23,9 +23,13 @@ from typing import Any
 import numpy as _np
 
 from .. import backend, grad_mode
+from ..amp.autocast_mode import ACTIVE as _AUTOCAST
 from ..backend import CPU
 from ..hooks import RemovableHandle
+from ..tensor import InferenceCounter as _InferenceCounter
+from ..tensor import NoGradCounter as _NoGradCounter
 from ..tensor import Tensor
+from ..tensor import VersionCounter as _VersionCounter
 from ..tracing import state as _trace_state
 from . import anomaly as _anomaly
 from .backward_math import TENSOR_MATH
@@ -237,6 +241,13 @@ class FunctionCtx(Node):
             raise RuntimeError(f"{SECOND_BACKWARD} (The saved values freed were those of "
                                f"{self.name()}.)")
         if self.math.arrays:
+            saved = self._saved
+            if len(saved) == 2:  # one value, the common case
+                item, version = saved
+                if version is not None and item._version_counter.value == version:
+                    return (item._data,)
+                if type(item) is _SavedOutput and item.version_counter.value == item.version:
+                    return (item.data,)
             return _saved_arrays(self)
         saved = self._saved
         out = []
@@ -598,6 +609,207 @@ def _apply_two(cls, a, b, kwargs):
     return out
 
 
+# ----------------------------------------------------------------------------- the fast lane
+# An op's Tensor methods and operators can skip the public function's argument handling and
+# ``apply``'s generality when the call is the plain case: CPU float tensors, no autocast,
+# no anomaly mode, no ember.compile recording, no saved-tensor hooks. The lane then does
+# exactly what ``apply`` would (the op's own ``forward``, the same node, edges and saved
+# values) in one frame; anything else goes to the op's public function, unchanged.
+_FLOAT_KINDS = frozenset("fV")
+_MISSING = object()
+
+
+def _counter(enabled):
+    """A new tensor's version counter, as ``Tensor._make`` makes it."""
+    if enabled:
+        return _new(_VersionCounter)
+    return _new(_InferenceCounter) if _state.inference else _new(_NoGradCounter)
+
+
+def fast_lane(kind: str, cls, slow):
+    """The op's method for the plain case, falling back to ``slow`` (its public function).
+
+    kind 'unary': ``slow(input)`` is ``cls.apply(input)`` for a float CPU tensor;
+    'binary': ``slow(input, other)`` is ``cls.apply(input, other)`` when input is a float
+    CPU tensor and other a Python float/int or a CPU tensor of the same dtype;
+    'reduction': ``slow(input)`` is ``cls.apply(input, all_dims, False, input's dtype)``
+    for a float CPU tensor (sum, mean)."""
+    if cls.is_view:
+        raise ValueError(f"fast_lane: {cls.__name__} makes views; apply links them")
+    if kind == "unary" or kind == "reduction":
+        return _fast_unary(cls, slow, kind == "reduction")
+    if kind == "binary":
+        return _fast_binary(cls, slow)
+    raise ValueError(f"fast_lane: unknown kind {kind!r}")
+
+
+def _recorded_out(ctx, result):
+    """The output tensor of a recorded op; None when it is not differentiable."""
+    if type(result) is not _ndarray:
+        result = _np.asarray(result)
+    out = _new(Tensor)
+    out._data = result
+    out._device = CPU
+    out._version_counter = _new(_VersionCounter)
+    if result.dtype.kind in "fV" and id(result) not in ctx._non_differentiable:
+        out._requires_grad = True
+        out.grad_fn = ctx
+    else:
+        out._requires_grad = False
+        out.grad_fn = None
+    return out
+
+
+_ALL_DIMS = tuple(tuple(range(n)) for n in range(33))
+
+
+def _fast_unary(cls, slow, reduction):
+    forward = cls.forward
+    tracing = _trace_state
+    anomaly = _anomaly._flag
+    hooks = saved_hooks
+    needs = (True, None, None, None) if reduction else _NEEDS_FIRST[0]
+    zero = _ZEROS[4] if reduction else _ZEROS[1]
+    unrecorded = _NO_GRAD[4] if reduction else _NO_GRAD[1]
+    tail = (None, None, None) if reduction else ()
+
+    def lane(input=_MISSING, /, *args, **kwargs):
+        if type(input) is Tensor and not args and not kwargs and input._device is CPU and \
+                tracing.tracer is None and not _AUTOCAST.active and not anomaly.enabled:
+            data = input._data
+            if data.dtype.kind in "fV" and (not reduction or data.ndim <= 32):
+                enabled = _state.enabled
+                ctx = _new(cls)
+                if input._requires_grad and enabled:
+                    if not hooks.stack:
+                        grad_fn = input.grad_fn
+                        if grad_fn is None:
+                            ctx._next = (accumulator_of(input),) + tail
+                            ctx._nrs = zero
+                        else:
+                            ctx._next = (grad_fn,) + tail
+                            nr = input._output_nr
+                            ctx._nrs = (nr,) + zero[1:] if nr else zero
+                        ctx._needs = ctx.needs_input_grad = needs
+                        ctx._device = CPU
+                        ctx._recording = True
+                        original = forward(ctx, data, _ALL_DIMS[data.ndim], False, data.dtype) \
+                            if reduction else forward(ctx, data)
+                        out = _recorded_out(ctx, original)
+                        saved = ctx._to_save
+                        if saved and out._requires_grad:
+                            ctx._saved = _resolve_saved_one(saved, data, input, original, out)
+                            ctx._to_save = ()
+                        return out
+                elif not enabled or input._cut is None and \
+                        not input._version_counter.no_grad:
+                    ctx.needs_input_grad = unrecorded
+                    result = forward(ctx, data, _ALL_DIMS[data.ndim], False, data.dtype) \
+                        if reduction else forward(ctx, data)
+                    if type(result) is not _ndarray:
+                        result = _np.asarray(result)
+                    out = _new(Tensor)
+                    out._data = result
+                    out._device = CPU
+                    out._requires_grad = False
+                    out.grad_fn = None
+                    out._version_counter = _new(_VersionCounter) if enabled else \
+                        _counter(False)
+                    return out
+        if input is _MISSING:
+            return slow(*args, **kwargs)
+        return slow(input, *args, **kwargs)
+
+    return lane
+
+
+def _fast_binary(cls, slow):
+    forward = cls.forward
+    tracing = _trace_state
+    anomaly = _anomaly._flag
+    hooks = saved_hooks
+    needs_first = _NEEDS_FIRST[1]
+    zeros = _ZEROS[2]
+    unrecorded = _NO_GRAD[2]
+
+    def lane(input=_MISSING, other=_MISSING, /, *args, **kwargs):
+        if type(input) is Tensor and not args and not kwargs and input._device is CPU and \
+                tracing.tracer is None and not _AUTOCAST.active and not anomaly.enabled:
+            data = input._data
+            kind = type(other)
+            if kind is Tensor:
+                y = other._data
+                plain = y.dtype is data.dtype and other._device is CPU and \
+                    data.dtype.kind in "fV"
+                need_b = other._requires_grad
+            else:
+                y = other
+                plain = (kind is float or kind is int) and data.dtype.kind in "fV"
+                need_b = False
+            if plain:
+                enabled = _state.enabled
+                need_a = input._requires_grad
+                ctx = _new(cls)
+                if (need_a or need_b) and enabled:
+                    if not hooks.stack:
+                        next_a = next_b = None
+                        nr_a = nr_b = 0
+                        if need_a:
+                            next_a = input.grad_fn
+                            if next_a is None:
+                                next_a = accumulator_of(input)
+                            else:
+                                nr_a = input._output_nr
+                        if need_b:
+                            next_b = other.grad_fn
+                            if next_b is None:
+                                next_b = accumulator_of(other)
+                            else:
+                                nr_b = other._output_nr
+                        ctx._next = (next_a, next_b)
+                        ctx._nrs = (nr_a, nr_b) if nr_a or nr_b else zeros
+                        ctx._needs = ctx.needs_input_grad = needs_first if not need_b else \
+                            _NEEDS_TWO[(need_a, need_b)]
+                        ctx._device = CPU
+                        ctx._recording = True
+                        try:
+                            original = forward(ctx, data, y)
+                        except ValueError:  # no broadcast: the public function says so
+                            return slow(input, other)
+                        out = _recorded_out(ctx, original)
+                        saved = ctx._to_save
+                        if saved and out._requires_grad:
+                            ctx._saved = _resolve_saved_two(
+                                saved, data, y, input, other, original, out) if \
+                                kind is Tensor else _resolve_saved_one(
+                                    saved, data, input, original, out)
+                            ctx._to_save = ()
+                        return out
+                elif not enabled or (need_a or input._cut is None and
+                                     not input._version_counter.no_grad) and (
+                        need_b or kind is not Tensor or other._cut is None and
+                        not other._version_counter.no_grad):
+                    ctx.needs_input_grad = unrecorded
+                    try:
+                        result = forward(ctx, data, y)
+                    except ValueError:
+                        return slow(input, other)
+                    if type(result) is not _ndarray:
+                        result = _np.asarray(result)
+                    out = _new(Tensor)
+                    out._data = result
+                    out._device = CPU
+                    out._requires_grad = False
+                    out.grad_fn = None
+                    out._version_counter = _new(_VersionCounter) if enabled else \
+                        _counter(False)
+                    return out
+        given = tuple(a for a in (input, other) if a is not _MISSING)
+        return slow(*given, *args, **kwargs)
+
+    return lane
+
+
 def _inherit_cut(cut, result):
     """Results of an op on a detached or no_grad tensor remember why they have no graph."""
     for out in result if type(result) is tuple else (result,):
@@ -766,13 +978,27 @@ def _resolve_saved(values, arrays, args, outputs, wrapped):
 
 def _resolve_saved_one(values, data, tensor, original, out):
     """``_resolve_saved`` for an op with one tensor argument and one output."""
-    if len(values) == 1 and not saved_hooks.stack:
+    if saved_hooks.stack:
+        return _resolve_saved(values, (data,), (tensor,), (original,), (out,))
+    if len(values) == 1:
         v = values[0]
         if v is data:
             return (tensor, tensor._version_counter.value)
         if v is original:
             return (_SavedOutput(out), None)
-    return _resolve_saved(values, (data,), (tensor,), (original,), (out,))
+    saved = []
+    for v in values:
+        if v is data:
+            saved += (tensor, tensor._version_counter.value)
+        elif v is None:
+            saved += (None, None)
+        elif v is original:
+            saved += (_SavedOutput(out), None)
+        elif isinstance(v, Tensor):
+            saved += (v, v._version_counter.value)
+        else:  # an array made inside forward: a constant
+            saved += (v, None)
+    return tuple(saved)
 
 
 def _resolve_saved_two(values, x, y, a, b, original, out):

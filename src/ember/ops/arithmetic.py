@@ -77,7 +77,7 @@ class Add(Function):
 
 
 @register_op(operators=("__add__",), reflected=("__radd__",), inplace=("add_", "__iadd__"),
-             methods=("add",), samples=_samples.binary())
+             methods=("add",), samples=_samples.binary(), fast=("binary", Add))
 def add(input, other, *, alpha=1):
     """``input + alpha * other``, broadcasting, with PyTorch's type promotion."""
     if alpha != 1:
@@ -109,7 +109,7 @@ class Sub(Function):
 
 @register_op(operators=("__sub__",), reflected=("__rsub__",),
              inplace=("subtract_", "sub_", "__isub__"), methods=("sub", "subtract"),
-             also=("subtract",), samples=_samples.binary())
+             also=("subtract",), samples=_samples.binary(), fast=("binary", Sub))
 def sub(input, other, *, alpha=1):
     """``input - alpha * other``."""
     bools = [type(v) is bool or isinstance(v, Tensor) and v.dtype is dtypes.bool
@@ -151,7 +151,7 @@ class Mul(Function):
 
 @register_op(operators=("__mul__",), reflected=("__rmul__",),
              inplace=("multiply_", "mul_", "__imul__"), methods=("mul", "multiply"),
-             also=("multiply",), samples=_samples.binary())
+             also=("multiply",), samples=_samples.binary(), fast=("binary", Mul))
 def mul(input, other):
     """``input * other`` elementwise."""
     return _binary(Mul, input, other, "mul")
@@ -192,7 +192,7 @@ def _div_samples(make):
 @register_op(operators=("__truediv__",), reflected=("__rtruediv__",),
              inplace=("divide_", "true_divide_", "div_", "__itruediv__"),
              methods=("div", "divide", "true_divide"), also=("divide", "true_divide"),
-             samples=_div_samples)
+             samples=_div_samples, fast=("binary", Div))
 def div(input, other, *, rounding_mode=None):
     """``input / other``. Integers divide to the default float dtype; rounding_mode
     'trunc' (toward zero) or 'floor' (toward -inf) rounds the quotient, keeps integer
@@ -312,18 +312,22 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        xp = ctx.xp
-        a_arr, b_arr = isinstance(a, xp.ndarray), isinstance(b, xp.ndarray)
+        out = a ** b
+        if not ctx._recording:
+            return out
+        ndarray = ctx.xp.ndarray
+        a_arr, b_arr = isinstance(a, ndarray), isinstance(b, ndarray)
         if a_arr and not b_arr:
             ctx.node_name = "PowBackward0"
         elif a_arr:
             ctx.node_name = "PowBackward1"
         else:
             ctx.node_name = "PowBackward2"
-        out = a ** b
-        ctx.save_for_backward(a if a_arr else None, b if b_arr else None, out)
+        # the output is needed only for the exponent's gradient
+        ctx.save_for_backward(a if a_arr else None, b if b_arr else None,
+                              out if b_arr else None)
         ctx.scalars = (None if a_arr else a, None if b_arr else b)
-        ctx.shapes = (np.shape(a), np.shape(b))
+        ctx.shapes = (a.shape if a_arr else (), b.shape if b_arr else ())
         return out
 
     @staticmethod
@@ -371,7 +375,7 @@ def _pow_samples(make):
 
 
 @register_op(operators=("__pow__",), reflected=("__rpow__",), inplace=("pow_", "__ipow__"),
-             methods=("pow",), samples=_pow_samples)
+             methods=("pow",), samples=_pow_samples, fast=("binary", Pow))
 def pow(input, exponent):
     """``input ** exponent``; either may be a Python number."""
     if isinstance(input, Tensor) and input.dtype is dtypes.bool and type(exponent) is bool:

@@ -228,9 +228,14 @@ class Sum(Function):
 def _accumulate(xp, x, dims, keepdim, dtype):
     """``sum`` in ``dtype``; float16 is accumulated in float32 (as PyTorch does), so long
     sums don't stall at float16's resolution."""
-    if np.dtype(dtype) == np.float16:
+    if dtype == _FLOAT16:
         return x.sum(axis=dims, keepdims=keepdim, dtype=np.float32).astype(np.float16)
+    if xp is np:  # without ndarray.sum's Python wrapper
+        return np.add.reduce(x, axis=dims, dtype=dtype, keepdims=keepdim)
     return x.sum(axis=dims, keepdims=keepdim, dtype=dtype)
+
+
+_FLOAT16 = np.dtype(np.float16)
 
 
 def _sum_dtype(x: Tensor, dtype):
@@ -245,7 +250,7 @@ def _sum_samples(make):
         Sample((make.int((3, 4), -5, 5),), name="int")]
 
 
-@register_op(methods=("sum",), samples=_sum_samples)
+@register_op(methods=("sum",), samples=_sum_samples, fast=("reduction", Sum))
 @_numpy_aliases
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """``sum_i input_i`` over all elements, or over ``dim`` (int or tuple). Integers and
@@ -284,7 +289,7 @@ def _mean_samples(make):
         Sample((make((3, 4)), 1), {"dtype": dtypes.float64}, name="dtype float64")]
 
 
-@register_op(methods=("mean",), samples=_mean_samples)
+@register_op(methods=("mean",), samples=_mean_samples, fast=("reduction", Mean))
 @_numpy_aliases
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """``sum(input) / n`` over all elements or ``dim``. Needs a floating-point input (or

@@ -8,11 +8,13 @@ table in tests/ops/test_op_table.py reads ``OPS``; adding an op adds its tests.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..amp.autocast_mode import wrap as _autocast_wrap
+from ..autograd.function import fast_lane
 from ..outputs import with_out
 from ..tensor import _F, Tensor, apply_inplace
 
@@ -48,6 +50,9 @@ class OpInfo:
     # ops that read only part of an input (eigh reads one triangle) are checked on a
     # symmetrized input, as PyTorch's OpInfo does. None: the function itself.
     gradcheck_wrapper: Callable | None = None
+    # (kind, OpClass) when Tensor methods and the function go through the fast lane;
+    # ``function.__wrapped__`` is then the general path
+    fast: tuple | None = None
 
 
 OPS: dict[str, OpInfo] = {}
@@ -65,7 +70,7 @@ def register_op(name: str | None = None, *, namespace: str = "ember", methods=()
                 atol: float = 1e-7, rtol: float = 1e-6, output_process=None,
                 also: tuple = (), internal: bool = False, exported_in: tuple = (),
                 gradcheck_wrapper: Callable | None = None, operators: tuple = (),
-                reflected: tuple = (), inplace: tuple = ()):
+                reflected: tuple = (), inplace: tuple = (), fast: tuple | None = None):
     """Register a public op function.
 
     name: the public name (defaults to the function's); methods: Tensor method names
@@ -77,12 +82,17 @@ def register_op(name: str | None = None, *, namespace: str = "ember", methods=()
     operators: Python operators bound to the op (``__mul__``: ``x * y`` is ``mul(x, y)``);
     reflected: the swapped forms (``__rmul__``: ``2 * x`` is ``mul(2, x)``); inplace:
     methods that write the result into the tensor (``mul_``, ``__imul__``).
+    fast: ``(kind, OpClass)`` where the plain call (float CPU tensors; see
+    ``autograd.function.fast_lane``) is exactly ``OpClass.apply(...)``: the op is then
+    bound through the fast lane, which makes that call in one frame.
     """
 
     def decorate(function: Callable) -> Callable:
         public = name or function.__name__
         function = _autocast_wrap(public if namespace == "ember" else f"{namespace}.{public}",
                                   function)
+        if fast is not None:
+            function = functools.wraps(function)(fast_lane(fast[0], fast[1], function))
         _F[public if namespace == "ember" else f"{namespace}.{public}"] = function
         for method in methods + operators:
             setattr(Tensor, method, function)
@@ -109,7 +119,7 @@ def register_op(name: str | None = None, *, namespace: str = "ember", methods=()
             samples=samples, torch=reference, differentiable=differentiable,
             gradgrad=gradgrad and differentiable, float32=float32, atol=atol, rtol=rtol,
             output_process=output_process, doc=(function.__doc__ or "").strip(),
-            gradcheck_wrapper=gradcheck_wrapper)
+            gradcheck_wrapper=gradcheck_wrapper, fast=fast)
         return function
 
     return decorate

@@ -41,7 +41,7 @@ class Neg(Function):
 
 
 @register_op(operators=("__neg__",), inplace=("negative_", "neg_"), methods=("neg", "negative"),
-             also=("negative",), samples=_samples.unary())
+             also=("negative",), samples=_samples.unary(), fast=("unary", Neg))
 def neg(input):
     """``-input``."""
     return Neg.apply(input)
@@ -115,7 +115,7 @@ class Exp(Function):
         return grad * out
 
 
-@register_op(inplace=("exp_",), methods=("exp",), samples=_samples.unary())
+@register_op(inplace=("exp_",), methods=("exp",), samples=_samples.unary(), fast=("unary", Exp))
 def exp(input):
     """``e ** input``."""
     return Exp.apply(float_operand(input, "exp"))
@@ -136,7 +136,8 @@ class Log(Function):
         return grad / x
 
 
-@register_op(inplace=("log_",), methods=("log",), samples=_samples.unary(low=0.1, high=3.0))
+@register_op(inplace=("log_",), methods=("log",), samples=_samples.unary(low=0.1, high=3.0),
+             fast=("unary", Log))
 def log(input):
     """Natural logarithm (NaN below 0, -inf at 0, as in PyTorch)."""
     return Log.apply(float_operand(input, "log"))
@@ -158,7 +159,8 @@ class Sqrt(Function):
         return grad / (2 * out)
 
 
-@register_op(inplace=("sqrt_",), methods=("sqrt",), samples=_samples.unary(low=0.1, high=3.0))
+@register_op(inplace=("sqrt_",), methods=("sqrt",), samples=_samples.unary(low=0.1, high=3.0),
+             fast=("unary", Sqrt))
 def sqrt(input):
     """Square root."""
     return Sqrt.apply(float_operand(input, "sqrt"))
@@ -180,7 +182,7 @@ class Sin(Function):
         return grad * m.cos(x)
 
 
-@register_op(inplace=("sin_",), methods=("sin",), samples=_samples.unary())
+@register_op(inplace=("sin_",), methods=("sin",), samples=_samples.unary(), fast=("unary", Sin))
 def sin(input):
     """Sine (radians)."""
     return Sin.apply(float_operand(input, "sin"))
@@ -202,7 +204,7 @@ class Cos(Function):
         return -grad * m.sin(x)
 
 
-@register_op(inplace=("cos_",), methods=("cos",), samples=_samples.unary())
+@register_op(inplace=("cos_",), methods=("cos",), samples=_samples.unary(), fast=("unary", Cos))
 def cos(input):
     """Cosine (radians)."""
     return Cos.apply(float_operand(input, "cos"))
@@ -252,7 +254,8 @@ class TanhGrad(Function):
                 -2 * gg * grad * out if need_out else None)
 
 
-@register_op(inplace=("tanh_",), methods=("tanh",), namespace="ember", samples=_samples.unary())
+@register_op(inplace=("tanh_",), methods=("tanh",), namespace="ember", samples=_samples.unary(),
+             fast=("unary", Tanh))
 def tanh(input):
     """Hyperbolic tangent."""
     return Tanh.apply(float_operand(input, "tanh"))
@@ -305,7 +308,7 @@ class SigmoidGrad(Function):
 
 
 @register_op(inplace=("sigmoid_",), methods=("sigmoid",),
-             samples=_samples.unary(low=-4.0, high=4.0))
+             samples=_samples.unary(low=-4.0, high=4.0), fast=("unary", Sigmoid))
 def sigmoid(input):
     """``1 / (1 + exp(-input))``, computed without overflow."""
     return Sigmoid.apply(float_operand(input, "sigmoid"))
