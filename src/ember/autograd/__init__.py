@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .. import grad_mode
 from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from ..tensor import Tensor
 from . import anomaly, anomaly_mode, function, functional, graph, graph_watch
 from . import gradcheck as gradcheck_module
 from .anomaly import detect_anomaly, set_detect_anomaly
@@ -31,13 +32,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              inputs=None) -> None:
     """Accumulate the gradients of ``tensors`` into the ``.grad`` of the graph's leaves
     (or only of ``inputs``)."""
-    tensors = _as_tuple(tensors)
-    grads = _as_tuple(grad_tensors) or (None,) * len(tensors)
-    if len(grads) != len(tensors):
-        raise RuntimeError(f"got {len(grads)} gradients for {len(tensors)} tensors")
-    inputs = graph.tensors_for_edges(_as_tuple(inputs))
-    if inputs is not None and len(inputs) == 0:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    if grad_tensors is None and inputs is None and isinstance(tensors, Tensor):
+        tensors, grads = (tensors,), (None,)  # loss.backward(), the common call
+    else:
+        tensors = _as_tuple(tensors)
+        grads = _as_tuple(grad_tensors) or (None,) * len(tensors)
+        if len(grads) != len(tensors):
+            raise RuntimeError(f"got {len(grads)} gradients for {len(tensors)} tensors")
+        inputs = graph.tensors_for_edges(_as_tuple(inputs))
+        if inputs is not None and len(inputs) == 0:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     run = graph.begin_run(tensors, inputs)  # multi-gradient hooks tell passes apart
     try:
         run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs,

@@ -144,7 +144,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                  accumulate=True, allow_unused=False, who="backward"):
     """The engine. With ``accumulate`` it fills leaves' ``.grad`` (``backward``); without,
     it returns the gradients of ``inputs`` (``autograd.grad``)."""
-    tracer = tracing.current()
+    tracer = tracing.current() if tracing.state.tracer is not None else None
     if tracer is not None:  # ember.compile records the plan, then this runs eagerly
         return tracer.record_backward(run_backward, tensors, grad_tensors, retain_graph,
                                       create_graph, inputs, accumulate, allow_unused, who)
@@ -177,9 +177,13 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     buffers = {}
     for (node, nr), g in zip(roots, root_grads):
         _add_to_buffer(buffers, node, nr, g)
-    ready = [n for n in dict.fromkeys(root_nodes) if deps.get(n, 0) == 0]
+    if len(root_nodes) == 1:
+        ready = root_nodes if root_nodes[0] not in deps else []
+    else:
+        ready = [n for n in dict.fromkeys(root_nodes) if deps.get(n, 0) == 0]
     # memory already handed out (the caller's gradients): copy before storing into .grad
-    stored = {id(_owner(g._data, True) if arrays else _owner(g, False)) for g in given}
+    stored = {id(_owner(g._data, True) if arrays else _owner(g, False)) for g in given} \
+        if given else set()
     anomaly = is_anomaly_enabled()
 
     previous = _state.enabled
