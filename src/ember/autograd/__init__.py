@@ -28,12 +28,15 @@ def _as_tuple(value):
     return (value,)
 
 
+_ONE_NONE: tuple = (None,)
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              inputs=None) -> None:
     """Accumulate the gradients of ``tensors`` into the ``.grad`` of the graph's leaves
     (or only of ``inputs``)."""
     if grad_tensors is None and inputs is None and isinstance(tensors, Tensor):
-        tensors, grads = (tensors,), (None,)  # loss.backward(), the common call
+        tensors, grads = (tensors,), _ONE_NONE  # loss.backward(), the common call
     else:
         tensors = _as_tuple(tensors)
         grads = _as_tuple(grad_tensors) or (None,) * len(tensors)
