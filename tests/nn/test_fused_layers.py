@@ -171,3 +171,29 @@ def test_eval_backward_uses_the_statistics_of_its_forward():
     (after,) = ember.autograd.grad(y.sum(), x)
     np.testing.assert_array_equal(before.numpy(), after.numpy())
     np.testing.assert_allclose(after.numpy(), np.full((4, 3), 1 / np.sqrt(1 + 1e-5)), rtol=1e-6)
+
+
+def test_linear_weight_gradient_is_laid_out_like_the_weight():
+    # nn.Linear multiplies by weight.T (column-major): its gradient is computed so that
+    # it reaches .grad row-major like the weight, with no copy, and equals PyTorch's
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((32, 20)).astype(np.float32)
+    w = rng.standard_normal((16, 20)).astype(np.float32)
+    b = rng.standard_normal(16).astype(np.float32)
+    ours = [ember.tensor(a, requires_grad=True) for a in (x, w, b)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    (ember.nn.functional.linear(*ours) ** 2).sum().backward()
+    (torch.nn.functional.linear(*theirs) ** 2).sum().backward()
+    for o, t in zip(ours, theirs):
+        assert o.grad._data.flags.c_contiguous
+        np.testing.assert_allclose(o.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-5)
+    # addmm itself, with a column-major mat2 and a column-major mat1
+    m1 = ember.tensor(x.T.copy(), requires_grad=True)
+    m2 = ember.tensor(w, requires_grad=True)
+    ember.addmm(ember.tensor(b), m1.t(), m2.t()).sum().backward()
+    tm1 = torch.tensor(x.T.copy(), requires_grad=True)
+    tm2 = torch.tensor(w, requires_grad=True)
+    torch.addmm(torch.tensor(b), tm1.t(), tm2.t()).sum().backward()
+    np.testing.assert_allclose(m1.grad.numpy(), tm1.grad.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(m2.grad.numpy(), tm2.grad.numpy(), rtol=1e-5)

@@ -3,6 +3,7 @@ arrays between devices. Ops ask for ``xp`` and never test for CuPy themselves.""
 from __future__ import annotations
 
 import contextlib
+import math
 
 import numpy as np
 
@@ -114,9 +115,21 @@ def matmul(xp, a, b):
     return out if out.dtype == a.dtype else out.astype(a.dtype)
 
 
+_ZERO_TYPES = (int, float)
+
+
 def where(xp, condition, a, b):
     """``xp.where`` that keeps the array operand's dtype when the other is a Python
     number: NumPy widens bfloat16 meeting a Python float."""
+    if xp is np:
+        if type(b) in _ZERO_TYPES and b == 0 and not math.copysign(1, b) < 0:
+            out = cpu.select_or_zero(condition, a, True)
+            if out is not None:
+                return out
+        elif type(a) in _ZERO_TYPES and a == 0 and not math.copysign(1, a) < 0:
+            out = cpu.select_or_zero(condition, b, False)
+            if out is not None:
+                return out
     out = xp.where(condition, a, b)
     like = a if hasattr(a, "dtype") else b
     if hasattr(like, "dtype") and not (hasattr(a, "dtype") and hasattr(b, "dtype")) \

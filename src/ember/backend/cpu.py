@@ -11,6 +11,33 @@ def scatter_add(target, index, values) -> None:
     np.add.at(target, index, values)
 
 
+_SAME_SIZE_INT = {2: np.int16, 4: np.int32, 8: np.int64}
+# below this many elements np.where's own loop is as fast
+_SELECT_MIN_SIZE = 2048
+
+
+def select_or_zero(condition, array, keep_where: bool):
+    """``np.where(condition, array, 0)`` (or ``np.where(condition, 0, array)`` with
+    ``keep_where`` False), exactly, for a bool condition and a float array; None when
+    the case does not apply. np.where branches per element, which a random mask (relu's
+    backward) makes about ten times slower than masking the bits: the condition widened
+    to an all-ones or all-zeros integer of the float's size, ANDed with the float's bits,
+    keeps the value (NaN and signed zeros included) or makes +0."""
+    if type(condition) is not np.ndarray or type(array) is not np.ndarray or \
+            condition.dtype != np.bool_ or array.dtype.kind not in "fV" or \
+            condition.size < _SELECT_MIN_SIZE:
+        return None
+    bits = _SAME_SIZE_INT.get(array.dtype.itemsize)
+    if bits is None:
+        return None
+    flags = condition.view(np.int8)
+    # 1 -> -1 (all ones) to keep where True; 1 -> 0 and 0 -> -1 to keep where False
+    mask = np.negative(flags, dtype=bits) if keep_where else np.subtract(flags, 1, dtype=bits)
+    out = np.empty(np.broadcast_shapes(condition.shape, array.shape), array.dtype)
+    np.bitwise_and(array.view(bits), mask, out=out.view(bits))
+    return out
+
+
 def to_host(array):
     return array
 

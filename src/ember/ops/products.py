@@ -264,6 +264,7 @@ class Addmm(Function):
     def forward(ctx, input, mat1, mat2, beta, alpha):
         ctx.save_for_backward(mat1, mat2)
         ctx.input_shape, ctx.factors = input.shape, (beta, alpha)
+        ctx.transposed = (_transposed(mat1), _transposed(mat2))
         out = backend.matmul(ctx.xp, mat1, mat2)  # bfloat16 stays bfloat16
         if alpha != 1:
             out *= alpha
@@ -282,10 +283,26 @@ class Addmm(Function):
         if need_input:
             grad_input = m.sum_to_shape(grad * beta if beta != 1 else grad, ctx.input_shape)
         if need_mat1:
-            grad_mat1 = m.matmul(scaled, m.mT(mat2))
+            grad_mat1 = _laid_out(m, scaled, m.mT(mat2), ctx.transposed[0])
         if need_mat2:
-            grad_mat2 = m.matmul(m.mT(mat1), scaled)
+            grad_mat2 = _laid_out(m, m.mT(mat1), scaled, ctx.transposed[1])
         return grad_input, grad_mat1, grad_mat2, None, None
+
+
+def _transposed(array) -> bool:
+    """A 2-D array laid out column-major only (``weight.T``, as nn.Linear passes it)."""
+    flags = array.flags
+    return array.ndim == 2 and flags.f_contiguous and not flags.c_contiguous
+
+
+def _laid_out(m, a, b, transposed: bool):
+    """``a @ b``, laid out column-major when the operand it is the gradient of was: as
+    ``(b.T @ a.T).T`` (the same product, BLAS takes transposes as flags), so that the
+    gradient reaching ``weight`` through ``weight.T`` is row-major like the weight and
+    ``.grad`` needs no copy to match its tensor's layout."""
+    if transposed:
+        return m.mT(m.matmul(m.mT(b), m.mT(a)))
+    return m.matmul(a, b)
 
 
 @register_op(inplace=("addmm_",), methods=("addmm",), samples=_addmm_samples)
