@@ -376,12 +376,18 @@ class Function(FunctionCtx):
     xp = _np
     # True while the op is being recorded for backward: forward may skip saving otherwise.
     _recording = False
+    # The device the op ran on, and per argument True/False (a tensor that needs / does not
+    # need a gradient) or None (not a tensor); the fast lane leaves both at these defaults
+    # (its ops run on the CPU, and ``needs_input_grad`` is the same list).
+    _device = CPU
+    _needs = None
 
     def name(self) -> str:
         return self.node_name or type(self).__name__ + "Backward0"
 
     def _tensor_edges(self):
-        return [edge for edge, need in zip(self._edges, self._needs) if need is not None]
+        needs = self._needs if self._needs is not None else self.needs_input_grad
+        return [edge for edge, need in zip(self._edges, needs) if need is not None]
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -690,8 +696,7 @@ def _fast_unary(cls, slow, reduction):
                             ctx._next = (grad_fn,) + tail
                             nr = input._output_nr
                             ctx._nrs = (nr,) + zero[1:] if nr else zero
-                        ctx._needs = ctx.needs_input_grad = needs
-                        ctx._device = CPU
+                        ctx.needs_input_grad = needs
                         ctx._recording = True
                         original = forward(ctx, data, _ALL_DIMS[data.ndim], False, data.dtype) \
                             if reduction else forward(ctx, data)
@@ -768,9 +773,8 @@ def _fast_binary(cls, slow):
                                 nr_b = other._output_nr
                         ctx._next = (next_a, next_b)
                         ctx._nrs = (nr_a, nr_b) if nr_a or nr_b else zeros
-                        ctx._needs = ctx.needs_input_grad = needs_first if not need_b else \
+                        ctx.needs_input_grad = needs_first if not need_b else \
                             _NEEDS_TWO[(need_a, need_b)]
-                        ctx._device = CPU
                         ctx._recording = True
                         try:
                             original = forward(ctx, data, y)
