@@ -980,6 +980,9 @@ def _resolve_saved(values, arrays, args, outputs, wrapped):
     return tuple(saved)
 
 
+_NOTHING_SAVED = (None, None, None, None)
+
+
 def _resolve_saved_one(values, data, tensor, original, out):
     """``_resolve_saved`` for an op with one tensor argument and one output."""
     if saved_hooks.stack:
@@ -990,6 +993,8 @@ def _resolve_saved_one(values, data, tensor, original, out):
             return (tensor, tensor._version_counter.value)
         if v is original:
             return (_SavedOutput(out), None)
+    elif len(values) == 2 and values[0] is None and values[1] is None:
+        return _NOTHING_SAVED  # a product with a number: the number is all backward needs
     saved = []
     for v in values:
         if v is data:

@@ -45,13 +45,22 @@ def _array_operand(value: float, like):
     return array
 
 
-def _save_operands(ctx, a, b) -> None:
-    """Save array operands as tensors and Python-scalar operands as plain numbers."""
+def _save_operands(ctx, a, b, only: str = "") -> None:
+    """Save array operands as tensors and Python-scalar operands as plain numbers.
+    ``only``: save an operand only where a needed gradient reads it: "product" (each
+    operand's gradient reads the other), "quotient" (the numerator only for the divisor's
+    gradient)."""
     if not ctx._recording:
         return
     ndarray = ctx.xp.ndarray
     a_array, b_array = isinstance(a, ndarray), isinstance(b, ndarray)
-    ctx.save_for_backward(a if a_array else None, b if b_array else None)
+    if only:
+        need_a, need_b = ctx.needs_input_grad
+        keep_b = need_a if only == "product" else True
+        ctx.save_for_backward(a if a_array and need_b else None,
+                              b if b_array and keep_b else None)
+    else:
+        ctx.save_for_backward(a if a_array else None, b if b_array else None)
     ctx.scalars = (None if a_array else a, None if b_array else b)
     ctx.shapes = (a.shape if a_array else (), b.shape if b_array else ())
 
@@ -133,7 +142,7 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        _save_operands(ctx, a, b)
+        _save_operands(ctx, a, b, only="product")
         if type(b) is float:
             return a * _array_operand(b, a)
         return a * b
@@ -163,7 +172,7 @@ class Div(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        _save_operands(ctx, a, b)
+        _save_operands(ctx, a, b, only="quotient")
         if type(b) is float:
             return a / _array_operand(b, a)
         return a / b
