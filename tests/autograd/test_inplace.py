@@ -106,3 +106,28 @@ def test_inplace_dtype_and_shape_rules():
         f.add_(ember.ones(2, 3))
     f.add_(ember.tensor([1, 2, 3]))
     assert f.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_products_keep_only_what_their_gradients_read():
+    # as in PyTorch: x * 0.5 reads no tensor back, y * w reads w for y's gradient only
+    torch = pytest.importorskip("torch")
+
+    for lib in (ember, torch):
+        x = lib.ones(3, requires_grad=True)
+        y = x * 1.0
+        z = y * 0.5 + y / 4.0
+        y.add_(1)  # z's backward reads neither y nor its version
+        z.sum().backward()
+        assert x.grad.tolist() == [0.75, 0.75, 0.75]
+        w = lib.full((3,), 2.0)  # needs no gradient: y is not kept for it
+        y2 = x * 1.0
+        out = w * y2
+        y2.add_(1)
+        out.sum().backward()
+        assert x.grad.tolist() == [2.75, 2.75, 2.75]
+        w.add_(1)  # but w is kept for y2's gradient
+        y3 = x * 1.0
+        out = y3 * w
+        w.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.sum().backward()
