@@ -181,3 +181,22 @@ def test_compile_records_lane_ops():
     second = compiled(x).item()
     assert first == second == step(x).item()
     assert len(calls) == 2  # the second call was replayed, not run
+
+
+@pytest.mark.parametrize("method", ["__radd__", "__rsub__", "__rmul__", "__rtruediv__",
+                                    "__rpow__"])
+@pytest.mark.parametrize("number", [0.75, 2])
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_reflected_lane_matches_the_general_path(method, number, requires_grad):
+    lane = getattr(ember.Tensor, method)
+    slow = lane.__wrapped__
+    for dtype in (np.float32, np.float64):
+        (x,) = _inputs("unary", dtype, requires_grad)[0]
+        got, got_name, got_grads = _run(lambda t: lane(t, number), (x,))
+        want, want_name, want_grads = _run(lambda t: slow(t, number), (x,))
+        assert got.dtype is want.dtype and got_name == want_name
+        np.testing.assert_array_equal(got._data, want._data)
+        if want_grads is not None:
+            np.testing.assert_array_equal(got_grads[0], want_grads[0])
+    assert (2 ** ember.tensor([1, 2])).tolist() == [2, 4]  # integers: the general path
+    assert (True + ember.tensor([1.0])).tolist() == [2.0]

@@ -638,6 +638,8 @@ def fast_lane(kind: str, cls, slow):
     kind 'unary': ``slow(input)`` is ``cls.apply(input)`` for a float CPU tensor;
     'binary': ``slow(input, other)`` is ``cls.apply(input, other)`` when input is a float
     CPU tensor and other a Python float/int or a CPU tensor of the same dtype;
+    'reflected': the swapped operator, ``slow(self, number)`` (``__rmul__``: ``2 * x``) is
+    ``cls.apply(number, self)`` for a float CPU tensor and a Python float/int;
     'reduction': ``slow(input)`` is ``cls.apply(input, all_dims, False, input's dtype)``
     for a float CPU tensor (sum, mean)."""
     if cls.is_view:
@@ -646,6 +648,8 @@ def fast_lane(kind: str, cls, slow):
         return _fast_unary(cls, slow, kind == "reduction")
     if kind == "binary":
         return _fast_binary(cls, slow)
+    if kind == "reflected":
+        return _fast_reflected(cls, slow)
     raise ValueError(f"fast_lane: unknown kind {kind!r}")
 
 
@@ -810,6 +814,62 @@ def _fast_binary(cls, slow):
                     return out
         given = tuple(a for a in (input, other) if a is not _MISSING)
         return slow(*given, *args, **kwargs)
+
+    return lane
+
+
+def _fast_reflected(cls, slow):
+    """``number <op> tensor`` (``2 * x``, ``1 - x``): ``cls.apply(number, tensor)``."""
+    forward = cls.forward
+    tracing = _trace_state
+    anomaly = _anomaly._flag
+    hooks = saved_hooks
+    needs = (None, True)
+    unrecorded = _NO_GRAD[2]
+
+    def lane(self, other):
+        kind = type(other)
+        if (kind is float or kind is int) and type(self) is Tensor and \
+                self._device is CPU and tracing.tracer is None and not _AUTOCAST.active and \
+                not anomaly.enabled:
+            data = self._data
+            if data.dtype.kind in "fV":
+                enabled = _state.enabled
+                ctx = _new(cls)
+                if self._requires_grad and enabled:
+                    if not hooks.stack:
+                        grad_fn = self.grad_fn
+                        if grad_fn is None:
+                            ctx._next = (None, accumulator_of(self))
+                            ctx._nrs = _ZEROS[2]
+                        else:
+                            ctx._next = (None, grad_fn)
+                            nr = self._output_nr
+                            ctx._nrs = (0, nr) if nr else _ZEROS[2]
+                        ctx.needs_input_grad = needs
+                        ctx._recording = True
+                        original = forward(ctx, other, data)
+                        out = _recorded_out(ctx, original)
+                        saved = ctx._to_save
+                        if saved and out._requires_grad:
+                            ctx._saved = _resolve_saved(saved, (other, data), (other, self),
+                                                        (original,), (out,))
+                            ctx._to_save = ()
+                        return out
+                elif not enabled or self._cut is None and not self._version_counter.no_grad:
+                    ctx.needs_input_grad = unrecorded
+                    result = forward(ctx, other, data)
+                    if type(result) is not _ndarray:
+                        result = _np.asarray(result)
+                    out = _new(Tensor)
+                    out._data = result
+                    out._device = CPU
+                    out._requires_grad = False
+                    out.grad_fn = None
+                    out._version_counter = _new(_VersionCounter) if enabled else \
+                        _counter(False)
+                    return out
+        return slow(self, other)
 
     return lane
 

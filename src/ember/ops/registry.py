@@ -97,7 +97,10 @@ def register_op(name: str | None = None, *, namespace: str = "ember", methods=()
         for method in methods + operators:
             setattr(Tensor, method, function)
         for method in reflected:
-            setattr(Tensor, method, _reflected(function, method))
+            swapped = _reflected(function.__wrapped__ if fast else function, method)
+            if fast is not None:
+                swapped = functools.wraps(swapped)(fast_lane("reflected", fast[1], swapped))
+            setattr(Tensor, method, swapped)
         for method in inplace:
             setattr(Tensor, method, _inplace_method(method, function))
         if internal:
