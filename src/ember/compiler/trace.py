@@ -16,12 +16,12 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import backend, dtypes, grad_mode, random, tracing
-from .autograd.anomaly import is_anomaly_enabled
-from .autograd.backward_math import array_math
-from .autograd.engine import dependencies
-from .autograd.function import AccumulateGrad, accumulator_of
-from .tensor import Tensor
+from .. import backend, dtypes, grad_mode, random, tracing
+from ..autograd.anomaly import is_anomaly_enabled
+from ..autograd.backward_math import array_math
+from ..autograd.engine import dependencies
+from ..autograd.function import AccumulateGrad, accumulator_of
+from ..tensor import Tensor
 
 _state = grad_mode._state
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
@@ -675,7 +675,7 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, 
         raise ValueError(f"compile(): cache_size must be a positive int, got {cache_size!r}")
     if disable:
         return model
-    from .nn import Module
+    from ..nn import Module
 
     if isinstance(model, Module):
         return CompiledModule(model, cache_size, fullgraph)
