@@ -22,6 +22,7 @@ from ..autograd.backward_math import array_math
 from ..autograd.engine import dependencies
 from ..autograd.function import AccumulateGrad, accumulator_of
 from ..tensor import Tensor
+from .lower import lower
 
 _state = grad_mode._state
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
@@ -245,7 +246,7 @@ class _Held:
             steps.append((False, index, ins, outs, meta, len(node._edges)))
         return (root_plan, steps, len(buffers))
 
-    def finish(self, result) -> None:
+    def finish(self, result, lowering: bool = True) -> None:
         """Check the record after the eager call and note how to rebuild its result."""
         for tensor in self.keep:
             if isinstance(tensor, Tensor):
@@ -254,7 +255,7 @@ class _Held:
                     self.unsafe("a tensor's data was replaced outside the recorded ops")
                     break
         self.output = self._template(result)
-        self.build()
+        self.build(lowering)
         self.slot_of = self.array_slot = self.arrays = None
         self.keep = self.input_objects = None  # the traced call's graph is freed
 
@@ -293,8 +294,15 @@ class _Held:
                 return False
         return True
 
-    def build(self) -> None:
-        """Turn the record into a flat list of calls, each bound to its slots."""
+    def build(self, lowering: bool = True) -> None:
+        """Turn the record into one generated function of NumPy calls (``lower``), or,
+        where that cannot be done (a GPU trace), a flat list of op-level calls."""
+        self.lowered = None
+        if lowering and self.reason is None:
+            self.lowered = lower(self, _accumulate, _rebuild)
+            if self.lowered is not None:
+                self.program = None
+                return
         ctxs = {}
         calls = []
         for step in self.program:
@@ -312,6 +320,8 @@ class _Held:
         self.program = None
 
     def replay(self, flat):
+        if self.lowered is not None:
+            return self.lowered(flat)
         env = [None] * self.nslots
         for slot, position in self.inputs:
             env[slot] = flat[position]._data
@@ -547,8 +557,9 @@ def _python_values(fn):
 class CompiledFunction:
     """A function (or module) whose calls replay a recorded trace; see ``ember.compile``."""
 
-    def __init__(self, fn, cache_size: int = 8, fullgraph: bool = False):
+    def __init__(self, fn, cache_size: int = 8, fullgraph: bool = False, lowering: bool = True):
         self._fn = fn
+        self.lowering = lowering
         self._cache: OrderedDict = OrderedDict()
         self.cache_size = cache_size
         self.fullgraph = fullgraph
@@ -602,7 +613,7 @@ class CompiledFunction:
             held._check_rng()
         finally:
             tracing.state.tracer = None
-        held.finish(result)
+        held.finish(result, self.lowering)
         self.stats["traces"] += 1
         self._cache[key] = held
         while len(self._cache) > self.cache_size:
@@ -616,6 +627,16 @@ class CompiledFunction:
         """Why each cached signature runs eagerly (None where it replays)."""
         return [held.reason for held in self._cache.values()]
 
+    def lowered(self) -> list:
+        """Per cached signature: None where it runs eagerly or op by op, else a dict with
+        how many ops were lowered to NumPy calls and which kept an op-level call."""
+        out = []
+        for held in self._cache.values():
+            fn = held.lowered if held.reason is None else None
+            out.append(None if fn is None else {"lowered": fn.lowered,
+                                                 "fallback": list(fn.fallback)})
+        return out
+
     def cache_len(self) -> int:
         """How many signatures are cached (at most ``cache_size``)."""
         return len(self._cache)
@@ -624,8 +645,9 @@ class CompiledFunction:
 class CompiledModule(CompiledFunction):
     """``ember.compile(module)``: calls replay; attributes are the module's."""
 
-    def __init__(self, module, cache_size: int = 8, fullgraph: bool = False):
-        CompiledFunction.__init__(self, module, cache_size, fullgraph)
+    def __init__(self, module, cache_size: int = 8, fullgraph: bool = False,
+                 lowering: bool = True):
+        CompiledFunction.__init__(self, module, cache_size, fullgraph, lowering)
         self._module = module
 
     def __getattr__(self, name):
@@ -673,10 +695,15 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, 
                         f"{type(model).__name__}")
     if not isinstance(cache_size, int) or isinstance(cache_size, bool) or cache_size < 1:
         raise ValueError(f"compile(): cache_size must be a positive int, got {cache_size!r}")
+    if options is not None and not isinstance(options, dict):
+        raise TypeError(f"compile(): options must be a dict, got {type(options).__name__}")
+    lowering = (options or {}).get("lower", True)
+    if not isinstance(lowering, bool):
+        raise TypeError(f"compile(): options['lower'] must be a bool, got {lowering!r}")
     if disable:
         return model
     from ..nn import Module
 
     if isinstance(model, Module):
-        return CompiledModule(model, cache_size, fullgraph)
-    return CompiledFunction(model, cache_size, fullgraph)
+        return CompiledModule(model, cache_size, fullgraph, lowering)
+    return CompiledFunction(model, cache_size, fullgraph, lowering)

@@ -1,0 +1,644 @@
+"""Lowering a record to one straight-line Python function of NumPy calls.
+
+A trace (``trace._Held``) holds, per op, its class and arguments; replaying it op by op
+still runs each op's Python (``forward``, ``save_for_backward``, ``backward``). Lowering runs
+each op's own ``forward`` and each node's ``backward`` once more, on ``_Rec`` arrays: an
+ndarray subclass that records every NumPy call made on it (ufuncs and operators through
+``__array_ufunc__``, NumPy functions through ``__array_function__``, methods, indexing, and
+array creation through ``ctx.xp``) as one line of Python source. Whatever turns a value into
+Python (``bool``, ``float``, ``.item()``, iteration), makes a view the record cannot see, or
+mixes in an array the record did not make, refuses: that op keeps an op-level call of its
+own ``forward``/``backward`` in the generated function, and the others stay lowered.
+
+So each op's forward and backward stay written once, in ``ember.ops``; the generated code is
+what those methods did with the arrays, in the order they did it.
+"""
+from __future__ import annotations
+
+import operator
+import warnings
+
+import numpy as np
+
+from .. import random
+from ..autograd.backward_math import ArrayMath
+
+_FORWARD, _BACKWARD, _CALL, _COPY = 0, 1, 2, 3
+_MAX_PASSES = 64
+
+
+class _Refuse(BaseException):
+    """Raised inside an op's Python while it is recorded (a BaseException, so an op's own
+    ``except Exception`` does not swallow it)."""
+
+
+# functions whose results have data-dependent shapes, or hand back Python values
+_REFUSED = {np.nonzero, np.argwhere, np.flatnonzero, np.unique, np.extract, np.compress,
+            np.count_nonzero, np.array_equal, np.array_equiv, np.allclose, np.trim_zeros,
+            np.shares_memory, np.may_share_memory, np.histogram, np.bincount, np.copyto}
+for _name in ("unique_values", "unique_counts", "unique_inverse", "unique_all"):
+    if hasattr(np, _name):
+        _REFUSED.add(getattr(np, _name))
+# functions that read only shapes and dtypes (guarded by the trace's signature)
+_METADATA = {np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrealobj,
+             np.can_cast}
+# array creation without an array argument (so no __array_function__): recorded via ctx.xp
+_CREATION = {"empty", "zeros", "ones", "full", "arange", "linspace", "eye", "identity",
+             "array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "tri",
+             "indices", "empty_like", "zeros_like", "ones_like", "full_like"}
+_FAST_ARITHMETIC = {np.add: "+", np.subtract: "-", np.multiply: "*", np.true_divide: "/"}
+
+
+class _Rec(np.ndarray):
+    """A view of a real array that records what is done with it (see the module doc)."""
+
+    __array_priority__ = 1000
+
+    def __array_finalize__(self, obj):
+        low = getattr(obj, "_low", None)
+        if low is not None and not low.wrapping:
+            low.refuse("a view or copy was made outside the recorded calls")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return self._low.ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return self._low.function(func, args, kwargs)
+
+    # operators that NumPy does not route through a ufunc in the same way: recorded as
+    # the operator, so the replay takes the path eager takes (x ** 2 is a square)
+    def __pow__(self, other):
+        return self._low.operator("**", operator.pow, self, other)
+
+    def __rpow__(self, other):
+        return self._low.operator("**", operator.pow, other, self)
+
+    def __ipow__(self, other):
+        return self._low.inplace("**=", operator.ipow, self, other)
+
+    def __getitem__(self, index):
+        return self._low.getitem(self, index)
+
+    def __setitem__(self, index, value):
+        self._low.setitem(self, index, value)
+
+    @property
+    def T(self):
+        return self._low.attribute(self, "T")
+
+    @property
+    def mT(self):
+        return self._low.attribute(self, "mT")
+
+    @property
+    def real(self):
+        return self._low.attribute(self, "real")
+
+    @property
+    def imag(self):
+        return self._low.attribute(self, "imag")
+
+    @property
+    def flat(self):
+        self._low.refuse("ndarray.flat")
+
+    def __setattr__(self, name, value):
+        if name in ("shape", "strides", "dtype", "data"):
+            self._low.refuse(f"ndarray.{name} assigned")
+        object.__setattr__(self, name, value)
+
+    def __copy__(self):
+        return self._low.method(self, "copy", (), {})
+
+    def __deepcopy__(self, memo=None):
+        return self._low.method(self, "copy", (), {})
+
+
+def _recorded_method(name):
+    def method(self, *args, **kwargs):
+        return self._low.method(self, name, args, kwargs)
+    method.__name__ = name
+    return method
+
+
+def _in_place_method(name):
+    def method(self, *args, **kwargs):
+        return self._low.method(self, name, args, kwargs, in_place=True)
+    method.__name__ = name
+    return method
+
+
+def _escape(name):
+    def method(self, *args, **kwargs):
+        self._low.refuse(f"{name} read an array's value into Python")
+    method.__name__ = name
+    return method
+
+
+for _name in ("all", "any", "argmax", "argmin", "argpartition", "argsort", "astype", "choose",
+              "clip", "conj", "conjugate", "copy", "cumprod", "cumsum", "diagonal", "dot",
+              "flatten", "max", "mean", "min", "prod", "ptp", "ravel", "repeat", "reshape",
+              "round", "searchsorted", "squeeze", "std", "sum", "swapaxes", "take", "trace",
+              "transpose", "var"):
+    setattr(_Rec, _name, _recorded_method(_name))
+for _name in ("fill", "sort", "put", "partition", "itemset", "resize", "setfield"):
+    setattr(_Rec, _name, _in_place_method(_name))
+for _name in ("__bool__", "__float__", "__int__", "__index__", "__complex__", "item",
+              "tolist", "tobytes", "tofile", "__iter__", "__repr__", "__str__", "__format__",
+              "__contains__", "__reduce__", "__reduce_ex__", "nonzero", "view", "getfield",
+              "byteswap", "dump", "dumps", "__array__", "__dlpack__", "compress"):
+    setattr(_Rec, _name, _escape(_name))
+
+
+class _XP:
+    """``ctx.xp`` while an op is recorded: NumPy, with array creation recorded."""
+
+    def __init__(self, low):
+        self._low = low
+
+    def __getattr__(self, name):
+        if name == "random":
+            self._low.refuse("an op drew random numbers")
+        real = getattr(np, name)
+        if name in _CREATION:
+            low = self._low
+
+            def create(*args, **kwargs):
+                return low.record(low.const(real), args, kwargs, real)
+            setattr(self, name, create)
+            return create
+        return real
+
+
+class Lowering:
+    """One pass over a record: the recorded source lines and the constants they use."""
+
+    def __init__(self):
+        self.lines = []
+        self.names = {}          # global name of the generated function -> object
+        self.ids = {}            # id(constant) -> its global name
+        self.n = 0
+        self.wrapping = False
+        self.refusal = None
+        self.as_array = {}       # variable name -> name of its ndarray form
+        self.errors = np.geterr()
+        self.xp = _XP(self)
+        self.math = ArrayMath(self.xp)
+
+    # ---------------------------------------------------------------- values and code
+    def refuse(self, why: str):
+        if self.refusal is None:
+            self.refusal = why
+        raise _Refuse(why)
+
+    def const(self, obj) -> str:
+        name = self.ids.get(id(obj))
+        if name is None:
+            name = f"_k{len(self.names)}"
+            self.names[name] = obj
+            self.ids[id(obj)] = name
+        return name
+
+    def emit(self, line: str) -> None:
+        self.lines.append(line)
+
+    def wrap(self, value, code=None):
+        """A new variable holding ``value`` (an ndarray, or a NumPy scalar at replay)."""
+        name = f"v{self.n}"
+        self.n += 1
+        if code is not None:
+            self.emit(f"{name} = {code}")
+        array = value if isinstance(value, np.ndarray) else np.asarray(value)
+        self.wrapping = True
+        try:
+            rec = array.view(_Rec)
+        finally:
+            self.wrapping = False
+        rec._low, rec._v, rec._a = self, name, value
+        rec._scalar = not isinstance(value, np.ndarray)
+        return rec
+
+    def own(self, rec) -> None:
+        if rec.__dict__.get("_low") is not self:
+            self.refuse("an array from outside this record")
+
+    def expr(self, obj) -> str:
+        """Source for an operand: a variable, or a constant bound in the function."""
+        t = type(obj)
+        if t is _Rec:
+            self.own(obj)
+            return obj._v
+        if obj is None or t is bool or t is int or t is str:
+            return repr(obj)
+        if obj is Ellipsis:
+            return "..."
+        if t is tuple:
+            return "(" + "".join(self.expr(v) + ", " for v in obj) + ")"
+        if t is list:
+            return "[" + ", ".join(self.expr(v) for v in obj) + "]"
+        if t is dict:
+            return "{" + ", ".join(f"{self.expr(k)}: {self.expr(v)}" for k, v in obj.items()) \
+                + "}"
+        if t is slice:
+            return f"slice({self.expr(obj.start)}, {self.expr(obj.stop)}, {self.expr(obj.step)})"
+        if isinstance(obj, np.ndarray):
+            base = obj
+            while base is not None:
+                if type(base) is _Rec:
+                    self.refuse("a view of a recorded array escaped the record")
+                base = base.base
+            if obj.flags.writeable:  # it may hold values the record never saw
+                self.refuse("an array made outside the recorded calls joined them")
+            return self.const(obj)
+        if isinstance(obj, (list, tuple, dict)):
+            self.refuse(f"a {t.__name__} operand")
+        return self.const(obj)
+
+    def unwrap(self, obj):
+        t = type(obj)
+        if t is _Rec:
+            return obj._a
+        if t is tuple:
+            return tuple(self.unwrap(v) for v in obj)
+        if t is list:
+            return [self.unwrap(v) for v in obj]
+        if t is dict:
+            return {k: self.unwrap(v) for k, v in obj.items()}
+        if t is slice:
+            return slice(self.unwrap(obj.start), self.unwrap(obj.stop), self.unwrap(obj.step))
+        return obj
+
+    def arguments(self, args, kwargs) -> str:
+        parts = [self.expr(a) for a in args]
+        parts += [f"{k}={self.expr(v)}" for k, v in kwargs.items()]
+        return ", ".join(parts)
+
+    def array(self, rec) -> str:
+        """The name of ``rec`` as an ndarray (NumPy hands back scalars for 0-d results)."""
+        self.own(rec)
+        if not rec._scalar:
+            return rec._v
+        name = self.as_array.get(rec._v)
+        if name is None:
+            name = self.as_array[rec._v] = f"a{self.n}"
+            self.n += 1
+            self.emit(f"{name} = {self.const(np.asarray)}({rec._v})")
+        return name
+
+    def array_value(self, rec):
+        return rec._a if not rec._scalar else np.asarray(rec._a)
+
+    # ---------------------------------------------------------------- recorded calls
+    def _run(self, code, function, args, kwargs, statement=False):
+        errors = np.geterr()
+        real = function(*self.unwrap(args), **self.unwrap(kwargs))
+        if errors != self.errors:  # the op ran this under np.errstate
+            self.emit(f"with {self.const(np.errstate)}(**{self.const(errors)}):")
+            prefix = "    "
+        else:
+            prefix = ""
+        return real, prefix
+
+    def record(self, code_of_function, args, kwargs, function):
+        """``function(*args, **kwargs)``: its result becomes new variables."""
+        code = f"{code_of_function}({self.arguments(args, kwargs)})"
+        real, prefix = self._run(code, function, args, kwargs)
+        return self.result(real, code, prefix)
+
+    def result(self, real, code, prefix=""):
+        if real is None:
+            self.emit(prefix + code)
+            return None
+        if isinstance(real, (np.ndarray, np.generic)):
+            rec = self.wrap(real)
+            self.emit(f"{prefix}{rec._v} = {code}")
+            return rec
+        if type(real) in (tuple, list) and real and all(
+                isinstance(r, (np.ndarray, np.generic)) for r in real):
+            recs = [self.wrap(r) for r in real]
+            self.emit(prefix + "".join(r._v + ", " for r in recs) + f"= {code}")
+            return type(real)(recs)
+        self.refuse(f"a NumPy call returned a {type(real).__name__} (a value in Python)")
+
+    def _out(self, out) -> None:
+        for o in out if type(out) is tuple else (out,):
+            if type(o) is not _Rec or o._scalar:
+                self.refuse("a NumPy call wrote into an array the record does not hold")
+            self.own(o)
+
+    def ufunc(self, ufunc, method, inputs, kwargs):
+        out = kwargs.get("out")
+        if out is not None:
+            self._out(out)
+        function = ufunc if method == "__call__" else getattr(ufunc, method)
+        if method == "__call__" and len(inputs) == 2 and not kwargs and \
+                ufunc in _FAST_ARITHMETIC:
+            return self._arithmetic(ufunc, inputs)
+        code = f"{self.const(ufunc)}" + ("" if method == "__call__" else f".{method}")
+        code = f"{code}({self.arguments(inputs, kwargs)})"
+        real, prefix = self._run(code, function, inputs, kwargs)
+        if out is not None:
+            self.emit(prefix + code)
+            if method == "at":
+                return None
+            outs = out if type(out) is tuple else (out,)
+            return outs[0] if len(outs) == 1 else outs
+        return self.result(real, code, prefix)
+
+    def _arithmetic(self, ufunc, inputs):
+        """``a + b`` and kin: NumPy scalars use the operator (NumPy's fast scalar path);
+        arrays call the ufunc, a Python float as the 0-d array of the array's dtype
+        (exact for float32/float64, as the ops' own operand cache does)."""
+        a, b = inputs
+        arrays = [type(v) is _Rec and not v._scalar for v in inputs]
+        floats = all(getattr(v, "dtype", np.dtype("f8")).kind == "f" or type(v) is float
+                     for v in inputs)
+        if not any(arrays) and floats and (type(a) is _Rec or type(b) is _Rec):
+            code = f"{self.expr(a)} {_FAST_ARITHMETIC[ufunc]} {self.expr(b)}"
+        else:
+            operands = []
+            for v, other in ((a, b), (b, a)):
+                if type(v) is float and type(other) is _Rec and not other._scalar and \
+                        other.dtype in (np.float32, np.float64) and -1e38 < v < 1e38 and \
+                        v != 0.0:
+                    constant = np.array(v, other.dtype)
+                    constant.flags.writeable = False
+                    operands.append(self.const(constant))
+                else:
+                    operands.append(self.expr(v))
+            code = f"{self.const(ufunc)}({operands[0]}, {operands[1]})"
+        real, prefix = self._run(code, ufunc, inputs, {})
+        return self.result(real, code, prefix)
+
+    def operator(self, symbol, function, a, b):
+        code = f"({self.expr(a)} {symbol} {self.expr(b)})"
+        real, prefix = self._run(code, function, (a, b), {})
+        return self.result(real, code, prefix)
+
+    def inplace(self, symbol, function, target, value):
+        self._out(target)
+        code = f"{target._v} {symbol} {self.expr(value)}"
+        _, prefix = self._run(code, function, (target, value), {})
+        self.emit(prefix + code)
+        return target
+
+    def function(self, func, args, kwargs):
+        if func in _REFUSED or func is np.where and len(args) + len(kwargs) == 1:
+            self.refuse(f"numpy.{func.__name__} (a data-dependent shape or a value in Python)")
+        if func in _METADATA:
+            return func(*self.unwrap(args), **self.unwrap(kwargs))
+        out = kwargs.get("out")
+        if out is not None:
+            self._out(out)
+        code = f"{self.const(func)}({self.arguments(args, kwargs)})"
+        real, prefix = self._run(code, func, args, kwargs)
+        if out is not None:
+            self.emit(prefix + code)
+            return out
+        return self.result(real, code, prefix)
+
+    def method(self, rec, name, args, kwargs, in_place=False):
+        self.own(rec)
+        if in_place:
+            self._out(rec)
+        code = f"{self.array(rec)}.{name}({self.arguments(args, kwargs)})"
+        real, prefix = self._run(code, getattr(self.array_value(rec), name), args, kwargs)
+        if in_place:
+            self.emit(prefix + code)
+            return None
+        return self.result(real, code, prefix)
+
+    def attribute(self, rec, name):
+        self.own(rec)
+        code = f"{self.array(rec)}.{name}"
+        return self.result(getattr(self.array_value(rec), name), code)
+
+    def getitem(self, rec, index):
+        self.own(rec)
+        for part in index if type(index) is tuple else (index,):
+            if isinstance(part, np.ndarray) and part.dtype == bool or type(part) is list and \
+                    any(type(v) is bool for v in part):
+                self.refuse("a boolean-mask (or list) index: a data-dependent shape")
+        code = f"{self.array(rec)}[{self.expr(index)}]"
+        real = self.array_value(rec)[self.unwrap(index)]
+        return self.result(real, code)
+
+    def setitem(self, rec, index, value):
+        self._out(rec)
+        code = f"{rec._v}[{self.expr(index)}] = {self.expr(value)}"
+        rec._a[self.unwrap(index)] = self.unwrap(value)
+        self.emit(code)
+
+
+# ---------------------------------------------------------------------- op-level calls
+def _fallback_forward(rcls, spec, kwargs, multi, needs):
+    """An op whose forward could not be lowered: its own forward, called on the arrays."""
+    ctx = object.__new__(rcls)
+    ctx.needs_input_grad = needs
+    forward, ndarray, asarray = rcls.forward, np.ndarray, np.asarray
+    template = [v for _, v in spec]
+    positions = [i for i, (is_slot, _) in enumerate(spec) if is_slot]
+
+    def call(*arrays):
+        args = list(template)
+        for i, a in zip(positions, arrays):
+            args[i] = a
+        r = forward(ctx, *args, **kwargs)
+        if multi:
+            return tuple(x if type(x) is ndarray else asarray(x) for x in r)
+        return r if type(r) is ndarray else asarray(r)
+    return call, ctx
+
+
+def _fallback_backward(ctx, meta, n_results):
+    backward = type(ctx).backward
+
+    def call(*grads):
+        if meta is not None:
+            grads = [g if g is not None else np.zeros(m[0], m[1].numpy)
+                     for g, m in zip(grads, meta)]
+        r = backward(ctx, *grads)
+        if type(r) is not tuple:
+            r = (r,)
+        return tuple(r) + (None,) * (n_results - len(r))
+    return call
+
+
+def _owner_id(g):
+    base = getattr(g, "base", None)
+    return id(base if base is not None else g)
+
+
+def _copy(target, source, tensor):
+    target[...] = source
+    tensor._version_counter.value += 1
+
+
+# ---------------------------------------------------------------------- the pass
+def lower(held, accumulate, rebuild):
+    """The generated replay function of ``held`` (a finished record), or None where it
+    cannot be lowered at all (a GPU trace); ops that refuse stay op-level calls."""
+    for step in held.program:
+        if step[0] == _FORWARD and (step[7] is not np or step[8] is not None):
+            return None
+    fallback = set()
+    state = random.default_generator.get_state()
+    try:
+        with warnings.catch_warnings():  # eager already warned about these values
+            warnings.simplefilter("ignore")
+            for _ in range(_MAX_PASSES):
+                low = Lowering()
+                refused = _one_pass(held, low, fallback, accumulate, rebuild)
+                if refused is None:
+                    break
+                fallback.add(refused)
+            else:
+                return None
+    finally:
+        random.default_generator.set_state(state)
+    names = {step[9]: step[1].__name__ for step in held.program if step[0] == _FORWARD}
+    source = "def _replay(flat):\n" + "".join(f"    {line}\n" for line in low.lines)
+    namespace = dict(low.names)
+    exec(compile(source, "<ember.compile replay>", "exec"), namespace)
+    replay = namespace["_replay"]
+    replay.source = source
+    replay.lowered = sum(1 for s in held.program if s[0] == _FORWARD) - len(fallback)
+    replay.fallback = [names[i] for i in sorted(fallback)]
+    return replay
+
+
+def _one_pass(held, low, fallback, accumulate, rebuild):
+    """Record the whole program once; the index of the first op that refuses, or None."""
+    env = {}
+    for slot, position in held.inputs:
+        env[slot] = low.wrap(held.arrays[slot], f"flat[{position}]._data")
+    externals = [(slot, t) for slot, t, *_ in held.externals]
+    for slot, t in externals:
+        env[slot] = low.wrap(held.arrays[slot], f"{low.const(t)}._data")
+    ctxs = {}
+    for step in held.program:
+        kind = step[0]
+        if kind == _FORWARD:
+            _, rcls, spec, kwargs, out, multi, needs, _, _, index = step
+            if index in fallback:
+                fn, ctx = _fallback_forward(rcls, spec, kwargs, multi, needs)
+                ctxs[index] = (False, ctx)
+                arrays = [env[v] for is_slot, v in spec if is_slot]
+                code = f"{low.const(fn)}({', '.join(low.array(a) for a in arrays)})"
+                result = low.result(fn(*(low.array_value(a) for a in arrays)), code)
+            else:
+                ctx = object.__new__(rcls)
+                ctx.needs_input_grad = needs
+                ctx.xp, ctx.math = low.xp, low.math
+                args = [env[v] if is_slot else v for is_slot, v in spec]
+                try:
+                    result = rcls.forward(ctx, *args, **kwargs)
+                    results = result if multi else (result,)
+                    if low.refusal is not None or ctx.out_device is not None or not all(
+                            type(r) is _Rec and r.__dict__.get("_low") is low
+                            for r in results):
+                        return index
+                except _Refuse:
+                    return index
+                except Exception:  # noqa: BLE001 - the op-level call reproduces eager's
+                    return index
+                ctxs[index] = (True, ctx)
+            for slot, r in zip(out if multi else (out,), result if multi else (result,)):
+                env[slot] = r
+        elif kind == _BACKWARD:
+            refused = _backward(step[1], low, env, ctxs, accumulate)
+            if refused is not None:
+                return refused
+        elif kind == _COPY:
+            _, target, source, tensor = step
+            low.emit(f"{low.const(_copy)}({low.array(env[target])}, "
+                     f"{low.array(env[source])}, {low.const(tensor)})")
+        else:
+            _, function, obj, args, kwargs = step
+            low.emit(f"{low.const(function)}({low.const(obj)}, *{low.const(args)}, "
+                     f"**{low.const(kwargs)})")
+            for slot, t in externals:  # an optimizer may rebind a parameter's data
+                env[slot] = low.wrap(t._data, f"{low.const(t)}._data")
+    slots = {}
+    _template_slots(held.output, slots)
+    pairs = ", ".join(f"{slot}: {low.array(env[slot])}" for slot in slots)
+    low.emit(f"return {low.const(rebuild)}({low.const(held.output)}, {{{pairs}}}, flat)")
+    return None
+
+
+def _template_slots(template, slots):
+    kind = template[0]
+    if kind == "t":
+        slots[template[1]] = True
+    elif kind in ("seq", "dict"):
+        for t in template[2]:
+            _template_slots(t, slots)
+
+
+def _backward(plan, low, env, ctxs, accumulate):
+    root_plan, steps, nbuffers = plan
+    buffers = [None] * nbuffers
+    stored = f"stored{low.n}"
+    low.n += 1
+    low.emit(f"{stored} = set()")
+
+    def add(slot, g):
+        current = buffers[slot]
+        buffers[slot] = g if current is None else current + g
+
+    for slot, (given, spec) in root_plan:
+        if given:
+            g = env[spec]
+            low.emit(f"{stored}.add({low.const(_owner_id)}({low.array(g)}))")
+        else:
+            shape, dtype, _ = spec
+            g = low.record(low.const(np.ones), (shape, dtype), {}, np.ones)
+        add(slot, g)
+    for step in steps:
+        if step[0]:
+            g = buffers[step[1]]
+            if g is not None:
+                low.emit(f"{low.const(accumulate)}({low.const(step[2])}, {low.array(g)}, "
+                         f"{stored})")
+            continue
+        _, index, ins, outs, meta, n_edges = step
+        grads = [buffers[b] for b in ins]
+        if all(g is None for g in grads):
+            continue
+        lowered, ctx = ctxs[index]
+        if lowered:
+            try:
+                if meta is not None:
+                    grads = [g if g is not None else
+                             low.record(low.const(np.zeros), (m[0], m[1].numpy), {}, np.zeros)
+                             for g, m in zip(grads, meta)]
+                results = type(ctx).backward(ctx, *grads)
+                if type(results) is not tuple:
+                    results = (results,)
+                if low.refusal is not None or not all(
+                        r is None or type(r) is _Rec and r.__dict__.get("_low") is low
+                        for r in results):
+                    return index
+            except _Refuse:
+                return index
+            except Exception:  # noqa: BLE001
+                return index
+        else:
+            fn = _fallback_backward(ctx, meta, n_edges)
+            code = f"{low.const(fn)}({', '.join(low.array(g) if g is not None else 'None' for g in grads)})"
+            real = fn(*(low.array_value(g) if g is not None else None for g in grads))
+            names = [f"g{low.n + i}" for i in range(len(real))]
+            low.n += len(real)
+            low.emit("".join(n + ", " for n in names) + f"= {code}")
+            results = []
+            for name, r in zip(names, real):
+                if r is None:
+                    results.append(None)
+                    continue
+                rec = low.wrap(r if type(r) is np.ndarray or isinstance(r, np.generic)
+                               else np.asarray(r), name)
+                results.append(rec)
+        for i, b in enumerate(outs):
+            if b is not None and i < len(results) and results[i] is not None:
+                add(b, results[i])
+    return None
