@@ -358,9 +358,10 @@ class Lowering:
         else:
             operands = []
             for v, other in ((a, b), (b, a)):
-                if type(v) is float and type(other) is _Rec and not other._scalar and \
-                        other.dtype in (np.float32, np.float64) and -1e38 < v < 1e38 and \
-                        v != 0.0:
+                if (type(v) is float and -1e38 < v < 1e38 or
+                        type(v) is int and -16777216 < v < 16777216) and v != 0 and \
+                        type(other) is _Rec and not other._scalar and \
+                        other.dtype in (np.float32, np.float64):
                     constant = np.array(v, other.dtype)
                     constant.flags.writeable = False
                     operands.append(self.const(constant))
@@ -481,7 +482,7 @@ def lower(held, accumulate, rebuild):
     for step in held.program:
         if step[0] == _FORWARD and (step[7] is not np or step[8] is not None):
             return None
-    fallback = set()
+    fallback = {}
     state = random.default_generator.get_state()
     try:
         with warnings.catch_warnings():  # eager already warned about these values
@@ -491,7 +492,7 @@ def lower(held, accumulate, rebuild):
                 refused = _one_pass(held, low, fallback, accumulate, rebuild)
                 if refused is None:
                     break
-                fallback.add(refused)
+                fallback[refused[0]] = refused[1]
             else:
                 return None
     finally:
@@ -503,7 +504,7 @@ def lower(held, accumulate, rebuild):
     replay = namespace["_replay"]
     replay.source = source
     replay.lowered = sum(1 for s in held.program if s[0] == _FORWARD) - len(fallback)
-    replay.fallback = [names[i] for i in sorted(fallback)]
+    replay.fallback = [(names[i], fallback[i]) for i in sorted(fallback)]
     return replay
 
 
@@ -534,14 +535,17 @@ def _one_pass(held, low, fallback, accumulate, rebuild):
                 try:
                     result = rcls.forward(ctx, *args, **kwargs)
                     results = result if multi else (result,)
-                    if low.refusal is not None or ctx.out_device is not None or not all(
-                            type(r) is _Rec and r.__dict__.get("_low") is low
-                            for r in results):
-                        return index
+                    if low.refusal is not None:
+                        return index, low.refusal
+                    if ctx.out_device is not None:
+                        return index, "its outputs go to another device"
+                    if not all(type(r) is _Rec and r.__dict__.get("_low") is low
+                               for r in results):
+                        return index, "it returned an array the record did not make"
                 except _Refuse:
-                    return index
-                except Exception:  # noqa: BLE001 - the op-level call reproduces eager's
-                    return index
+                    return index, low.refusal
+                except Exception as e:  # noqa: BLE001 - the op-level call reproduces eager's
+                    return index, f"{type(e).__name__}: {e}"
                 ctxs[index] = (True, ctx)
             for slot, r in zip(out if multi else (out,), result if multi else (result,)):
                 env[slot] = r
@@ -592,7 +596,8 @@ def _backward(plan, low, env, ctxs, accumulate):
             low.emit(f"{stored}.add({low.const(_owner_id)}({low.array(g)}))")
         else:
             shape, dtype, _ = spec
-            g = low.record(low.const(np.ones), (shape, dtype), {}, np.ones)
+            ones = np.ones(shape, dtype)  # copied on each call: the gradient may be kept
+            g = low.wrap(ones.copy(), f"{low.const(ones)}.copy()")
         add(slot, g)
     for step in steps:
         if step[0]:
@@ -615,14 +620,15 @@ def _backward(plan, low, env, ctxs, accumulate):
                 results = type(ctx).backward(ctx, *grads)
                 if type(results) is not tuple:
                     results = (results,)
-                if low.refusal is not None or not all(
-                        r is None or type(r) is _Rec and r.__dict__.get("_low") is low
-                        for r in results):
-                    return index
+                if low.refusal is not None:
+                    return index, f"{low.refusal} (in backward)"
+                if not all(r is None or type(r) is _Rec and r.__dict__.get("_low") is low
+                           for r in results):
+                    return index, "its backward returned an array the record did not make"
             except _Refuse:
-                return index
-            except Exception:  # noqa: BLE001
-                return index
+                return index, f"{low.refusal} (in backward)"
+            except Exception as e:  # noqa: BLE001
+                return index, f"{type(e).__name__} in backward: {e}"
         else:
             fn = _fallback_backward(ctx, meta, n_edges)
             code = f"{low.const(fn)}({', '.join(low.array(g) if g is not None else 'None' for g in grads)})"

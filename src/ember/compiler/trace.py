@@ -286,7 +286,7 @@ class _Held:
         for _, t, shape, dtype, rg, device in self.externals:
             data = t._data
             if data.shape != shape or data.dtype != dtype or t._requires_grad != rg or \
-                    t._device != device:
+                    t._device is not device and t._device != device:
                 return False
         for v in self.accumulated:
             if v._hooks or v._post_accumulate_hooks or v._grad_dtype is not None or \
@@ -533,25 +533,29 @@ def _flatten(args, kwargs):
     return flat, tuple(parts)
 
 
-def _python_values(fn):
-    """The scalar globals and closure values ``fn``'s own code reads."""
+def _value_reader(fn):
+    """A function giving the scalar globals and closure values ``fn``'s own code reads
+    (names it reads that are not globals are left out)."""
     code = getattr(fn, "__code__", None)
     if code is None:
-        return ()
-    values = []
+        return tuple
     g = getattr(fn, "__globals__", {})
-    for name in code.co_names:
-        v = g.get(name)
-        if isinstance(v, _SCALARS):
-            values.append((name, v))
-    for cell in getattr(fn, "__closure__", None) or ():
-        try:
-            v = cell.cell_contents
-        except ValueError:
-            continue
-        if isinstance(v, _SCALARS):
-            values.append(v)
-    return tuple(values)
+    names = code.co_names
+    cells = getattr(fn, "__closure__", None) or ()
+    scalars, missing = _SCALARS, g.get
+
+    def read():
+        values = [(n, v) for n in names if (v := missing(n)) is not None and
+                  isinstance(v, scalars)]
+        for cell in cells:
+            try:
+                v = cell.cell_contents
+            except ValueError:
+                continue
+            if isinstance(v, scalars):
+                values.append(v)
+        return tuple(values)
+    return read
 
 
 class CompiledFunction:
@@ -565,14 +569,19 @@ class CompiledFunction:
         self.fullgraph = fullgraph
         self.stats = {"traces": 0, "replays": 0, "eager": 0}
         self._module = None
+        self._reader = (None, tuple)
         functools.update_wrapper(self, fn, updated=())
 
     def _signature(self, args, kwargs):
         flat, parts = _flatten(args, kwargs)
         fn = self._fn
         target = getattr(fn, "forward", fn) if self._module is not None else fn
+        target = getattr(target, "__func__", target)
+        reader = self._reader
+        if reader[0] is not target:
+            reader = self._reader = (target, _value_reader(target))
         key = (_state.enabled, is_anomaly_enabled(), dtypes.get_default_dtype(), parts,
-               _python_values(getattr(target, "__func__", target)))
+               reader[1]())
         if self._module is not None:
             module = self._module
             key += (tuple(m.training for m in module.modules()),
