@@ -16,15 +16,21 @@ what those methods did with the arrays, in the order they did it.
 from __future__ import annotations
 
 import operator
+import re
 import warnings
 
 import numpy as np
 
-from .. import random
+from .. import random, runtime
+from . import split
 from ..autograd.backward_math import ArrayMath
 
 _FORWARD, _BACKWARD, _CALL, _COPY = 0, 1, 2, 3
 _MAX_PASSES = 64
+# Arrays at least this big are deleted after their last use in the generated function, so
+# their memory goes back as eager's would (small ones are not worth the line).
+_FREED_BYTES = 1 << 14
+_NAME = re.compile(r"\b[vg]\d+\b")
 
 
 class _Refuse(BaseException):
@@ -181,6 +187,7 @@ class Lowering:
         self.wrapping = False
         self.refusal = None
         self.as_array = {}       # variable name -> name of its ndarray form
+        self.big = set()         # variables deleted after their last use
         self.errors = np.geterr()
         self.xp = _XP(self)
         self.math = ArrayMath(self.xp)
@@ -215,6 +222,8 @@ class Lowering:
         finally:
             self.wrapping = False
         rec._low, rec._v, rec._a = self, name, value
+        if array.nbytes >= _FREED_BYTES:
+            self.big.add(name)
         rec._scalar = not isinstance(value, np.ndarray)
         return rec
 
@@ -291,10 +300,10 @@ class Lowering:
     # ---------------------------------------------------------------- recorded calls
     def _run(self, code, function, args, kwargs, statement=False):
         errors = np.geterr()
-        real = function(*self.unwrap(args), **self.unwrap(kwargs))
+        args, kwargs = self.unwrap(args), self.unwrap(kwargs)
+        real = function(*args, **kwargs)
         if errors != self.errors:  # the op ran this under np.errstate
-            self.emit(f"with {self.const(np.errstate)}(**{self.const(errors)}):")
-            prefix = "    "
+            prefix = f"with {self.const(np.errstate)}(**{self.const(errors)}):\n        "
         else:
             prefix = ""
         return real, prefix
@@ -483,6 +492,7 @@ def lower(held, accumulate, rebuild):
         if step[0] == _FORWARD and (step[7] is not np or step[8] is not None):
             return None
     fallback = {}
+    split.ENABLED = runtime.get_num_threads() > 1
     state = random.default_generator.get_state()
     try:
         with warnings.catch_warnings():  # eager already warned about these values
@@ -498,7 +508,7 @@ def lower(held, accumulate, rebuild):
     finally:
         random.default_generator.set_state(state)
     names = {step[9]: step[1].__name__ for step in held.program if step[0] == _FORWARD}
-    source = "def _replay(flat):\n" + "".join(f"    {line}\n" for line in low.lines)
+    source = "def _replay(flat):\n" + "".join(f"    {line}\n" for line in _freeing(low))
     namespace = dict(low.names)
     exec(compile(source, "<ember.compile replay>", "exec"), namespace)
     replay = namespace["_replay"]
@@ -506,6 +516,24 @@ def lower(held, accumulate, rebuild):
     replay.lowered = sum(1 for s in held.program if s[0] == _FORWARD) - len(fallback)
     replay.fallback = [(names[i], fallback[i]) for i in sorted(fallback)]
     return replay
+
+
+def _freeing(low) -> list:
+    """The lines with ``del`` after the last use of each big variable."""
+    last = {}
+    for i, line in enumerate(low.lines):
+        for name in _NAME.findall(line):
+            if name in low.big:
+                last[name] = i
+    dels = {}
+    for name, i in last.items():
+        dels.setdefault(i, []).append(name)
+    out = []
+    for i, line in enumerate(low.lines):
+        out.append(line)
+        if i in dels and not line.startswith("return"):
+            out.append("del " + ", ".join(sorted(dels[i])))
+    return out
 
 
 def _one_pass(held, low, fallback, accumulate, rebuild):
@@ -643,6 +671,8 @@ def _backward(plan, low, env, ctxs, accumulate):
                     continue
                 rec = low.wrap(r if type(r) is np.ndarray or isinstance(r, np.generic)
                                else np.asarray(r), name)
+                if rec._v in low.big:
+                    low.big.add(name)
                 results.append(rec)
         for i, b in enumerate(outs):
             if b is not None and i < len(results) and results[i] is not None:

@@ -22,6 +22,7 @@ from ..autograd.backward_math import array_math
 from ..autograd.engine import dependencies
 from ..autograd.function import AccumulateGrad, accumulator_of
 from ..tensor import Tensor
+from . import split
 from .lower import lower
 
 _state = grad_mode._state
@@ -478,7 +479,7 @@ def _accumulate(variable, grad, stored):
     if current is None:
         owner = id(_owner(grad))
         if owner in stored or (not grad.flags.c_contiguous and data.flags.c_contiguous):
-            grad = grad.copy(order="C")
+            grad = split.copy(grad)
             owner = id(grad)
         variable._grad = Tensor._make(grad, variable._device, False)
         stored.add(owner)
