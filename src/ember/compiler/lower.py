@@ -186,6 +186,7 @@ class Lowering:
         self.n = 0
         self.wrapping = False
         self.refusal = None
+        self.shape_dependent = False
         self.as_array = {}       # variable name -> name of its ndarray form
         self.big = set()         # variables deleted after their last use
         self.errors = np.geterr()
@@ -193,9 +194,11 @@ class Lowering:
         self.math = ArrayMath(self.xp)
 
     # ---------------------------------------------------------------- values and code
-    def refuse(self, why: str):
+    def refuse(self, why: str, shape: bool = False):
+        """Stop recording this op; ``shape``: its output shape may depend on values."""
         if self.refusal is None:
             self.refusal = why
+            self.shape_dependent = shape
         raise _Refuse(why)
 
     def const(self, obj) -> str:
@@ -394,7 +397,8 @@ class Lowering:
 
     def function(self, func, args, kwargs):
         if func in _REFUSED or func is np.where and len(args) + len(kwargs) == 1:
-            self.refuse(f"numpy.{func.__name__} (a data-dependent shape or a value in Python)")
+            self.refuse(f"numpy.{func.__name__} (a data-dependent shape or a value in Python)",
+                        shape=True)
         if func in _METADATA:
             return func(*self.unwrap(args), **self.unwrap(kwargs))
         out = kwargs.get("out")
@@ -428,7 +432,7 @@ class Lowering:
         for part in index if type(index) is tuple else (index,):
             if isinstance(part, np.ndarray) and part.dtype == bool or type(part) is list and \
                     any(type(v) is bool for v in part):
-                self.refuse("a boolean-mask (or list) index: a data-dependent shape")
+                self.refuse("a boolean-mask index: a data-dependent shape", shape=True)
         code = f"{self.array(rec)}[{self.expr(index)}]"
         real = self.array_value(rec)[self.unwrap(index)]
         return self.result(real, code)
@@ -449,15 +453,29 @@ def _fallback_forward(rcls, spec, kwargs, multi, needs):
     template = [v for _, v in spec]
     positions = [i for i, (is_slot, _) in enumerate(spec) if is_slot]
 
+    expected = []  # [(shape, dtype)] per output, once recorded: the lowered code after it
+    #                relies on them
+
     def call(*arrays):
         args = list(template)
         for i, a in zip(positions, arrays):
             args[i] = a
         r = forward(ctx, *args, **kwargs)
         if multi:
-            return tuple(x if type(x) is ndarray else asarray(x) for x in r)
-        return r if type(r) is ndarray else asarray(r)
+            r = tuple(x if type(x) is ndarray else asarray(x) for x in r)
+            if expected and [(x.shape, x.dtype) for x in r] != expected:
+                raise ShapeChanged(rcls.__name__)
+            return r
+        r = r if type(r) is ndarray else asarray(r)
+        if expected and (r.shape, r.dtype) != expected[0]:
+            raise ShapeChanged(rcls.__name__)
+        return r
+    call.expected = expected
     return call, ctx
+
+
+class ShapeChanged(Exception):
+    """An op-level call in a lowered replay gave another shape or dtype than recorded."""
 
 
 def _fallback_backward(ctx, meta, n_results):
@@ -502,7 +520,7 @@ def lower(held, accumulate, rebuild):
                 refused = _one_pass(held, low, fallback, accumulate, rebuild)
                 if refused is None:
                     break
-                fallback[refused[0]] = refused[1]
+                fallback[refused[0]] = refused[1:]
             else:
                 return None
     finally:
@@ -514,7 +532,7 @@ def lower(held, accumulate, rebuild):
     replay = namespace["_replay"]
     replay.source = source
     replay.lowered = sum(1 for s in held.program if s[0] == _FORWARD) - len(fallback)
-    replay.fallback = [(names[i], fallback[i]) for i in sorted(fallback)]
+    replay.fallback = [(names[i], fallback[i][0]) for i in sorted(fallback)]
     return replay
 
 
@@ -545,16 +563,27 @@ def _one_pass(held, low, fallback, accumulate, rebuild):
     for slot, t in externals:
         env[slot] = low.wrap(held.arrays[slot], f"{low.const(t)}._data")
     ctxs = {}
+    tainted = set()  # slots computed by op-level calls whose shapes may change
+    rerunnable = True  # nothing the replay did so far would change state if run again
     for step in held.program:
         kind = step[0]
         if kind == _FORWARD:
             _, rcls, spec, kwargs, out, multi, needs, _, _, index = step
+            if index not in fallback and any(is_slot and v in tainted for is_slot, v in spec):
+                # its input's shape may change from call to call: the lowered code would
+                # keep the recorded shape, so this op runs op-level too
+                fallback[index] = ("it reads the output of an op-level call", True)
             if index in fallback:
                 fn, ctx = _fallback_forward(rcls, spec, kwargs, multi, needs)
                 ctxs[index] = (False, ctx)
                 arrays = [env[v] for is_slot, v in spec if is_slot]
                 code = f"{low.const(fn)}({', '.join(low.array(a) for a in arrays)})"
-                result = low.result(fn(*(low.array_value(a) for a in arrays)), code)
+                real = fn(*(low.array_value(a) for a in arrays))
+                result = low.result(real, code)
+                if fallback[index][1] or not rerunnable:
+                    tainted.update(out if multi else (out,))
+                else:  # guarded: a new shape stops the replay, and the call runs eagerly
+                    fn.expected.extend((r.shape, r.dtype) for r in (real if multi else (real,)))
             else:
                 ctx = object.__new__(rcls)
                 ctx.needs_input_grad = needs
@@ -564,29 +593,33 @@ def _one_pass(held, low, fallback, accumulate, rebuild):
                     result = rcls.forward(ctx, *args, **kwargs)
                     results = result if multi else (result,)
                     if low.refusal is not None:
-                        return index, low.refusal
+                        return index, low.refusal, low.shape_dependent
                     if ctx.out_device is not None:
-                        return index, "its outputs go to another device"
+                        return index, "its outputs go to another device", False
                     if not all(type(r) is _Rec and r.__dict__.get("_low") is low
                                for r in results):
-                        return index, "it returned an array the record did not make"
+                        return index, "it returned an array the record did not make", False
                 except _Refuse:
-                    return index, low.refusal
+                    return index, low.refusal, low.shape_dependent
                 except Exception as e:  # noqa: BLE001 - the op-level call reproduces eager's
-                    return index, f"{type(e).__name__}: {e}"
+                    return index, f"{type(e).__name__}: {e}", False
                 ctxs[index] = (True, ctx)
             for slot, r in zip(out if multi else (out,), result if multi else (result,)):
                 env[slot] = r
         elif kind == _BACKWARD:
+            rerunnable = False
             refused = _backward(step[1], low, env, ctxs, accumulate)
             if refused is not None:
                 return refused
         elif kind == _COPY:
+            rerunnable = False
             _, target, source, tensor = step
             low.emit(f"{low.const(_copy)}({low.array(env[target])}, "
                      f"{low.array(env[source])}, {low.const(tensor)})")
         else:
             _, function, obj, args, kwargs = step
+            if getattr(function, "__name__", "") != "zero_grad":  # zero_grad twice is once
+                rerunnable = False
             low.emit(f"{low.const(function)}({low.const(obj)}, *{low.const(args)}, "
                      f"**{low.const(kwargs)})")
             for slot, t in externals:  # an optimizer may rebind a parameter's data
@@ -649,14 +682,15 @@ def _backward(plan, low, env, ctxs, accumulate):
                 if type(results) is not tuple:
                     results = (results,)
                 if low.refusal is not None:
-                    return index, f"{low.refusal} (in backward)"
+                    return index, f"{low.refusal} (in backward)", False
                 if not all(r is None or type(r) is _Rec and r.__dict__.get("_low") is low
                            for r in results):
-                    return index, "its backward returned an array the record did not make"
+                    return (index, "its backward returned an array the record did not make",
+                            False)
             except _Refuse:
-                return index, f"{low.refusal} (in backward)"
+                return index, f"{low.refusal} (in backward)", False
             except Exception as e:  # noqa: BLE001
-                return index, f"{type(e).__name__} in backward: {e}"
+                return index, f"{type(e).__name__} in backward: {e}", False
         else:
             fn = _fallback_backward(ctx, meta, n_edges)
             code = f"{low.const(fn)}({', '.join(low.array(g) if g is not None else 'None' for g in grads)})"

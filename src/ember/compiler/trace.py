@@ -23,7 +23,7 @@ from ..autograd.engine import dependencies
 from ..autograd.function import AccumulateGrad, accumulator_of
 from ..tensor import Tensor
 from . import split
-from .lower import lower
+from .lower import ShapeChanged, lower
 
 _state = grad_mode._state
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
@@ -263,7 +263,12 @@ class _Held:
     def _template(self, value):
         if isinstance(value, Tensor):
             slot = self.slot_of.get(id(value))
-            if slot is None or any(slot == s for s, _, _, _, _, _ in self.externals):
+            if slot is None:  # detach() or .data of a recorded result: a new Tensor per call
+                slot = self.array_slot.get(id(value._data))
+                if slot is not None:
+                    return ("t", slot, value._device)
+                return ("x", value)
+            if any(slot == s for s, _, _, _, _, _ in self.externals):
                 return ("x", value)
             for s, position in self.inputs:
                 if s == slot and self.input_objects[position] is value:
@@ -302,8 +307,7 @@ class _Held:
         if lowering and self.reason is None:
             self.lowered = lower(self, _accumulate, _rebuild)
             if self.lowered is not None:
-                self.program = None
-                return
+                return  # (the program stays, for op-level calls should a shape change)
         ctxs = {}
         calls = []
         for step in self.program:
@@ -322,7 +326,12 @@ class _Held:
 
     def replay(self, flat):
         if self.lowered is not None:
-            return self.lowered(flat)
+            try:
+                return self.lowered(flat)
+            except ShapeChanged:  # raised before anything changed state: op by op from now
+                self.lowered = None
+                self.build(lowering=False)
+                raise
         env = [None] * self.nslots
         for slot, position in self.inputs:
             env[slot] = flat[position]._data
@@ -600,8 +609,13 @@ class CompiledFunction:
                 self.stats["eager"] += 1
                 return self._fn(*args, **kwargs)
             if held.still_valid():
+                try:
+                    result = held.replay(flat)
+                except ShapeChanged:
+                    self.stats["eager"] += 1
+                    return self._fn(*args, **kwargs)
                 self.stats["replays"] += 1
-                return held.replay(flat)
+                return result
             del self._cache[key]
         return self._trace(key, flat, args, kwargs)
 
