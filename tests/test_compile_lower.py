@@ -312,3 +312,12 @@ def test_a_detached_result_is_this_calls_value():
         _equal(same, x)
         assert same is not x and np.shares_memory(same.numpy(), x.numpy())
     assert g.stats["replays"] == 2
+
+
+def test_docstring_example_runs():
+    import doctest
+
+    import ember.compiler.trace as trace
+
+    result = doctest.testmod(trace, extraglobs={"ember": ember}, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0

@@ -2,9 +2,10 @@
 
 The first call with a new signature (shapes, dtypes, devices, grad mode, Python values)
 runs eagerly while a tracer records every op's forward on arrays, the backward plan the
-engine would follow, and the optimizer calls. Later calls with the same signature replay
-that record: each op's own ``forward`` and ``backward`` on raw arrays, in the recorded
-order, with no Tensor, no graph node and no dispatch in between. Anything the record cannot
+engine would follow, and the optimizer calls. ``lower`` turns the record into one generated
+function of NumPy calls; later calls with the same signature call it, with no Tensor, no
+graph node and no dispatch in between. (GPU traces, and ops the lowering refuses, replay
+each op's own ``forward`` and ``backward`` on raw arrays, in the recorded order.) Anything the record cannot
 reproduce (a tensor's value read into Python, an in-place op, hooks, a draw from the
 random generator outside an op) marks the signature unsafe, and it runs eagerly.
 """
@@ -690,8 +691,9 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, 
     graph nodes. A call that reads a tensor's value into Python (``.item()``, ``bool()``,
     ``.tolist()``), runs an in-place op, uses hooks or draws random numbers outside an op
     is not replayed: that signature always runs eagerly. ``fullgraph=True`` raises instead.
-    ``dynamic``, ``backend``, ``mode`` and ``options`` are accepted for PyTorch code and
-    change nothing. Up to ``cache_size`` signatures are kept (least recently used go first).
+    ``dynamic``, ``backend`` and ``mode`` are accepted for PyTorch code and change nothing;
+    ``options={"lower": False}`` replays op by op instead of through the generated NumPy
+    function (see docs/compile.md, "How a replay runs"). Up to ``cache_size`` signatures are kept (least recently used go first).
 
     Example::
 
