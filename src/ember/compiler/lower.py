@@ -22,8 +22,8 @@ import warnings
 import numpy as np
 
 from .. import random, runtime
-from . import split
 from ..autograd.backward_math import ArrayMath
+from . import split
 
 _FORWARD, _BACKWARD, _CALL, _COPY = 0, 1, 2, 3
 _MAX_PASSES = 64
@@ -601,7 +601,7 @@ def _one_pass(held, low, fallback, accumulate, rebuild):
                         return index, "it returned an array the record did not make", False
                 except _Refuse:
                     return index, low.refusal, low.shape_dependent
-                except Exception as e:  # noqa: BLE001 - the op-level call reproduces eager's
+                except Exception as e:
                     return index, f"{type(e).__name__}: {e}", False
                 ctxs[index] = (True, ctx)
             for slot, r in zip(out if multi else (out,), result if multi else (result,)):
@@ -689,11 +689,12 @@ def _backward(plan, low, env, ctxs, accumulate):
                             False)
             except _Refuse:
                 return index, f"{low.refusal} (in backward)", False
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 return index, f"{type(e).__name__} in backward: {e}", False
         else:
             fn = _fallback_backward(ctx, meta, n_edges)
-            code = f"{low.const(fn)}({', '.join(low.array(g) if g is not None else 'None' for g in grads)})"
+            operands = ", ".join(low.array(g) if g is not None else "None" for g in grads)
+            code = f"{low.const(fn)}({operands})"
             real = fn(*(low.array_value(g) if g is not None else None for g in grads))
             names = [f"g{low.n + i}" for i in range(len(real))]
             low.n += len(real)

@@ -5,9 +5,10 @@ runs eagerly while a tracer records every op's forward on arrays, the backward p
 engine would follow, and the optimizer calls. ``lower`` turns the record into one generated
 function of NumPy calls; later calls with the same signature call it, with no Tensor, no
 graph node and no dispatch in between. (GPU traces, and ops the lowering refuses, replay
-each op's own ``forward`` and ``backward`` on raw arrays, in the recorded order.) Anything the record cannot
-reproduce (a tensor's value read into Python, an in-place op, hooks, a draw from the
-random generator outside an op) marks the signature unsafe, and it runs eagerly.
+each op's own ``forward`` and ``backward`` on raw arrays, in the recorded order.)
+Anything the record cannot reproduce (a tensor's value read into Python, an in-place op,
+hooks, a draw from the random generator outside an op) marks the signature unsafe, and it
+runs eagerly.
 """
 from __future__ import annotations
 
@@ -693,7 +694,8 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, 
     is not replayed: that signature always runs eagerly. ``fullgraph=True`` raises instead.
     ``dynamic``, ``backend`` and ``mode`` are accepted for PyTorch code and change nothing;
     ``options={"lower": False}`` replays op by op instead of through the generated NumPy
-    function (see docs/compile.md, "How a replay runs"). Up to ``cache_size`` signatures are kept (least recently used go first).
+    function (see docs/compile.md, "How a replay runs"). Up to ``cache_size`` signatures
+    are kept (least recently used go first).
 
     Example::
 
