@@ -321,3 +321,18 @@ def test_docstring_example_runs():
 
     result = doctest.testmod(trace, extraglobs={"ember": ember}, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_memory_layout_is_guarded():
+    conv = nn.Conv2d(2, 3, 3)
+    compiled = ember.compile(conv)
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((2, 2, 6, 6)).astype(np.float32)
+    with ember.no_grad():
+        dense = ember.tensor(data)
+        swapped = ember.tensor(data.transpose(0, 1, 3, 2).copy()).transpose(2, 3)  # strided
+        assert swapped.shape == dense.shape and not swapped.is_contiguous()
+        for x in (dense, dense, swapped, swapped):
+            _equal(compiled(x), conv(x))
+    assert compiled.stats == {"traces": 2, "replays": 2, "eager": 0}
+    assert compiled.lowered()[0]["fallback"] == []  # the convolution itself is lowered

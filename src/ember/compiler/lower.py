@@ -165,6 +165,9 @@ class _XP:
     def __getattr__(self, name):
         if name == "random":
             self._low.refuse("an op drew random numbers")
+        if name == "lib":
+            self.lib = _Lib(self._low)
+            return self.lib
         real = getattr(np, name)
         if name in _CREATION:
             low = self._low
@@ -174,6 +177,27 @@ class _XP:
             setattr(self, name, create)
             return create
         return real
+
+
+class _Lib:
+    """``ctx.xp.lib`` while an op is recorded: ``stride_tricks.as_strided`` is recorded
+    (strides computed from a recorded array's strides hold at replay: the signature guards
+    the inputs' layouts, and NumPy lays out results from those)."""
+
+    def __init__(self, low):
+        self.stride_tricks = _StrideTricks(low)
+
+    def __getattr__(self, name):
+        return getattr(np.lib, name)
+
+
+class _StrideTricks:
+    def __init__(self, low):
+        real = np.lib.stride_tricks.as_strided
+        self.as_strided = lambda *a, **k: low.record(low.const(real), a, k, real)
+
+    def __getattr__(self, name):
+        return getattr(np.lib.stride_tricks, name)
 
 
 class Lowering:
@@ -554,8 +578,32 @@ def _freeing(low) -> list:
     return out
 
 
+def _lowered_forward(low, rcls, args, kwargs, multi, needs):
+    """Record one op's forward: (ctx, result, None), or (None, None, (why, shape-dependent))
+    where it refuses."""
+    ctx = object.__new__(rcls)
+    ctx.needs_input_grad = needs
+    ctx.xp, ctx.math = low.xp, low.math
+    try:
+        result = rcls.forward(ctx, *args, **kwargs)
+        if low.refusal is not None:
+            return None, None, (low.refusal, low.shape_dependent)
+        if ctx.out_device is not None:
+            return None, None, ("its outputs go to another device", False)
+        if not all(type(r) is _Rec and r.__dict__.get("_low") is low
+                   for r in (result if multi else (result,))):
+            return None, None, ("it returned an array the record did not make", False)
+    except _Refuse:
+        return None, None, (low.refusal, low.shape_dependent)
+    except Exception as e:  # noqa: BLE001 - the op-level call gives eager's behaviour
+        return None, None, (f"{type(e).__name__}: {e}", False)
+    return ctx, result, None
+
+
 def _one_pass(held, low, fallback, accumulate, rebuild):
-    """Record the whole program once; the index of the first op that refuses, or None."""
+    """Record the whole program once. An op whose forward refuses runs op-level in this
+    pass; one whose backward refuses is returned ((index, why, shape-dependent)), for
+    another pass with it op-level. None when done."""
     env = {}
     for slot, position in held.inputs:
         env[slot] = low.wrap(held.arrays[slot], f"flat[{position}]._data")
@@ -573,6 +621,17 @@ def _one_pass(held, low, fallback, accumulate, rebuild):
                 # its input's shape may change from call to call: the lowered code would
                 # keep the recorded shape, so this op runs op-level too
                 fallback[index] = ("it reads the output of an op-level call", True)
+            if index not in fallback:
+                lines, as_array = len(low.lines), dict(low.as_array)
+                args = [env[v] if is_slot else v for is_slot, v in spec]
+                ctx, result, refused = _lowered_forward(low, rcls, args, kwargs, multi, needs)
+                if refused is None:
+                    ctxs[index] = (True, ctx)
+                else:  # forget its lines; it runs op-level, and the pass goes on
+                    del low.lines[lines:]
+                    low.as_array = as_array
+                    low.refusal, low.shape_dependent = None, False
+                    fallback[index] = refused
             if index in fallback:
                 fn, ctx = _fallback_forward(rcls, spec, kwargs, multi, needs)
                 ctxs[index] = (False, ctx)
@@ -584,26 +643,6 @@ def _one_pass(held, low, fallback, accumulate, rebuild):
                     tainted.update(out if multi else (out,))
                 else:  # guarded: a new shape stops the replay, and the call runs eagerly
                     fn.expected.extend((r.shape, r.dtype) for r in (real if multi else (real,)))
-            else:
-                ctx = object.__new__(rcls)
-                ctx.needs_input_grad = needs
-                ctx.xp, ctx.math = low.xp, low.math
-                args = [env[v] if is_slot else v for is_slot, v in spec]
-                try:
-                    result = rcls.forward(ctx, *args, **kwargs)
-                    results = result if multi else (result,)
-                    if low.refusal is not None:
-                        return index, low.refusal, low.shape_dependent
-                    if ctx.out_device is not None:
-                        return index, "its outputs go to another device", False
-                    if not all(type(r) is _Rec and r.__dict__.get("_low") is low
-                               for r in results):
-                        return index, "it returned an array the record did not make", False
-                except _Refuse:
-                    return index, low.refusal, low.shape_dependent
-                except Exception as e:
-                    return index, f"{type(e).__name__}: {e}", False
-                ctxs[index] = (True, ctx)
             for slot, r in zip(out if multi else (out,), result if multi else (result,)):
                 env[slot] = r
         elif kind == _BACKWARD:

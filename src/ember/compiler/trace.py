@@ -47,6 +47,7 @@ class _Held:
         self.inputs = []          # (slot, flat argument position)
         self.input_objects = []
         self.externals = []       # (slot, tensor, shape, dtype, requires_grad)
+        self.layouts = []         # (tensor, strides) of the externals
         self.accumulated = set()  # leaves whose .grad the replay fills
         self.program = []
         self.nforward = 0
@@ -54,6 +55,8 @@ class _Held:
         self.backward_seen = False
         self.output = None
         self.rng = None
+        self.lowered = None
+        self.lowering_error = None  # why this record replays op by op, if lowering failed
 
     # ------------------------------------------------------------------ recording
     def unsafe(self, why: str) -> None:
@@ -87,6 +90,7 @@ class _Held:
         slot = self._new_slot(tensor)
         self.externals.append((slot, tensor, data.shape, data.dtype, tensor._requires_grad,
                                tensor._device))
+        self.layouts.append((tensor, data.strides))
         return slot
 
     def _check_rng(self) -> None:
@@ -296,6 +300,9 @@ class _Held:
             if data.shape != shape or data.dtype != dtype or t._requires_grad != rg or \
                     t._device is not device and t._device != device:
                 return False
+        for t, strides in self.layouts:  # the generated code may rely on the layout
+            if t._data.strides != strides:
+                return False
         for v in self.accumulated:
             if v._hooks or v._post_accumulate_hooks or v._grad_dtype is not None or \
                     v._grad is not None and v._grad._requires_grad:
@@ -307,7 +314,10 @@ class _Held:
         where that cannot be done (a GPU trace), a flat list of op-level calls."""
         self.lowered = None
         if lowering and self.reason is None:
-            self.lowered = lower(self, _accumulate, _rebuild)
+            try:
+                self.lowered = lower(self, _accumulate, _rebuild)
+            except Exception as e:  # noqa: BLE001 - replaying op by op is always possible
+                self.lowering_error = f"{type(e).__name__}: {e}"
             if self.lowered is not None:
                 return  # (the program stays, for op-level calls should a shape change)
         ctxs = {}
@@ -531,7 +541,8 @@ def _flatten(args, kwargs):
             first = next((i for i, t in enumerate(flat) if t is value), position)
             flat.append(value)
             data = value._data
-            return ("T", data.shape, data.dtype, value._device, value._requires_grad, first)
+            return ("T", data.shape, data.dtype, value._device, value._requires_grad, first,
+                    data.strides)
         if isinstance(value, (list, tuple)):
             return (type(value).__name__,) + tuple(one(v) for v in value)
         if isinstance(value, _SCALARS):
