@@ -595,7 +595,7 @@ def _lowered_forward(low, rcls, args, kwargs, multi, needs):
             return None, None, ("it returned an array the record did not make", False)
     except _Refuse:
         return None, None, (low.refusal, low.shape_dependent)
-    except Exception as e:  # noqa: BLE001 - the op-level call gives eager's behaviour
+    except Exception as e:
         return None, None, (f"{type(e).__name__}: {e}", False)
     return ctx, result, None
 

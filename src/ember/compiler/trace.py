@@ -316,7 +316,7 @@ class _Held:
         if lowering and self.reason is None:
             try:
                 self.lowered = lower(self, _accumulate, _rebuild)
-            except Exception as e:  # noqa: BLE001 - replaying op by op is always possible
+            except Exception as e:
                 self.lowering_error = f"{type(e).__name__}: {e}"
             if self.lowered is not None:
                 return  # (the program stays, for op-level calls should a shape change)
