@@ -28,6 +28,7 @@ from . import split
 from .lower import ShapeChanged, lower
 
 _state = grad_mode._state
+_trace_state = tracing.state
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 _FORWARD, _BACKWARD, _CALL, _COPY = 0, 1, 2, 3
 _ARRAYS = (np.ndarray, np.generic)
@@ -294,14 +295,13 @@ class _Held:
 
     # ------------------------------------------------------------------ replaying
     def still_valid(self) -> bool:
-        """The tensors read from outside the call kept their shapes, dtypes and flags."""
-        for _, t, shape, dtype, rg, device in self.externals:
+        """The tensors read from outside the call kept their shapes, dtypes, layouts (the
+        generated code may rely on them) and flags."""
+        for (_, t, shape, dtype, rg, device), (_, strides) in zip(self.externals,
+                                                                self.layouts):
             data = t._data
             if data.shape != shape or data.dtype != dtype or t._requires_grad != rg or \
-                    t._device is not device and t._device != device:
-                return False
-        for t, strides in self.layouts:  # the generated code may rely on the layout
-            if t._data.strides != strides:
+                    data.strides != strides or t._device is not device and t._device != device:
                 return False
         for v in self.accumulated:
             if v._hooks or v._post_accumulate_hooks or v._grad_dtype is not None or \
@@ -563,7 +563,7 @@ def _value_reader(fn):
     if code is None:
         return tuple
     g = getattr(fn, "__globals__", {})
-    names = code.co_names
+    names = tuple(n for n in code.co_names if n in g)  # (attribute names are not globals)
     cells = getattr(fn, "__closure__", None) or ()
     scalars, missing = _SCALARS, g.get
 
@@ -596,7 +596,7 @@ class CompiledFunction:
         functools.update_wrapper(self, fn, updated=())
 
     def _signature(self, args, kwargs):
-        flat, parts = _flatten(args, kwargs)
+        flat, parts = _flatten(args, kwargs) if args or kwargs else ([], ())
         fn = self._fn
         target = getattr(fn, "forward", fn) if self._module is not None else fn
         target = getattr(target, "__func__", target)
@@ -612,8 +612,9 @@ class CompiledFunction:
         return flat, key
 
     def __call__(self, *args, **kwargs):
-        if tracing.current() is not None:  # inside another compiled call: inline
-            return self._fn(*args, **kwargs)
+        tracer = _trace_state.tracer
+        if tracer is not None and tracer.thread == threading.get_ident():
+            return self._fn(*args, **kwargs)  # inside another compiled call: inline
         flat, key = self._signature(args, kwargs)
         held = self._cache.get(key)
         if held is not None:
