@@ -58,8 +58,6 @@ _FAST_ARITHMETIC = {np.add: "+", np.subtract: "-", np.multiply: "*", np.true_div
 class _Rec(np.ndarray):
     """A view of a real array that records what is done with it (see the module doc)."""
 
-    __array_priority__ = 1000
-
     def __array_finalize__(self, obj):
         low = getattr(obj, "_low", None)
         if low is not None and not low.wrapping:
@@ -364,6 +362,9 @@ class Lowering:
 
     def ufunc(self, ufunc, method, inputs, kwargs):
         out = kwargs.get("out")
+        if type(out) is tuple and all(o is None for o in out):  # out=(None,): no out
+            kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+            out = None
         if out is not None:
             self._out(out)
         function = ufunc if method == "__call__" else getattr(ufunc, method)
