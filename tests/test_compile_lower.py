@@ -336,3 +336,57 @@ def test_memory_layout_is_guarded():
             _equal(compiled(x), conv(x))
     assert compiled.stats == {"traces": 2, "replays": 2, "eager": 0}
     assert compiled.lowered()[0]["fallback"] == []  # the convolution itself is lowered
+
+
+def test_scalar_graph_is_bit_for_bit_eager():
+    rng = np.random.default_rng(4)
+    values = rng.uniform(-1, 1, 10)
+    pairs = [tuple(rng.integers(0, 10, 2)) for _ in range(60)]
+
+    def leaves(dtype):
+        return [ember.tensor(v, dtype=dtype, requires_grad=True) for v in values]
+
+    def graph(ls):
+        def run():
+            y = ls[0] * 0.0
+            for i, j in pairs:
+                y = y + ls[i] * ls[j] / 3.0 - ls[j]
+            y.backward()
+            return y
+        return run
+
+    for dtype in (ember.float32, ember.float64):
+        a, b = leaves(dtype), leaves(dtype)
+        eager, compiled = graph(a), ember.compile(graph(b))
+        for _ in range(3):
+            _equal(eager(), compiled())
+            for p, q in zip(a, b):
+                _equal(p.grad, q.grad)
+        assert compiled.stats["replays"] == 2 and compiled.lowered()[0]["fallback"] == []
+
+
+class _QuietLog(Function):
+    """log(x) under np.errstate(divide="ignore"): no warning for log(0)."""
+
+    array_backward = True
+
+    @staticmethod
+    def forward(ctx, x):
+        with np.errstate(divide="ignore"):
+            return ctx.xp.log(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+def test_an_ops_errstate_holds_in_the_replay():
+    import warnings
+
+    compiled = ember.compile(lambda x: _QuietLog.apply(x) * 2.0)
+    x = ember.tensor([0.0, 1.0, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            _equal(compiled(x), _QuietLog.apply(x) * 2.0)
+    assert compiled.stats["replays"] == 2 and compiled.lowered()[0]["fallback"] == []
