@@ -21,9 +21,8 @@ import warnings
 
 import numpy as np
 
-from .. import random, runtime
+from .. import random
 from ..autograd.backward_math import ArrayMath
-from . import split
 
 _FORWARD, _BACKWARD, _CALL, _COPY = 0, 1, 2, 3
 _MAX_PASSES = 64
@@ -535,7 +534,6 @@ def lower(held, accumulate, rebuild):
         if step[0] == _FORWARD and (step[7] is not np or step[8] is not None):
             return None
     fallback = {}
-    split.ENABLED = runtime.get_num_threads() > 1
     state = random.default_generator.get_state()
     try:
         with warnings.catch_warnings():  # eager already warned about these values

@@ -24,7 +24,7 @@ from ..autograd.backward_math import array_math
 from ..autograd.engine import dependencies
 from ..autograd.function import AccumulateGrad, accumulator_of
 from ..tensor import Tensor
-from . import split
+from . import copies
 from .lower import ShapeChanged, lower
 
 _state = grad_mode._state
@@ -500,7 +500,7 @@ def _accumulate(variable, grad, stored):
     if current is None:
         owner = id(_owner(grad))
         if owner in stored or (not grad.flags.c_contiguous and data.flags.c_contiguous):
-            grad = split.copy(grad)
+            grad = copies.c_order(grad)
             owner = id(grad)
         variable._grad = Tensor._make(grad, variable._device, False)
         stored.add(owner)
