@@ -322,7 +322,9 @@ class Lowering:
         return rec._a if not rec._scalar else np.asarray(rec._a)
 
     # ---------------------------------------------------------------- recorded calls
-    def _run(self, code, function, args, kwargs, statement=False):
+    def _run(self, function, args, kwargs):
+        """Call ``function`` on the real arrays; the prefix that runs its line under the
+        op's ``np.errstate``, if it had one."""
         errors = np.geterr()
         args, kwargs = self.unwrap(args), self.unwrap(kwargs)
         real = function(*args, **kwargs)
@@ -335,7 +337,7 @@ class Lowering:
     def record(self, code_of_function, args, kwargs, function):
         """``function(*args, **kwargs)``: its result becomes new variables."""
         code = f"{code_of_function}({self.arguments(args, kwargs)})"
-        real, prefix = self._run(code, function, args, kwargs)
+        real, prefix = self._run(function, args, kwargs)
         return self.result(real, code, prefix)
 
     def result(self, real, code, prefix=""):
@@ -372,7 +374,7 @@ class Lowering:
             return self._arithmetic(ufunc, inputs)
         code = f"{self.const(ufunc)}" + ("" if method == "__call__" else f".{method}")
         code = f"{code}({self.arguments(inputs, kwargs)})"
-        real, prefix = self._run(code, function, inputs, kwargs)
+        real, prefix = self._run(function, inputs, kwargs)
         if out is not None:
             self.emit(prefix + code)
             if method == "at":
@@ -404,18 +406,18 @@ class Lowering:
                 else:
                     operands.append(self.expr(v))
             code = f"{self.const(ufunc)}({operands[0]}, {operands[1]})"
-        real, prefix = self._run(code, ufunc, inputs, {})
+        real, prefix = self._run(ufunc, inputs, {})
         return self.result(real, code, prefix)
 
     def operator(self, symbol, function, a, b):
         code = f"({self.expr(a)} {symbol} {self.expr(b)})"
-        real, prefix = self._run(code, function, (a, b), {})
+        real, prefix = self._run(function, (a, b), {})
         return self.result(real, code, prefix)
 
     def inplace(self, symbol, function, target, value):
         self._out(target)
         code = f"{target._v} {symbol} {self.expr(value)}"
-        _, prefix = self._run(code, function, (target, value), {})
+        _, prefix = self._run(function, (target, value), {})
         self.emit(prefix + code)
         return target
 
@@ -429,7 +431,7 @@ class Lowering:
         if out is not None:
             self._out(out)
         code = f"{self.const(func)}({self.arguments(args, kwargs)})"
-        real, prefix = self._run(code, func, args, kwargs)
+        real, prefix = self._run(func, args, kwargs)
         if out is not None:
             self.emit(prefix + code)
             return out
@@ -440,7 +442,7 @@ class Lowering:
         if in_place:
             self._out(rec)
         code = f"{self.array(rec)}.{name}({self.arguments(args, kwargs)})"
-        real, prefix = self._run(code, getattr(self.array_value(rec), name), args, kwargs)
+        real, prefix = self._run(getattr(self.array_value(rec), name), args, kwargs)
         if in_place:
             self.emit(prefix + code)
             return None
