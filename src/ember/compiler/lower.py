@@ -51,6 +51,10 @@ _METADATA = {np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isr
 _CREATION = {"empty", "zeros", "ones", "full", "arange", "linspace", "eye", "identity",
              "array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "tri",
              "indices", "empty_like", "zeros_like", "ones_like", "full_like"}
+# methods that are NumPy's wrappers of one ufunc's reduce (numpy/_core/_methods.py)
+_REDUCTIONS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
+               "any": np.logical_or, "all": np.logical_and}
+_REDUCE_KEYWORDS = {"axis", "dtype", "keepdims"}
 _FAST_ARITHMETIC = {np.add: "+", np.subtract: "-", np.multiply: "*", np.true_divide: "/"}
 
 
@@ -439,6 +443,18 @@ class Lowering:
 
     def method(self, rec, name, args, kwargs, in_place=False):
         self.own(rec)
+        reduce = _REDUCTIONS.get(name)
+        if reduce is not None and len(args) <= 1 and set(kwargs) <= (
+                _REDUCE_KEYWORDS if name in ("sum", "prod", "any", "all") else {"axis",
+                                                                                 "keepdims"}):
+            # x.sum(...) is NumPy's Python wrapper around np.add.reduce: call that
+            kwargs = dict(kwargs)
+            if args:
+                kwargs["axis"] = args[0]
+            code = f"{self.const(reduce)}.reduce({self.array(rec)}, " \
+                   f"{self.arguments((), kwargs)})"
+            real, prefix = self._run(reduce.reduce, (self.array_value(rec),), kwargs)
+            return self.result(real, code, prefix)
         if in_place:
             self._out(rec)
         code = f"{self.array(rec)}.{name}({self.arguments(args, kwargs)})"
@@ -664,6 +680,9 @@ def _one_pass(held, low, fallback, accumulate, rebuild):
                      f"**{low.const(kwargs)})")
             for slot, t in externals:  # an optimizer may rebind a parameter's data
                 env[slot] = low.wrap(t._data, f"{low.const(t)}._data")
+    if held.output[0] == "c":  # a constant (None, a number): no Tensor to make
+        low.emit(f"return {low.const(held.output[1])}")
+        return None
     slots = {}
     _template_slots(held.output, slots)
     pairs = ", ".join(f"{slot}: {low.array(env[slot])}" for slot in slots)

@@ -19,6 +19,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import backend, dtypes, grad_mode, random, tracing
+from ..autograd import anomaly as _anomaly
 from ..autograd.anomaly import is_anomaly_enabled
 from ..autograd.backward_math import array_math
 from ..autograd.engine import dependencies
@@ -598,12 +599,13 @@ class CompiledFunction:
     def _signature(self, args, kwargs):
         flat, parts = _flatten(args, kwargs) if args or kwargs else ([], ())
         fn = self._fn
-        target = getattr(fn, "forward", fn) if self._module is not None else fn
-        target = getattr(target, "__func__", target)
+        if self._module is not None:
+            fn = getattr(fn, "forward", fn)
+            fn = getattr(fn, "__func__", fn)
         reader = self._reader
-        if reader[0] is not target:
-            reader = self._reader = (target, _value_reader(target))
-        key = (_state.enabled, is_anomaly_enabled(), dtypes.get_default_dtype(), parts,
+        if reader[0] is not fn:
+            reader = self._reader = (fn, _value_reader(fn))
+        key = (_state.enabled, _anomaly._flag.enabled, dtypes._default_float, parts,
                reader[1]())
         if self._module is not None:
             module = self._module
