@@ -551,6 +551,9 @@ def lower(held, accumulate, rebuild):
     for step in held.program:
         if step[0] == _FORWARD and (step[7] is not np or step[8] is not None):
             return None
+        if step[0] == _BACKWARD and any(not given and spec[2] is not np
+                                        for _, (given, spec) in step[1][0]):
+            return None
     fallback = {}
     state = random.default_generator.get_state()
     try:
