@@ -52,8 +52,7 @@ _CREATION = {"empty", "zeros", "ones", "full", "arange", "linspace", "eye", "ide
              "array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "tri",
              "indices", "empty_like", "zeros_like", "ones_like", "full_like"}
 # methods that are NumPy's wrappers of one ufunc's reduce (numpy/_core/_methods.py)
-_REDUCTIONS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
-               "any": np.logical_or, "all": np.logical_and}
+_REDUCTIONS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
 _REDUCE_KEYWORDS = {"axis", "dtype", "keepdims"}
 _FAST_ARITHMETIC = {np.add: "+", np.subtract: "-", np.multiply: "*", np.true_divide: "/"}
 
@@ -445,8 +444,7 @@ class Lowering:
         self.own(rec)
         reduce = _REDUCTIONS.get(name)
         if reduce is not None and len(args) <= 1 and set(kwargs) <= (
-                _REDUCE_KEYWORDS if name in ("sum", "prod", "any", "all") else {"axis",
-                                                                                 "keepdims"}):
+                _REDUCE_KEYWORDS if name in ("sum", "prod") else {"axis", "keepdims"}):
             # x.sum(...) is NumPy's Python wrapper around np.add.reduce: call that
             kwargs = dict(kwargs)
             if args:
