@@ -452,3 +452,21 @@ def test_ops_forward_and_backward_are_bit_for_bit_eager(name):
         _equal(x1.grad, x2.grad)
     assert compiled.stats["replays"] == 2
     assert compiled.lowered()[0]["lowered"] >= 1
+
+
+def test_many_ops_whose_backward_refuses_take_one_more_pass_not_one_each():
+    def f(x):
+        for _ in range(80):  # more than the lowering's passes
+            x = _Signed.apply(x) * 0.5
+        loss = x.sum()
+        loss.backward()
+        return loss
+
+    x1, x2 = ember.tensor([0.5, -1.0, 2.0], requires_grad=True), \
+        ember.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    compiled = ember.compile(f)
+    for _ in range(2):
+        _equal(f(x1), compiled(x2))
+        _equal(x1.grad, x2.grad)
+    (info,) = compiled.lowered()
+    assert len(info["fallback"]) == 80 and info["lowered"] == 81  # the muls and the sum

@@ -553,6 +553,7 @@ def lower(held, accumulate, rebuild):
                                         for _, (given, spec) in step[1][0]):
             return None
     fallback = {}
+    classes = {step[9]: step[1] for step in held.program if step[0] == _FORWARD}
     state = random.default_generator.get_state()
     try:
         with warnings.catch_warnings():  # eager already warned about these values
@@ -562,7 +563,15 @@ def lower(held, accumulate, rebuild):
                 refused = _one_pass(held, low, fallback, accumulate, rebuild)
                 if refused is None:
                     break
-                fallback[refused[0]] = refused[1:]
+                # a backward refused: that op, and (so that a pass is not needed per op)
+                # the other ops of its class, run op-level in the next pass
+                index, why, shape = refused
+                cls = classes[index]
+                for i, c in classes.items():
+                    if c is cls and i not in fallback:
+                        fallback[i] = (why if i == index else
+                                       f"another {cls.__name__}'s backward refused: {why}",
+                                       shape)
             else:
                 return None
     finally:
