@@ -470,3 +470,24 @@ def test_many_ops_whose_backward_refuses_take_one_more_pass_not_one_each():
         _equal(x1.grad, x2.grad)
     (info,) = compiled.lowered()
     assert len(info["fallback"]) == 80 and info["lowered"] == 81  # the muls and the sum
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_gradients_go_to_each_calls_own_arguments(lower):
+    def step(x):
+        y = (x * x).sum()
+        y.backward()
+        return y
+
+    compiled = ember.compile(step, options={"lower": lower})
+    xs = [ember.tensor([float(k), 2.0], requires_grad=True) for k in range(3)]
+    for x in xs:
+        compiled(x)
+    assert compiled.stats["replays"] == 2
+    for k, x in enumerate(xs):
+        _equal(x.grad, ember.tensor([2.0 * k, 4.0]))
+    hooked = ember.tensor([1.0, 1.0], requires_grad=True)
+    seen = []
+    hooked.register_hook(lambda g: seen.append(g))
+    compiled(hooked)  # a hook on this call's argument: run eagerly
+    assert len(seen) == 1 and compiled.stats["replays"] == 2

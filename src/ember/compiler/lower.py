@@ -733,8 +733,8 @@ def _backward(plan, low, env, ctxs, accumulate):
         if step[0]:
             g = buffers[step[1]]
             if g is not None:
-                low.emit(f"{low.const(accumulate)}({low.const(step[2])}, {low.array(g)}, "
-                         f"{stored})")
+                leaf = low.const(step[2]) if step[3] is None else f"flat[{step[3]}]"
+                low.emit(f"{low.const(accumulate)}({leaf}, {low.array(g)}, {stored})")
             continue
         _, index, ins, outs, meta, n_edges = step
         grads = [buffers[b] for b in ins]

@@ -51,6 +51,8 @@ class _Held:
         self.externals = []       # (slot, tensor, shape, dtype, requires_grad)
         self.layouts = []         # (tensor, strides) of the externals
         self.accumulated = set()  # leaves whose .grad the replay fills
+        self.accumulated_args = set()  # ... and the positions of arguments among them
+        self.flat_box = [None]    # the arguments of the op-level replay running now
         self.program = []
         self.nforward = 0
         self.ctx_index = {}       # id(node) -> forward index
@@ -229,9 +231,15 @@ class _Held:
                 if variable._hooks or variable._post_accumulate_hooks or \
                         variable._grad_dtype is not None:
                     self.unsafe("a hook (or grad_dtype) on a leaf tensor")
-                self.accumulated.add(variable)
+                # an argument's .grad: each call's own argument (by its position)
+                position = next((i for i, t in enumerate(self.input_objects)
+                                 if t is variable), None)
+                if position is None:
+                    self.accumulated.add(variable)
+                else:
+                    self.accumulated_args.add(position)
                 self.keep.append(variable)
-                steps.append((True, buffer(node, 0), variable))
+                steps.append((True, buffer(node, 0), variable, position))
                 continue
             index = self.ctx_index.get(id(node))
             if index is None:
@@ -295,16 +303,18 @@ class _Held:
         return ("c", value)
 
     # ------------------------------------------------------------------ replaying
-    def still_valid(self) -> bool:
+    def still_valid(self, flat) -> bool:
         """The tensors read from outside the call kept their shapes, dtypes, layouts (the
-        generated code may rely on them) and flags."""
+        generated code may rely on them) and flags; no leaf whose .grad the replay fills
+        has a hook."""
         for (_, t, shape, dtype, rg, device), (_, strides) in zip(self.externals,
                                                                 self.layouts):
             data = t._data
             if data.shape != shape or data.dtype != dtype or t._requires_grad != rg or \
                     data.strides != strides or t._device is not device and t._device != device:
                 return False
-        for v in self.accumulated:
+        for v in self.accumulated if not self.accumulated_args else \
+                list(self.accumulated) + [flat[i] for i in self.accumulated_args]:
             if v._hooks or v._post_accumulate_hooks or v._grad_dtype is not None or \
                     v._grad is not None and v._grad._requires_grad:
                 return False
@@ -329,7 +339,7 @@ class _Held:
                 ctxs[step[9]] = ctx
                 calls.append(call)
             elif step[0] == _BACKWARD:
-                calls.append(_backward_call(step[1], ctxs))
+                calls.append(_backward_call(step[1], ctxs, self.flat_box))
             elif step[0] == _COPY:
                 calls.append(_copy_call(*step[1:]))
             else:
@@ -350,8 +360,12 @@ class _Held:
             env[slot] = flat[position]._data
         for slot, t, _, _, _, _ in self.externals:
             env[slot] = t._data
-        for call in self.calls:
-            call(env)
+        self.flat_box[0] = flat
+        try:
+            for call in self.calls:
+                call(env)
+        finally:
+            self.flat_box[0] = None
         return _rebuild(self.output, env, flat)
 
 
@@ -429,7 +443,7 @@ def _rebuild(template, env, flat):
     return dict(zip(template[1], (_rebuild(t, env, flat) for t in template[2])))
 
 
-def _backward_call(plan, ctxs):
+def _backward_call(plan, ctxs, flat_box):
     """The engine's walk, unrolled: each node's backward on the gradient buffers, in the
     order the engine ran them, summing into the buffers as the engine sums."""
     root_plan, steps, nbuffers = plan
@@ -459,7 +473,8 @@ def _backward_call(plan, ctxs):
             if step[0]:
                 g = buffers[step[1]]
                 if g is not None:
-                    _accumulate(step[2], g, stored)
+                    _accumulate(step[2] if step[3] is None else flat_box[0][step[3]], g,
+                                stored)
                 continue
             _, ctx, backward, ins, pairs, meta = step
             if len(ins) == 1:
@@ -624,7 +639,7 @@ class CompiledFunction:
             if held.reason is not None:
                 self.stats["eager"] += 1
                 return self._fn(*args, **kwargs)
-            if held.still_valid():
+            if held.still_valid(flat):
                 try:
                     result = held.replay(flat)
                 except ShapeChanged:
