@@ -30,6 +30,11 @@ _MAX_PASSES = 64
 # their memory goes back as eager's would (small ones are not worth the line).
 _FREED_BYTES = 1 << 14
 _NAME = re.compile(r"\b[vg]\d+\b")
+_NAME_ANY = re.compile(r"\b[vga]\d+\b")
+# the variables a line writes into: out=(v1, ), v1[...] = ..., v1 += ..., v1.fill(...)
+_ASSIGN = re.compile(r"^((?:[vga]\d+, )*[vga]\d+,?) = ")
+_WRITES = re.compile(r"out=\(([vga]\d+)|^([vga]\d+)\[|^([vga]\d+) \S+= |"
+                     r"^([vga]\d+)\.(?:fill|sort|put|partition|itemset|resize|setfield)\(")
 
 
 class _Refuse(BaseException):
@@ -156,6 +161,21 @@ for _name in ("__bool__", "__float__", "__int__", "__index__", "__complex__", "i
     setattr(_Rec, _name, _escape(_name))
 
 
+class _Value:
+    """What ``Lowering.values`` holds for an ``a`` name (an ndarray form of a scalar)."""
+
+    __slots__ = ("_a",)
+
+
+def _same_value(a, b) -> bool:
+    if isinstance(a, np.ndarray) != isinstance(b, np.ndarray):
+        return False
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+
+
 class _XP:
     """``ctx.xp`` while an op is recorded: NumPy, with array creation recorded."""
 
@@ -213,6 +233,7 @@ class Lowering:
         self.shape_dependent = False
         self.as_array = {}       # variable name -> name of its ndarray form
         self.big = set()         # variables deleted after their last use
+        self.values = {}         # variable name -> its _Rec (the real value is ._a)
         self.errors = np.geterr()
         self.xp = _XP(self)
         self.math = ArrayMath(self.xp)
@@ -249,10 +270,52 @@ class Lowering:
         finally:
             self.wrapping = False
         rec._low, rec._v, rec._a = self, name, value
+        self.values[name] = rec
         if array.nbytes >= _FREED_BYTES:
             self.big.add(name)
         rec._scalar = not isinstance(value, np.ndarray)
         return rec
+
+    def wrap_value(self, array):
+        """A stand-in holding ``array`` for ``verify`` (not a variable of the code)."""
+        holder = _Value()
+        holder._a = array
+        return holder
+
+    def verify(self, start: int) -> str | None:
+        """Run the lines recorded since ``start`` on the recorded inputs and check that
+        they give every variable they make the value the op's own code gave it; the reason
+        when not (the op wrote through a view the record could not see, say)."""
+        lines = self.lines[start:]
+        if not lines:
+            return None
+        made, written = set(), set()
+        for line in lines:
+            body = line.rsplit("\n", 1)[-1].strip()  # (the line under a ``with``)
+            assigned = _ASSIGN.match(body)
+            if assigned:
+                made.update(_NAME_ANY.findall(assigned.group(1)))
+            for match in _WRITES.finditer(body):
+                written.update(g for g in match.groups() if g)
+        namespace = dict(self.names)
+        for line in lines:
+            for name in _NAME_ANY.findall(line):
+                if name not in made and name in self.values:
+                    namespace[name] = self.values[name]._a
+        if written - made:  # it would write into an earlier op's array: not rerun here
+            return None
+        try:
+            exec(compile("\n".join(lines), "<ember.compile check>", "exec"), namespace)
+        except Exception as e:  # noqa: BLE001
+            return f"its recorded NumPy calls fail on their own ({type(e).__name__})"
+        for name in made:
+            rec = self.values.get(name)
+            if rec is None or name not in namespace:
+                continue
+            if not _same_value(namespace[name], rec._a):
+                return ("its recorded NumPy calls do not give what its code computed (it "
+                        "wrote through a view the record could not see)")
+        return None
 
     def own(self, rec) -> None:
         if rec.__dict__.get("_low") is not self:
@@ -318,6 +381,7 @@ class Lowering:
         if name is None:
             name = self.as_array[rec._v] = f"a{self.n}"
             self.n += 1
+            self.values[name] = self.wrap_value(np.asarray(rec._a))
             self.emit(f"{name} = {self.const(np.asarray)}({rec._v})")
         return name
 
@@ -447,8 +511,7 @@ class Lowering:
                 _REDUCE_KEYWORDS if name in ("sum", "prod") else {"axis", "keepdims"}):
             # x.sum(...) is NumPy's Python wrapper around np.add.reduce: call that
             kwargs = dict(kwargs)
-            if args:
-                kwargs["axis"] = args[0]
+            kwargs["axis"] = args[0] if args else kwargs.get("axis")  # (reduce's is 0)
             code = f"{self.const(reduce)}.reduce({self.array(rec)}, " \
                    f"{self.arguments((), kwargs)})"
             real, prefix = self._run(reduce.reduce, (self.array_value(rec),), kwargs)
@@ -653,6 +716,10 @@ def _one_pass(held, low, fallback, accumulate, rebuild):
                 args = [env[v] if is_slot else v for is_slot, v in spec]
                 ctx, result, refused = _lowered_forward(low, rcls, args, kwargs, multi, needs)
                 if refused is None:
+                    why = low.verify(lines)
+                    if why is not None:
+                        refused = (why, False)
+                if refused is None:
                     ctxs[index] = (True, ctx)
                 else:  # forget its lines; it runs op-level, and the pass goes on
                     del low.lines[lines:]
@@ -747,11 +814,15 @@ def _backward(plan, low, env, ctxs, accumulate):
                     grads = [g if g is not None else
                              low.record(low.const(np.zeros), (m[0], m[1].numpy), {}, np.zeros)
                              for g, m in zip(grads, meta)]
+                start = len(low.lines)
                 results = type(ctx).backward(ctx, *grads)
                 if type(results) is not tuple:
                     results = (results,)
                 if low.refusal is not None:
                     return index, f"{low.refusal} (in backward)", False
+                why = low.verify(start)
+                if why is not None:
+                    return index, f"{why} (in backward)", False
                 if not all(r is None or type(r) is _Rec and r.__dict__.get("_low") is low
                            for r in results):
                     return (index, "its backward returned an array the record did not make",

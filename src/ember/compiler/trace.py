@@ -13,12 +13,13 @@ runs eagerly.
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 from collections import OrderedDict
 
 import numpy as np
 
-from .. import backend, dtypes, grad_mode, random, tracing
+from .. import backend, creation, dtypes, grad_mode, random, tracing
 from ..autograd import anomaly as _anomaly
 from ..autograd.anomaly import is_anomaly_enabled
 from ..autograd.backward_math import array_math
@@ -33,6 +34,9 @@ _trace_state = tracing.state
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 _FORWARD, _BACKWARD, _CALL, _COPY = 0, 1, 2, 3
 _ARRAYS = (np.ndarray, np.generic)
+_FACTORIES = creation.__file__
+_MADE_OUTSIDE = ("a tensor made in the call outside the recorded ops (its values would be "
+                 "the traced call's)")
 
 
 class _Held:
@@ -59,6 +63,8 @@ class _Held:
         self.backward_seen = False
         self.output = None
         self.rng = None
+        self.made = set()         # ids of the Tensors made while tracing (kept alive below)
+        self.made_tensors = []
         self.lowered = None
         self.lowering_error = None  # why this record replays op by op, if lowering failed
 
@@ -91,6 +97,8 @@ class _Held:
         base = getattr(data, "base", None)
         if base is not None and id(base) in self.array_slot:
             self.unsafe("a view was made outside the recorded ops")
+        if id(tensor) in self.made:
+            self.unsafe(_MADE_OUTSIDE)
         slot = self._new_slot(tensor)
         self.externals.append((slot, tensor, data.shape, data.dtype, tensor._requires_grad,
                                tensor._device))
@@ -121,7 +129,7 @@ class _Held:
                     self.unsafe(f"{cls.__name__} got tensors on several devices")
             else:
                 if isinstance(a, _ARRAYS) or isinstance(a, (tuple, list)) and any(
-                        isinstance(v, (Tensor,) + _ARRAYS) for v in a):
+                        isinstance(v, (Tensor,) + _ARRAYS) for v in a) or _holds_arrays(a):
                     self.unsafe(f"{cls.__name__} got an array computed outside the op "
                                 "(it may hold values of this call's tensors)")
                 spec.append((False, a))
@@ -274,6 +282,7 @@ class _Held:
         self.output = self._template(result)
         self.build(lowering)
         self.slot_of = self.array_slot = self.arrays = None
+        self.made = self.made_tensors = None
         self.keep = self.input_objects = None  # the traced call's graph is freed
 
     def _template(self, value):
@@ -283,6 +292,8 @@ class _Held:
                 slot = self.array_slot.get(id(value._data))
                 if slot is not None:
                     return ("t", slot, value._device)
+                if id(value) in self.made:
+                    self.unsafe(_MADE_OUTSIDE)
                 return ("x", value)
             if any(slot == s for s, _, _, _, _, _ in self.externals):
                 return ("x", value)
@@ -540,6 +551,15 @@ def _replay_class(cls, xp, recording, device):
     return rcls
 
 
+def _holds_arrays(value) -> bool:
+    """An object (not a number or a tuple) whose attributes hold arrays or tensors, such
+    as an op's precomputed index plan: its values may come from this call's tensors."""
+    attributes = getattr(value, "__dict__", None)
+    if attributes is None or isinstance(value, type):
+        return False
+    return any(isinstance(v, (Tensor,) + _ARRAYS) for v in attributes.values())
+
+
 def _rng_state():
     """The default CPU generator's state, to notice draws made during a trace."""
     return bytes(random.default_generator.get_state()._data)
@@ -662,11 +682,24 @@ class CompiledFunction:
                 slot = held._new_slot(t)
             held.inputs.append((slot, position))
         held.rng = _rng_state()
+        made, made_tensors, make = held.made, held.made_tensors, Tensor._make
+
+        def tagged(data, device, requires_grad=False):
+            t = make(data, device, requires_grad)
+            # factories (ember.zeros, ember.tensor of Python values...) make constants the
+            # signature guards; any other tensor made outside an op holds this call's values
+            if sys._getframe(1).f_code.co_filename != _FACTORIES:
+                made.add(id(t))
+                made_tensors.append(t)
+            return t
+
         tracing.state.tracer = held
+        Tensor._make = staticmethod(tagged)  # (restored below: only while this call runs)
         try:
             result = self._fn(*args, **kwargs)
             held._check_rng()
         finally:
+            Tensor._make = staticmethod(make)
             tracing.state.tracer = None
         held.finish(result, self.lowering)
         self.stats["traces"] += 1
