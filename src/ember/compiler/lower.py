@@ -306,7 +306,7 @@ class Lowering:
             return None
         try:
             exec(compile("\n".join(lines), "<ember.compile check>", "exec"), namespace)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             return f"its recorded NumPy calls fail on their own ({type(e).__name__})"
         for name in made:
             rec = self.values.get(name)
