@@ -11,7 +11,8 @@ from ember.ops import OPS
 
 from .ops.maker import Maker
 
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the samples' domains
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"),  # the samples' domains
+              pytest.mark.filterwarnings("ignore::UserWarning")]  # deprecated aliases
 TABLE = [name for name, info in sorted(OPS.items()) if info.samples is not None]
 
 
