@@ -491,3 +491,17 @@ def test_gradients_go_to_each_calls_own_arguments(lower):
     hooked.register_hook(lambda g: seen.append(g))
     compiled(hooked)  # a hook on this call's argument: run eagerly
     assert len(seen) == 1 and compiled.stats["replays"] == 2
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_where_with_zero_gives_numpys_bits(dtype):
+    from ember.compiler.lower import _where_zero
+
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal((5, 7)) - 0.2).astype(dtype)
+    x[0, :5] = [np.nan, np.inf, -np.inf, -0.0, 0.0]
+    for mask in (x > 0, rng.random((5, 7)) < 0.5, np.zeros((5, 7), bool)):
+        want, got = np.where(mask, x, 0.0), _where_zero(mask, x)
+        bits = np.dtype(f"i{x.itemsize}")
+        assert got.dtype == want.dtype and got.flags.c_contiguous
+        assert np.array_equal(got.view(bits), want.view(bits))

@@ -15,6 +15,7 @@ what those methods did with the arrays, in the order they did it.
 """
 from __future__ import annotations
 
+import math
 import operator
 import re
 import warnings
@@ -174,6 +175,31 @@ def _same_value(a, b) -> bool:
     if a.dtype != b.dtype or a.shape != b.shape:
         return False
     return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+
+
+_BITS = {np.dtype(np.float32): np.dtype(np.int32), np.dtype(np.float64): np.dtype(np.int64)}
+
+
+def _masks_with_zero(args, real) -> bool:
+    """``np.where(mask, x, 0.0)`` (a ReLU's gradient, say) on C-ordered arrays of one
+    shape: ``_where_zero`` gives the same bits without NumPy's branch per element."""
+    if len(args) != 3:
+        return False
+    mask, x, zero = args
+    return (type(mask) is _Rec and type(x) is _Rec and not mask._scalar and not x._scalar
+            and (type(zero) is float and zero == 0.0 and math.copysign(1.0, zero) > 0
+                 or type(zero) is int and zero == 0)
+            and mask._a.dtype == np.bool_ and x._a.dtype in _BITS
+            and mask._a.shape == x._a.shape and mask._a.flags.c_contiguous
+            and x._a.flags.c_contiguous and type(real) is np.ndarray
+            and real.dtype == x._a.dtype and real.flags.c_contiguous)
+
+
+def _where_zero(mask, x):
+    """``np.where(mask, x, 0.0)``: x's bits where mask holds, +0.0's (all zero) elsewhere."""
+    bits = _BITS[x.dtype]
+    keep = np.negative(mask.view(np.int8), dtype=bits)  # 0 or all ones
+    return np.bitwise_and(x.view(bits), keep).view(x.dtype)
 
 
 class _XP:
@@ -502,6 +528,8 @@ class Lowering:
         if out is not None:
             self.emit(prefix + code)
             return out
+        if func is np.where and not kwargs and _masks_with_zero(args, real):
+            code = f"{self.const(_where_zero)}({args[0]._v}, {args[1]._v})"
         return self.result(real, code, prefix)
 
     def method(self, rec, name, args, kwargs, in_place=False):
