@@ -495,7 +495,7 @@ def test_gradients_go_to_each_calls_own_arguments(lower):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_where_with_zero_gives_numpys_bits(dtype):
-    from ember.compiler.lower import _where_zero
+    from ember.compiler.record import _where_zero
 
     rng = np.random.default_rng(7)
     x = (rng.standard_normal((5, 7)) - 0.2).astype(dtype)
