@@ -21,9 +21,9 @@ from ..autograd.backward_math import ArrayMath
 # Arrays at least this big are deleted after their last use in the generated function, so
 # their memory goes back as eager's would (small ones are not worth the line).
 _FREED_BYTES = 1 << 14
-_NAME_ANY = re.compile(r"\b[vga]\d+\b")
+_NAME_ANY = re.compile(r"\b[vga]\d+\b")  # a variable of the generated code
+_ASSIGN = re.compile(r"^((?:[vga]\d+, )*[vga]\d+,?) = ")  # the variables a line makes
 # the variables a line writes into: out=(v1, ), v1[...] = ..., v1 += ..., v1.fill(...)
-_ASSIGN = re.compile(r"^((?:[vga]\d+, )*[vga]\d+,?) = ")
 _WRITES = re.compile(r"out=\(([vga]\d+)|^([vga]\d+)\[|^([vga]\d+) \S+= |"
                      r"^([vga]\d+)\.(?:fill|sort|put|partition|itemset|resize|setfield)\(")
 
