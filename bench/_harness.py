@@ -30,6 +30,13 @@ class Case:
     unit: str = "steps"
     inner: int = 1                          # calls per timed sample
     extra: dict = field(default_factory=dict)
+    # With --compile: given ember.compile, the step to time instead (None: compile(step)).
+    # A step that picks its data itself passes the data as arguments to the compiled part,
+    # so each replay reads the new data.
+    compiled: Callable | None = None
+
+
+EAGER = "ember eager"  # ember without compile, timed beside the compiled steps
 
 
 def _quartiles(values):
@@ -71,9 +78,10 @@ def summarize(cases: dict, samples: dict, baseline: str = "torch") -> list:
                         "rate": case.work / med if med else 0.0, **case.extra}
             row["kind"], row["unit"] = case.kind, case.unit
         row["baseline"] = baseline
-        if baseline in row:
-            e, t = row["ember"], row[baseline]
-            row["ratio"] = (e["rate"] / t["rate"] if row["kind"] == "rate"
+        for key, other in (("ratio", baseline), ("ratio_eager", EAGER)):
+            if other in row:
+                e, t = row["ember"], row[other]
+                row[key] = (e["rate"] / t["rate"] if row["kind"] == "rate"
                             else e["median_s"] / t["median_s"])
         rows.append(row)
     return rows
@@ -97,6 +105,9 @@ def parser(description: str, repeats: int) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print a BENCH-JSON line")
     p.add_argument("--compile", action="store_true",
                    help="time ember's steps through ember.compile (PyTorch stays eager)")
+    p.add_argument("--against-eager", action="store_true",
+                   help="with --compile (implied): also time ember eager in the same run, "
+                        "interleaved, and report compiled / eager")
     p.add_argument("--no-gc-freeze", action="store_true",
                    help="leave the import-time heap in the garbage collector's full passes")
     return p
@@ -137,34 +148,51 @@ def training(lib, model, loss_fn, batches, device="cpu", lr=0.01) -> Case:
     data = [(lib.tensor(x, device=device), lib.tensor(y, device=device)) for x, y in batches]
     position = [0]
 
-    def step():
-        x, y = data[position[0] % len(data)]
-        position[0] += 1
+    def train(x, y):
         optimizer.zero_grad()
         loss_fn(model(x), y).backward()
         optimizer.step()
 
-    return Case(step, kind="rate", unit="steps", inner=5)
+    def over_batches(train):
+        def step():
+            x, y = data[position[0] % len(data)]
+            position[0] += 1
+            train(x, y)
+        return step
+
+    return Case(over_batches(train), kind="rate", unit="steps", inner=5,
+                compiled=lambda compile: over_batches(compile(train)))
 
 
 def main(workload: str, description: str, args, cases: dict, extra: dict | None = None,
          sync=None, baseline: str = "torch"):
     """Time ``cases`` ({library: {case: Case}}), print a markdown table, and with --json the
     machine-readable line."""
-    libs = list(cases)
+    if getattr(args, "against_eager", False):
+        args.compile = True
     if getattr(args, "compile", False) and "ember" in cases:
         import ember
 
-        for case in cases["ember"].values():
-            case.step = ember.compile(case.step)
+        eager = {}
+        for name, case in cases["ember"].items():
+            eager[name] = Case(case.step, case.kind, case.work, case.unit, case.inner,
+                               case.extra)
+            case.step = ember.compile(case.step) if case.compiled is None else \
+                case.compiled(ember.compile)
+        if getattr(args, "against_eager", False):
+            cases = {"ember": cases["ember"], EAGER: eager,
+                     **{k: v for k, v in cases.items() if k != "ember"}}
         workload += " (ember compiled)"
+    libs = list(cases)
     samples = time_cases(cases, args.repeats, args.warmup, sync or (lambda: None))
     rows = summarize(cases, samples, baseline)
     threads = args.threads or f"default ({os.cpu_count()} cores)"
     print(f"\n{workload}: {description}; device {args.device}, threads {threads}, "
           f"median of {args.repeats}\n")
-    print("| case | " + " | ".join(libs) + f" | ember / {baseline} |")
-    print("|---|" + "---|" * len(libs) + "---|")
+    against = EAGER in libs
+    print("| case | " + " | ".join(libs) + f" | ember / {baseline} |" +
+          (" compiled / eager |" if against else ""))
+    print("|---|" + "---|" * len(libs) + "---|" + ("---|" if against else ""))
     for row in rows:
         cells = []
         for lib in libs:
@@ -172,7 +200,10 @@ def main(workload: str, description: str, args, cases: dict, extra: dict | None 
             figure = _figure(row, r)
             cells.append(f"{figure} (±{r['spread'] * 50:.0f}%)")
         ratio = f"{row['ratio']:.2f}x" if "ratio" in row else "-"
-        print(f"| {row['case']} | " + " | ".join(cells) + f" | {ratio} |")
+        line = f"| {row['case']} | " + " | ".join(cells) + f" | {ratio} |"
+        if against:
+            line += f" {row['ratio_eager']:.2f}x |"
+        print(line)
     if args.json:
         print("BENCH-JSON " + json.dumps({"workload": workload, "description": description,
                                           "threads": args.threads, "device": args.device,

@@ -2,31 +2,41 @@
 
 The first call with a new signature (shapes, dtypes, devices, grad mode, Python values)
 runs eagerly while a tracer records every op's forward on arrays, the backward plan the
-engine would follow, and the optimizer calls. Later calls with the same signature replay
-that record: each op's own ``forward`` and ``backward`` on raw arrays, in the recorded
-order, with no Tensor, no graph node and no dispatch in between. Anything the record cannot
-reproduce (a tensor's value read into Python, an in-place op, hooks, a draw from the
-random generator outside an op) marks the signature unsafe, and it runs eagerly.
+engine would follow, and the optimizer calls. ``lower`` turns the record into one generated
+function of NumPy calls; later calls with the same signature call it, with no Tensor, no
+graph node and no dispatch in between. (GPU traces, and ops the lowering refuses, replay
+each op's own ``forward`` and ``backward`` on raw arrays, in the recorded order.)
+Anything the record cannot reproduce (a tensor's value read into Python, an in-place op,
+hooks, a draw from the random generator outside an op) marks the signature unsafe, and it
+runs eagerly.
 """
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 from collections import OrderedDict
 
 import numpy as np
 
-from . import backend, dtypes, grad_mode, random, tracing
-from .autograd.anomaly import is_anomaly_enabled
-from .autograd.backward_math import array_math
-from .autograd.engine import dependencies
-from .autograd.function import AccumulateGrad, accumulator_of
-from .tensor import Tensor
+from .. import backend, creation, dtypes, grad_mode, random, tracing
+from ..autograd import anomaly as _anomaly
+from ..autograd.anomaly import is_anomaly_enabled
+from ..autograd.backward_math import array_math
+from ..autograd.engine import dependencies
+from ..autograd.function import AccumulateGrad, accumulator_of
+from ..tensor import Tensor
+from . import copies
+from .lower import ShapeChanged, lower
 
 _state = grad_mode._state
+_trace_state = tracing.state
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 _FORWARD, _BACKWARD, _CALL, _COPY = 0, 1, 2, 3
 _ARRAYS = (np.ndarray, np.generic)
+_FACTORIES = creation.__file__
+_MADE_OUTSIDE = ("a tensor made in the call outside the recorded ops (its values would be "
+                 "the traced call's)")
 
 
 class _Held:
@@ -43,13 +53,20 @@ class _Held:
         self.inputs = []          # (slot, flat argument position)
         self.input_objects = []
         self.externals = []       # (slot, tensor, shape, dtype, requires_grad)
+        self.layouts = []         # (tensor, strides) of the externals
         self.accumulated = set()  # leaves whose .grad the replay fills
+        self.accumulated_args = set()  # ... and the positions of arguments among them
+        self.flat_box = [None]    # the arguments of the op-level replay running now
         self.program = []
         self.nforward = 0
         self.ctx_index = {}       # id(node) -> forward index
         self.backward_seen = False
         self.output = None
         self.rng = None
+        self.made = set()         # ids of the Tensors made while tracing (kept alive below)
+        self.made_tensors = []
+        self.lowered = None
+        self.lowering_error = None  # why this record replays op by op, if lowering failed
 
     # ------------------------------------------------------------------ recording
     def unsafe(self, why: str) -> None:
@@ -80,9 +97,12 @@ class _Held:
         base = getattr(data, "base", None)
         if base is not None and id(base) in self.array_slot:
             self.unsafe("a view was made outside the recorded ops")
+        if id(tensor) in self.made:
+            self.unsafe(_MADE_OUTSIDE)
         slot = self._new_slot(tensor)
         self.externals.append((slot, tensor, data.shape, data.dtype, tensor._requires_grad,
                                tensor._device))
+        self.layouts.append((tensor, data.strides))
         return slot
 
     def _check_rng(self) -> None:
@@ -109,7 +129,7 @@ class _Held:
                     self.unsafe(f"{cls.__name__} got tensors on several devices")
             else:
                 if isinstance(a, _ARRAYS) or isinstance(a, (tuple, list)) and any(
-                        isinstance(v, (Tensor,) + _ARRAYS) for v in a):
+                        isinstance(v, (Tensor,) + _ARRAYS) for v in a) or _holds_arrays(a):
                     self.unsafe(f"{cls.__name__} got an array computed outside the op "
                                 "(it may hold values of this call's tensors)")
                 spec.append((False, a))
@@ -219,9 +239,15 @@ class _Held:
                 if variable._hooks or variable._post_accumulate_hooks or \
                         variable._grad_dtype is not None:
                     self.unsafe("a hook (or grad_dtype) on a leaf tensor")
-                self.accumulated.add(variable)
+                # an argument's .grad: each call's own argument (by its position)
+                position = next((i for i, t in enumerate(self.input_objects)
+                                 if t is variable), None)
+                if position is None:
+                    self.accumulated.add(variable)
+                else:
+                    self.accumulated_args.add(position)
                 self.keep.append(variable)
-                steps.append((True, buffer(node, 0), variable))
+                steps.append((True, buffer(node, 0), variable, position))
                 continue
             index = self.ctx_index.get(id(node))
             if index is None:
@@ -245,7 +271,7 @@ class _Held:
             steps.append((False, index, ins, outs, meta, len(node._edges)))
         return (root_plan, steps, len(buffers))
 
-    def finish(self, result) -> None:
+    def finish(self, result, lowering: bool = True) -> None:
         """Check the record after the eager call and note how to rebuild its result."""
         for tensor in self.keep:
             if isinstance(tensor, Tensor):
@@ -254,14 +280,22 @@ class _Held:
                     self.unsafe("a tensor's data was replaced outside the recorded ops")
                     break
         self.output = self._template(result)
-        self.build()
+        self.build(lowering)
         self.slot_of = self.array_slot = self.arrays = None
+        self.made = self.made_tensors = None
         self.keep = self.input_objects = None  # the traced call's graph is freed
 
     def _template(self, value):
         if isinstance(value, Tensor):
             slot = self.slot_of.get(id(value))
-            if slot is None or any(slot == s for s, _, _, _, _, _ in self.externals):
+            if slot is None:  # detach() or .data of a recorded result: a new Tensor per call
+                slot = self.array_slot.get(id(value._data))
+                if slot is not None:
+                    return ("t", slot, value._device)
+                if id(value) in self.made:
+                    self.unsafe(_MADE_OUTSIDE)
+                return ("x", value)
+            if any(slot == s for s, _, _, _, _, _ in self.externals):
                 return ("x", value)
             for s, position in self.inputs:
                 if s == slot and self.input_objects[position] is value:
@@ -280,21 +314,34 @@ class _Held:
         return ("c", value)
 
     # ------------------------------------------------------------------ replaying
-    def still_valid(self) -> bool:
-        """The tensors read from outside the call kept their shapes, dtypes and flags."""
-        for _, t, shape, dtype, rg, device in self.externals:
+    def still_valid(self, flat) -> bool:
+        """The tensors read from outside the call kept their shapes, dtypes, layouts (the
+        generated code may rely on them) and flags; no leaf whose .grad the replay fills
+        has a hook."""
+        for (_, t, shape, dtype, rg, device), (_, strides) in zip(self.externals,
+                                                                self.layouts):
             data = t._data
             if data.shape != shape or data.dtype != dtype or t._requires_grad != rg or \
-                    t._device != device:
+                    data.strides != strides or t._device is not device and t._device != device:
                 return False
-        for v in self.accumulated:
+        for v in self.accumulated if not self.accumulated_args else \
+                list(self.accumulated) + [flat[i] for i in self.accumulated_args]:
             if v._hooks or v._post_accumulate_hooks or v._grad_dtype is not None or \
                     v._grad is not None and v._grad._requires_grad:
                 return False
         return True
 
-    def build(self) -> None:
-        """Turn the record into a flat list of calls, each bound to its slots."""
+    def build(self, lowering: bool = True) -> None:
+        """Turn the record into one generated function of NumPy calls (``lower``), or,
+        where that cannot be done (a GPU trace), a flat list of op-level calls."""
+        self.lowered = None
+        if lowering and self.reason is None:
+            try:
+                self.lowered = lower(self, _accumulate, _rebuild)
+            except Exception as e:
+                self.lowering_error = f"{type(e).__name__}: {e}"
+            if self.lowered is not None:
+                return  # (the program stays, for op-level calls should a shape change)
         ctxs = {}
         calls = []
         for step in self.program:
@@ -303,7 +350,7 @@ class _Held:
                 ctxs[step[9]] = ctx
                 calls.append(call)
             elif step[0] == _BACKWARD:
-                calls.append(_backward_call(step[1], ctxs))
+                calls.append(_backward_call(step[1], ctxs, self.flat_box))
             elif step[0] == _COPY:
                 calls.append(_copy_call(*step[1:]))
             else:
@@ -312,13 +359,24 @@ class _Held:
         self.program = None
 
     def replay(self, flat):
+        if self.lowered is not None:
+            try:
+                return self.lowered(flat)
+            except ShapeChanged:  # raised before anything changed state: op by op from now
+                self.lowered = None
+                self.build(lowering=False)
+                raise
         env = [None] * self.nslots
         for slot, position in self.inputs:
             env[slot] = flat[position]._data
         for slot, t, _, _, _, _ in self.externals:
             env[slot] = t._data
-        for call in self.calls:
-            call(env)
+        self.flat_box[0] = flat
+        try:
+            for call in self.calls:
+                call(env)
+        finally:
+            self.flat_box[0] = None
         return _rebuild(self.output, env, flat)
 
 
@@ -396,7 +454,7 @@ def _rebuild(template, env, flat):
     return dict(zip(template[1], (_rebuild(t, env, flat) for t in template[2])))
 
 
-def _backward_call(plan, ctxs):
+def _backward_call(plan, ctxs, flat_box):
     """The engine's walk, unrolled: each node's backward on the gradient buffers, in the
     order the engine ran them, summing into the buffers as the engine sums."""
     root_plan, steps, nbuffers = plan
@@ -426,7 +484,8 @@ def _backward_call(plan, ctxs):
             if step[0]:
                 g = buffers[step[1]]
                 if g is not None:
-                    _accumulate(step[2], g, stored)
+                    _accumulate(step[2] if step[3] is None else flat_box[0][step[3]], g,
+                                stored)
                 continue
             _, ctx, backward, ins, pairs, meta = step
             if len(ins) == 1:
@@ -468,7 +527,7 @@ def _accumulate(variable, grad, stored):
     if current is None:
         owner = id(_owner(grad))
         if owner in stored or (not grad.flags.c_contiguous and data.flags.c_contiguous):
-            grad = grad.copy(order="C")
+            grad = copies.c_order(grad)
             owner = id(grad)
         variable._grad = Tensor._make(grad, variable._device, False)
         stored.add(owner)
@@ -492,6 +551,15 @@ def _replay_class(cls, xp, recording, device):
     return rcls
 
 
+def _holds_arrays(value) -> bool:
+    """An object (not a number or a tuple) whose attributes hold arrays or tensors, such
+    as an op's precomputed index plan: its values may come from this call's tensors."""
+    attributes = getattr(value, "__dict__", None)
+    if attributes is None or isinstance(value, type):
+        return False
+    return any(isinstance(v, (Tensor,) + _ARRAYS) for v in attributes.values())
+
+
 def _rng_state():
     """The default CPU generator's state, to notice draws made during a trace."""
     return bytes(random.default_generator.get_state()._data)
@@ -509,7 +577,8 @@ def _flatten(args, kwargs):
             first = next((i for i, t in enumerate(flat) if t is value), position)
             flat.append(value)
             data = value._data
-            return ("T", data.shape, data.dtype, value._device, value._requires_grad, first)
+            return ("T", data.shape, data.dtype, value._device, value._requires_grad, first,
+                    data.strides)
         if isinstance(value, (list, tuple)):
             return (type(value).__name__,) + tuple(one(v) for v in value)
         if isinstance(value, _SCALARS):
@@ -523,45 +592,56 @@ def _flatten(args, kwargs):
     return flat, tuple(parts)
 
 
-def _python_values(fn):
-    """The scalar globals and closure values ``fn``'s own code reads."""
+def _value_reader(fn):
+    """A function giving the scalar globals and closure values ``fn``'s own code reads
+    (names it reads that are not globals are left out)."""
     code = getattr(fn, "__code__", None)
     if code is None:
-        return ()
-    values = []
+        return tuple
     g = getattr(fn, "__globals__", {})
-    for name in code.co_names:
-        v = g.get(name)
-        if isinstance(v, _SCALARS):
-            values.append((name, v))
-    for cell in getattr(fn, "__closure__", None) or ():
-        try:
-            v = cell.cell_contents
-        except ValueError:
-            continue
-        if isinstance(v, _SCALARS):
-            values.append(v)
-    return tuple(values)
+    names = tuple(n for n in code.co_names if n in g)  # (attribute names are not globals)
+    cells = getattr(fn, "__closure__", None) or ()
+    scalars, missing = _SCALARS, g.get
+
+    def read():
+        values = [(n, v) for n in names if (v := missing(n)) is not None and
+                  isinstance(v, scalars)]
+        for cell in cells:
+            try:
+                v = cell.cell_contents
+            except ValueError:
+                continue
+            if isinstance(v, scalars):
+                values.append(v)
+        return tuple(values)
+    return read
 
 
 class CompiledFunction:
     """A function (or module) whose calls replay a recorded trace; see ``ember.compile``."""
 
-    def __init__(self, fn, cache_size: int = 8, fullgraph: bool = False):
+    def __init__(self, fn, cache_size: int = 8, fullgraph: bool = False, lowering: bool = True):
         self._fn = fn
+        self.lowering = lowering
         self._cache: OrderedDict = OrderedDict()
         self.cache_size = cache_size
         self.fullgraph = fullgraph
         self.stats = {"traces": 0, "replays": 0, "eager": 0}
         self._module = None
+        self._reader = (None, tuple)
         functools.update_wrapper(self, fn, updated=())
 
     def _signature(self, args, kwargs):
-        flat, parts = _flatten(args, kwargs)
+        flat, parts = _flatten(args, kwargs) if args or kwargs else ([], ())
         fn = self._fn
-        target = getattr(fn, "forward", fn) if self._module is not None else fn
-        key = (_state.enabled, is_anomaly_enabled(), dtypes.get_default_dtype(), parts,
-               _python_values(getattr(target, "__func__", target)))
+        if self._module is not None:
+            fn = getattr(fn, "forward", fn)
+            fn = getattr(fn, "__func__", fn)
+        reader = self._reader
+        if reader[0] is not fn:
+            reader = self._reader = (fn, _value_reader(fn))
+        key = (_state.enabled, _anomaly._flag.enabled, dtypes._default_float, parts,
+               reader[1]())
         if self._module is not None:
             module = self._module
             key += (tuple(m.training for m in module.modules()),
@@ -569,8 +649,9 @@ class CompiledFunction:
         return flat, key
 
     def __call__(self, *args, **kwargs):
-        if tracing.current() is not None:  # inside another compiled call: inline
-            return self._fn(*args, **kwargs)
+        tracer = _trace_state.tracer
+        if tracer is not None and tracer.thread == threading.get_ident():
+            return self._fn(*args, **kwargs)  # inside another compiled call: inline
         flat, key = self._signature(args, kwargs)
         held = self._cache.get(key)
         if held is not None:
@@ -578,9 +659,14 @@ class CompiledFunction:
             if held.reason is not None:
                 self.stats["eager"] += 1
                 return self._fn(*args, **kwargs)
-            if held.still_valid():
+            if held.still_valid(flat):
+                try:
+                    result = held.replay(flat)
+                except ShapeChanged:
+                    self.stats["eager"] += 1
+                    return self._fn(*args, **kwargs)
                 self.stats["replays"] += 1
-                return held.replay(flat)
+                return result
             del self._cache[key]
         return self._trace(key, flat, args, kwargs)
 
@@ -596,13 +682,26 @@ class CompiledFunction:
                 slot = held._new_slot(t)
             held.inputs.append((slot, position))
         held.rng = _rng_state()
+        made, made_tensors, make = held.made, held.made_tensors, Tensor._make
+
+        def tagged(data, device, requires_grad=False):
+            t = make(data, device, requires_grad)
+            # factories (ember.zeros, ember.tensor of Python values...) make constants the
+            # signature guards; any other tensor made outside an op holds this call's values
+            if sys._getframe(1).f_code.co_filename != _FACTORIES:
+                made.add(id(t))
+                made_tensors.append(t)
+            return t
+
         tracing.state.tracer = held
+        Tensor._make = staticmethod(tagged)  # (restored below: only while this call runs)
         try:
             result = self._fn(*args, **kwargs)
             held._check_rng()
         finally:
+            Tensor._make = staticmethod(make)
             tracing.state.tracer = None
-        held.finish(result)
+        held.finish(result, self.lowering)
         self.stats["traces"] += 1
         self._cache[key] = held
         while len(self._cache) > self.cache_size:
@@ -616,6 +715,16 @@ class CompiledFunction:
         """Why each cached signature runs eagerly (None where it replays)."""
         return [held.reason for held in self._cache.values()]
 
+    def lowered(self) -> list:
+        """Per cached signature: None where it runs eagerly or op by op, else a dict with
+        how many ops were lowered to NumPy calls and which kept an op-level call."""
+        out = []
+        for held in self._cache.values():
+            fn = held.lowered if held.reason is None else None
+            out.append(None if fn is None else {"lowered": fn.lowered,
+                                                 "fallback": list(fn.fallback)})
+        return out
+
     def cache_len(self) -> int:
         """How many signatures are cached (at most ``cache_size``)."""
         return len(self._cache)
@@ -624,8 +733,9 @@ class CompiledFunction:
 class CompiledModule(CompiledFunction):
     """``ember.compile(module)``: calls replay; attributes are the module's."""
 
-    def __init__(self, module, cache_size: int = 8, fullgraph: bool = False):
-        CompiledFunction.__init__(self, module, cache_size, fullgraph)
+    def __init__(self, module, cache_size: int = 8, fullgraph: bool = False,
+                 lowering: bool = True):
+        CompiledFunction.__init__(self, module, cache_size, fullgraph, lowering)
         self._module = module
 
     def __getattr__(self, name):
@@ -644,8 +754,10 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, 
     graph nodes. A call that reads a tensor's value into Python (``.item()``, ``bool()``,
     ``.tolist()``), runs an in-place op, uses hooks or draws random numbers outside an op
     is not replayed: that signature always runs eagerly. ``fullgraph=True`` raises instead.
-    ``dynamic``, ``backend``, ``mode`` and ``options`` are accepted for PyTorch code and
-    change nothing. Up to ``cache_size`` signatures are kept (least recently used go first).
+    ``dynamic``, ``backend`` and ``mode`` are accepted for PyTorch code and change nothing;
+    ``options={"lower": False}`` replays op by op instead of through the generated NumPy
+    function (see docs/compile.md, "How a replay runs"). Up to ``cache_size`` signatures
+    are kept (least recently used go first).
 
     Example::
 
@@ -673,10 +785,15 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, 
                         f"{type(model).__name__}")
     if not isinstance(cache_size, int) or isinstance(cache_size, bool) or cache_size < 1:
         raise ValueError(f"compile(): cache_size must be a positive int, got {cache_size!r}")
+    if options is not None and not isinstance(options, dict):
+        raise TypeError(f"compile(): options must be a dict, got {type(options).__name__}")
+    lowering = (options or {}).get("lower", True)
+    if not isinstance(lowering, bool):
+        raise TypeError(f"compile(): options['lower'] must be a bool, got {lowering!r}")
     if disable:
         return model
-    from .nn import Module
+    from ..nn import Module
 
     if isinstance(model, Module):
-        return CompiledModule(model, cache_size, fullgraph)
-    return CompiledFunction(model, cache_size, fullgraph)
+        return CompiledModule(model, cache_size, fullgraph, lowering)
+    return CompiledFunction(model, cache_size, fullgraph, lowering)
