@@ -431,7 +431,7 @@ def _accumulate(variable, grad, create_graph, stored):
             # both in the same order.
             owner = id(_owner(grad, True))
             if owner in stored or (not grad.flags.c_contiguous and data.flags.c_contiguous):
-                grad = grad.copy(order="C")
+                grad = backend.c_order(grad)
                 owner = id(grad)
             variable._grad = Tensor._make(grad, variable._device, False)
             stored.add(owner)

@@ -115,6 +115,13 @@ def matmul(xp, a, b):
     return out if out.dtype == a.dtype else out.astype(a.dtype)
 
 
+def c_order(array):
+    """A C-ordered copy of ``array`` (fast for transposed matrices on the CPU)."""
+    if isinstance(array, np.ndarray):
+        return cpu.c_order(array)
+    return array.copy(order="C")
+
+
 _ZERO_TYPES = (int, float)
 
 

@@ -38,6 +38,26 @@ def select_or_zero(condition, array, keep_where: bool):
     return out
 
 
+_STRIP_BYTES = 64       # one cache line of output per row
+_STRIP_MIN_BYTES = 1 << 16  # below this NumPy's copy is as fast
+
+
+def c_order(array):
+    """``array.copy(order="C")``, the same bytes, faster for a large transposed matrix:
+    NumPy's copy of one reads across rows and runs several times slower than memory
+    allows; copying it in column strips one cache line wide (each strip reads whole
+    source rows and writes one line per output row) is 2-10x faster. A transposed
+    gradient becoming a row-major ``.grad`` is the common case."""
+    if array.ndim != 2 or array.nbytes < _STRIP_MIN_BYTES or not array.flags.f_contiguous \
+            or type(array) is not np.ndarray:
+        return array.copy(order="C")
+    out = np.empty(array.shape, array.dtype)
+    width = max(1, _STRIP_BYTES // array.itemsize)
+    for j in range(0, array.shape[1], width):
+        out[:, j:j + width] = array[:, j:j + width]
+    return out
+
+
 def to_host(array):
     return array
 

@@ -16,6 +16,7 @@ import re
 
 import numpy as np
 
+from .. import backend
 from ..autograd.backward_math import ArrayMath
 
 # Arrays at least this big are deleted after their last use in the generated function, so
@@ -186,10 +187,8 @@ def _masks_with_zero(args, real) -> bool:
 
 
 def _where_zero(mask, x):
-    """``np.where(mask, x, 0.0)``: x's bits where mask holds, +0.0's (all zero) elsewhere."""
-    bits = _BITS[x.dtype]
-    keep = np.negative(mask.view(np.int8), dtype=bits)  # 0 or all ones
-    return np.bitwise_and(x.view(bits), keep).view(x.dtype)
+    """``np.where(mask, x, 0.0)`` through ``backend.where``, which masks the bits."""
+    return backend.where(np, mask, x, 0.0)
 
 
 class _XP:

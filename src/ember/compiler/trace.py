@@ -26,7 +26,6 @@ from ..autograd.backward_math import array_math
 from ..autograd.engine import dependencies
 from ..autograd.function import AccumulateGrad, accumulator_of
 from ..tensor import Tensor
-from . import copies
 from .lower import ShapeChanged, lower
 
 _state = grad_mode._state
@@ -527,7 +526,7 @@ def _accumulate(variable, grad, stored):
     if current is None:
         owner = id(_owner(grad))
         if owner in stored or (not grad.flags.c_contiguous and data.flags.c_contiguous):
-            grad = copies.c_order(grad)
+            grad = backend.c_order(grad)
             owner = id(grad)
         variable._grad = Tensor._make(grad, variable._device, False)
         stored.add(owner)

@@ -1,5 +1,6 @@
-"""``backend.where`` with a zero operand masks bits on NumPy instead of running
-np.where's branching loop; the result must be np.where's, bit for bit."""
+"""The CPU kernels behind ``backend``: ``where`` with a zero operand masks bits instead of
+running np.where's branching loop, and ``c_order`` copies transposed matrices in strips;
+the results must be NumPy's own, bit for bit."""
 from __future__ import annotations
 
 import numpy as np
@@ -52,3 +53,14 @@ def test_select_steps_aside_where_it_does_not_apply():
     # a negative zero is a value of its own: np.where keeps its sign
     got = backend.where(np, condition, values, -0.0)
     np.testing.assert_array_equal(np.signbit(got), np.signbit(np.where(condition, values, -0.0)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_transposed_gradient_copy_is_c_ordered_and_exact(dtype):
+    rng = np.random.default_rng(5)
+    for shape in [(300, 517), (3, 4), (1, 70000), (70000, 1)]:
+        a = rng.standard_normal(shape).astype(dtype)
+        for view in (a.T, a, a[:, ::2].T):
+            out = backend.c_order(view)
+            assert out.flags.c_contiguous and not np.shares_memory(out, a)
+            assert np.array_equal(out, view) and out.dtype == view.dtype
