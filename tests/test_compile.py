@@ -462,3 +462,33 @@ def test_post_accumulate_hooks_and_grad_dtype_run_eagerly():
     for _ in range(2):
         other(ember.ones(2))
     assert v.grad.dtype is ember.float64 and v.grad.tolist() == [2.0, 2.0]
+
+
+def test_clearing_grad_inside_the_step_is_replayed():
+    # `p.grad = None` (what zero_grad(set_to_none=True) does) is recorded and replayed;
+    # assigning a tensor to .grad is not replayable, so that step runs eagerly
+    w = ember.tensor([0.5, -1.0, 2.0], requires_grad=True)
+
+    def step(x):
+        w.grad = None
+        loss = (w * x).sum()
+        loss.backward()
+        return loss
+
+    compiled = ember.compile(step)
+    for k in range(4):
+        x = ember.tensor([1.0, 2.0, 3.0]) * (k + 1)
+        assert compiled(x).item() == 4.5 * (k + 1) and w.grad.tolist() == x.tolist()
+    assert compiled.stats["replays"] == 3
+
+    def assigning(x):
+        w.grad = ember.zeros(3)
+        loss = (w * x).sum()
+        loss.backward()
+        return loss
+
+    compiled = ember.compile(assigning)
+    for _ in range(3):
+        assert compiled(ember.ones(3)).item() == 1.5 and w.grad.tolist() == [1.0, 1.0, 1.0]
+    assert compiled.stats["replays"] == 0
+    assert "assigning a tensor to .grad" in compiled.explain()[0]

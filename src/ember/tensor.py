@@ -246,8 +246,14 @@ class Tensor:
 
     @grad.setter
     def grad(self, value) -> None:
-        if _tracing.state.tracer is not None:  # a plain attribute write: not replayable
-            _tracing.unsupported("assigning .grad (use optimizer.zero_grad() in a compiled step)")
+        if _tracing.state.tracer is not None:
+            tracer = _tracing.current()
+            if tracer is not None:
+                if value is None:  # clearing, as zero_grad does: replayed as this call
+                    tracer.record_call(_clear_grad, self, (), {})
+                    return
+                tracer.unsafe("assigning a tensor to .grad (clear it with None, or use "
+                              "optimizer.zero_grad(), in a compiled step)")
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError("assigned grad expected to be a Tensor or None but got "
@@ -701,6 +707,10 @@ class Tensor:
         hooks = self.__dict__.setdefault("_post_accumulate_hooks", [])
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
+
+
+def _clear_grad(tensor) -> None:
+    tensor._grad = None
 
 
 def _autograd_backward():
