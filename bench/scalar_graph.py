@@ -33,17 +33,11 @@ def main() -> None:
               for name, lib in libs.items()}
 
     def case(name):
-        def graph():
+        def step():
+            for leaf in leaves[name]:
+                leaf.grad = None
             build_and_backward(leaves[name], pairs)
-
-        def resetting(graph):
-            def step():
-                for leaf in leaves[name]:  # (outside the compiled part: .grad = None is
-                    leaf.grad = None       # Python the replay would not repeat)
-                graph()
-            return step
-        return {"scalar_graph": h.Case(resetting(graph),
-                                       compiled=lambda compile: resetting(compile(graph)))}
+        return {"scalar_graph": h.Case(step)}
 
     cases = {name: case(name) for name in libs}
     h.main("scalar_graph", f"{LEAVES} scalar leaves, {args.terms} terms y = y + a_i * b_i, "
