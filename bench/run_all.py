@@ -31,7 +31,12 @@ WORKLOADS = [
     ("matmul", ["--repeats", "7"]),
     ("transformer_block", ["--repeats", "5"]),
     ("lstm", ["--repeats", "5"]),
+    # ember.compile'd against PyTorch eager and ember eager, in one run
+    ("ops_overhead", ["--repeats", "15", "--against-eager"]),
+    ("scalar_graph", ["--repeats", "7", "--against-eager"]),
+    ("mlp_train", ["--repeats", "7", "--against-eager"]),
 ]
+COMPILED = " (compiled)"
 
 # case -> (comparison, bound, what it says), on the ratio the table shows at default threads
 TARGETS = {
@@ -48,6 +53,11 @@ TARGETS = {
     "matmul 2048": (">=", 0.95, "GFLOP/s vs NumPy"),
     "transformer_block fwd+bwd": ("<=", 1.25, "time (>= 0.8x speed)"),
     "lstm fwd+bwd": ("<=", 1.25, "time (>= 0.8x speed)"),
+    "chain no_grad (per op) (compiled)": ("<=", 0.25, "time"),
+    "chain fwd+bwd (per op) (compiled)": ("<=", 0.25, "time"),
+    "(x * 0.5).sum().backward() (compiled)": ("<=", 0.25, "time"),
+    "scalar_graph (compiled)": ("<=", 0.25, "time"),
+    "mlp_train compiled / ember eager": (">=", 1.2, "steps/s vs ember eager"),
 }
 
 
@@ -102,10 +112,14 @@ def ratios(results: list) -> dict:
     """{case: {threads: (ratio, baseline)}} including deep_chain's peak memory."""
     out: dict = {}
     for result in results:
+        compiled = "(ember compiled)" in result["workload"]
         for row in result["rows"]:
-            if "ratio" in row:
-                out.setdefault(row["case"], {})[result["threads"]] = (row["ratio"],
-                                                                      row["baseline"])
+            case = row["case"] + (COMPILED if compiled else "")
+            if "ratio" in row and not (compiled and row["case"] == "mlp_train"):
+                out.setdefault(case, {})[result["threads"]] = (row["ratio"], row["baseline"])
+            if compiled and row["case"] == "mlp_train" and "ratio_eager" in row:
+                out.setdefault("mlp_train compiled / ember eager", {})[result["threads"]] = (
+                    row["ratio_eager"], "ember eager")
             mem_e = row.get("ember", {}).get("rss_growth_mb")
             mem_t = row.get("torch", {}).get("rss_growth_mb")
             if mem_e is not None and mem_t:
@@ -194,7 +208,7 @@ def page(results: list, facts: dict, device: str, image: str, seconds: float) ->
 
 def _absolute(row) -> str:
     parts = []
-    for lib in ("ember", "torch", "numpy"):
+    for lib in ("ember", "ember eager", "torch", "numpy"):
         if lib in row:
             r = row[lib]
             if row["kind"] == "rate":
