@@ -166,19 +166,34 @@ def _shifts(geo: _Geometry) -> tuple[list, int]:
     return shifts, math.prod(padded)
 
 
-def _conv_shifted(xp, x, w, geo: _Geometry, keep: list | None = None):
-    """Stride-1 convolution as one matrix product per kernel offset: output row r (a
-    position of the padded grid) is sum_k x_rows[r + shift_k] @ w_k, each product reading
-    a contiguous shifted view, so no im2col copy is made. Rows whose window leaves the
-    grid are computed and dropped. With ``keep``, the padded rows are kept for dw."""
-    batch = x.shape[0]
-    out_channels = w.shape[0]
-    flat = _channels_last(xp, x, geo)                          # (B * padded, C)
-    if keep is not None:
-        keep.append(flat)
-    shifts, grid = _shifts(geo)
+def _padded_size(geo: _Geometry) -> tuple:
+    return tuple(s + a + b for s, a, b in zip(geo.size, geo.pad_lo, geo.pad_hi))
+
+
+def _taps(xp, w):
+    """w (O, C, *k) as one (C, O) matrix per kernel offset: (K, C, O)."""
+    return xp.ascontiguousarray(w.reshape(w.shape[0], w.shape[1], -1).transpose(2, 1, 0))
+
+
+def _with_bias(xp, y, bias, n_spatial: int):
+    """A fresh C-contiguous copy of ``y`` (B, O, *spatial, possibly a strided view), with
+    ``bias`` (O,) added in the same pass when given."""
+    out = xp.empty(y.shape, dtype=y.dtype)
+    if bias is None:
+        out[...] = y
+    else:
+        xp.add(y, bias.reshape((-1,) + (1,) * n_spatial), out=out)
+    return out
+
+
+def _shifted_products(xp, flat, taps, geo: _Geometry, batch: int, bias=None):
+    """y (B, O, *out) from padded channels-last rows ``flat`` (B * padded, C): output row r
+    (a position of the padded grid) is sum_k flat[r + shift_k] @ taps[k], each product
+    reading a contiguous shifted view, so no im2col copy is made. Rows whose window
+    leaves the grid are computed and dropped."""
+    out_channels = taps.shape[2]
+    shifts, _ = _shifts(geo)
     n = max(flat.shape[0] - shifts[-1], 0)
-    taps = xp.ascontiguousarray(w.reshape(out_channels, w.shape[1], -1).transpose(2, 1, 0))
     y = xp.empty((flat.shape[0], out_channels), dtype=xp.result_type(flat, taps))
     y[n:] = 0
     xp.matmul(flat[shifts[0]:shifts[0] + n], taps[0], out=y[:n])
@@ -187,10 +202,57 @@ def _conv_shifted(xp, x, w, geo: _Geometry, keep: list | None = None):
         for k in range(1, len(shifts)):
             xp.matmul(flat[shifts[k]:shifts[k] + n], taps[k], out=part)
             y[:n] += part
-    padded = tuple(s + a + b for s, a, b in zip(geo.size, geo.pad_lo, geo.pad_hi))
-    y = y.reshape((batch,) + padded + (out_channels,))
+    y = y.reshape((batch,) + _padded_size(geo) + (out_channels,))
     y = y[(slice(None),) + tuple(slice(0, o) for o in geo.out)]
-    return xp.ascontiguousarray(xp.moveaxis(y, -1, 1))
+    return _with_bias(xp, xp.moveaxis(y, -1, 1), bias, len(geo.out))
+
+
+def _conv_shifted(xp, x, w, geo: _Geometry, keep: list | None = None, bias=None):
+    """Stride-1 convolution as one matrix product per kernel offset over the zero-padded,
+    channels-last rows of x (``_shifted_products``). With ``keep``, the padded rows are
+    kept for dw."""
+    flat = _channels_last(xp, x, geo)                          # (B * padded, C)
+    if keep is not None:
+        keep.append(flat)
+    return _shifted_products(xp, flat, _taps(xp, w), geo, x.shape[0], bias)
+
+
+def _shares_grid(geo: _Geometry, channels: int, out_channels: int) -> bool:
+    """True when both gradients of a shifted convolution can read one padded grid of dy:
+    the output keeps the input's size (padding = the kernel's reach, 'same'), so dx's
+    convolution pads dy to the forward's grid, and dy has enough channels for dx to run
+    as shifted products too."""
+    return (_shifted(geo, channels) and out_channels >= SHIFTED_MIN_CHANNELS
+            and all(lo + hi == d * (k - 1) for lo, hi, d, k in
+                    zip(geo.pad_lo, geo.pad_hi, geo.dilation, geo.kernel)))
+
+
+def _conv_grads_shifted(xp, dy, w, geo: _Geometry, flat):
+    """dx and dw of a 'same' shifted convolution from one channels-last copy of dy placed
+    on the forward's padded grid (``_shares_grid``): dx is the shifted convolution of that
+    grid with the flipped, channel-swapped kernel; dw_k = flat[shift_k:]^T @ grid[c:],
+    c the row where dy's first output sits (the grid's other rows are zero)."""
+    batch, out_channels = dy.shape[:2]
+    padded = _padded_size(geo)
+    before = tuple(d * (k - 1) - lo for d, k, lo in zip(geo.dilation, geo.kernel, geo.pad_lo))
+    grid = xp.zeros((batch,) + padded + (out_channels,), dtype=dy.dtype)
+    grid[(slice(None),) + tuple(slice(b, b + o) for b, o in zip(before, geo.out))] = \
+        xp.moveaxis(dy, 1, -1)
+    rows = grid.reshape(-1, out_channels)
+    after = tuple(p - o - b for p, o, b in zip(padded, geo.out, before))
+    transposed = _Geometry(geo.out, geo.kernel, geo.stride, before, after, geo.dilation, 1,
+                           geo.size)
+    dx = _shifted_products(xp, rows, _taps(xp, _flipped_transposed(xp, w, 1)), transposed,
+                           batch)
+    shifts, _ = _shifts(geo)
+    n = max(flat.shape[0] - shifts[-1], 0)
+    place = [math.prod(padded[d + 1:]) for d in range(len(padded))]
+    start = sum(b * r for b, r in zip(before, place))
+    taps = xp.empty((len(shifts), flat.shape[1], out_channels),
+                    dtype=xp.result_type(flat, rows))
+    for k, shift in enumerate(shifts):
+        xp.matmul(flat[shift:shift + n].T, rows[start:start + n], out=taps[k])
+    return dx, xp.ascontiguousarray(taps.transpose(2, 1, 0)).reshape(w.shape)
 
 
 def _conv_weight_shifted(xp, x, y, geo: _Geometry, kernel_shape, flat=None):
@@ -212,15 +274,16 @@ def _conv_weight_shifted(xp, x, y, geo: _Geometry, kernel_shape, flat=None):
     return xp.ascontiguousarray(taps.transpose(2, 1, 0)).reshape(kernel_shape)
 
 
-def _conv(xp, x, w, geo: _Geometry, keep: list | None = None):
+def _conv(xp, x, w, geo: _Geometry, keep: list | None = None, bias=None):
     """y[b, o, p] = sum_{c, k} w[o, c, k] * x_padded[b, group(o) c, p * stride + k * dil].
 
     One GEMM per group over the whole batch, (Og, CgK) @ (CgK, B P): a single large BLAS
     call stays efficient where many small ones (one per sample) stall on thread start-up.
     With ``keep`` (a list), the im2col matrix is appended to it for the weight gradient.
+    ``bias`` (O,) is added in the pass that lays the result out as (B, O, *out).
     """
     if _shifted(geo, x.shape[1]):
-        return _conv_shifted(xp, x, w, geo, keep)
+        return _conv_shifted(xp, x, w, geo, keep, bias)
     batch = x.shape[0]
     g = geo.groups
     out_channels = w.shape[0]
@@ -230,8 +293,8 @@ def _conv(xp, x, w, geo: _Geometry, keep: list | None = None):
         keep.append(col)
     weight = w.reshape(g, out_channels // g, math.prod(w.shape[1:]))   # (g, Og, CgK)
     y = backend.matmul(xp, weight, col)                                         # (g, Og, B P)
-    y = y.reshape(g, out_channels // g, batch, positions).transpose(2, 0, 1, 3)
-    return xp.ascontiguousarray(y).reshape((batch, out_channels) + geo.out)
+    y = y.reshape(out_channels, batch, positions).transpose(1, 0, 2)
+    return _with_bias(xp, y, bias, 1).reshape((batch, out_channels) + geo.out)
 
 
 def _flipped_transposed(xp, w, groups: int):
@@ -245,7 +308,7 @@ def _flipped_transposed(xp, w, groups: int):
     return xp.ascontiguousarray(swapped).reshape((groups * cg, out_channels // groups) + kernel)
 
 
-def _conv_transpose(xp, y, w, geo: _Geometry):
+def _conv_transpose(xp, y, w, geo: _Geometry, bias=None):
     """The adjoint of ``_conv`` in x: x[b, c, :] = col2im(sum_o w[o, c, k] * y[b, o, p]).
     With stride 1 (and padding within the kernel's reach) it is the convolution of y with
     the flipped, channel-swapped kernel, which skips the col2im pass."""
@@ -257,7 +320,7 @@ def _conv_transpose(xp, y, w, geo: _Geometry):
     if all(st == 1 for st in geo.stride) and min(before + after) >= 0:
         return _conv(xp, y, _flipped_transposed(xp, w, geo.groups), _Geometry(
             geo.out, geo.kernel, geo.stride, before, after, geo.dilation, geo.groups,
-            geo.size))
+            geo.size), bias=bias)
     batch = y.shape[0]
     g = geo.groups
     out_channels, cg = w.shape[:2]
@@ -271,7 +334,10 @@ def _conv_transpose(xp, y, w, geo: _Geometry):
     blocks = col.reshape((g, cg) + geo.kernel + (batch,) + geo.out)
     order = ((2 + n, 0, 1) + tuple(range(2, 2 + n)) + tuple(range(3 + n, 3 + 2 * n)))
     blocks = blocks.transpose(order).reshape((batch, g * cg) + geo.kernel + geo.out)
-    return _col2im(xp, blocks, (batch, g * cg), geo)
+    x = _col2im(xp, blocks, (batch, g * cg), geo)
+    if bias is not None:
+        x += bias.reshape(_bias_shape(n))
+    return x
 
 
 def _conv_weight(xp, x, y, geo: _Geometry, kernel_shape, col=None):
@@ -329,10 +395,8 @@ class Convolution(Function):
         ctx.geo = geo
         # Keep the im2col matrix for the weight gradient: memory for one less pass over x.
         keep = [] if ctx._recording and ctx.needs_input_grad[1] else None
-        y = _conv(ctx.xp, x, w, geo, keep)
+        y = _conv(ctx.xp, x, w, geo, keep, b)
         ctx.col = keep[0] if keep else None
-        if b is not None:
-            y += b.reshape(_bias_shape(len(geo.kernel)))
         return y
 
     @staticmethod
@@ -341,9 +405,14 @@ class Convolution(Function):
         x, w = ctx.saved_tensors
         geo = ctx.geo
         need_x, need_w, need_b, _ = ctx.needs_input_grad
-        grad_x = _conv_transpose_of(m, grad, w, geo) if need_x else None
         col, ctx.col = ctx.col, None  # used once (a second backward recomputes it)
-        grad_w = _conv_weight_of(m, x, grad, geo, tuple(w.shape), col) if need_w else None
+        if m.arrays and need_x and need_w and _shares_grid(geo, x.shape[1], w.shape[0]):
+            if col is None:
+                col = _channels_last(m.xp, x, geo)
+            grad_x, grad_w = _conv_grads_shifted(m.xp, grad, w, geo, col)
+        else:
+            grad_x = _conv_transpose_of(m, grad, w, geo) if need_x else None
+            grad_w = _conv_weight_of(m, x, grad, geo, tuple(w.shape), col) if need_w else None
         grad_b = _bias_grad(m, grad) if need_b else None
         return grad_x, grad_w, grad_b, None
 
@@ -358,10 +427,7 @@ class ConvolutionTranspose(Function):
     def forward(ctx, y, w, b, geo):
         ctx.save_for_backward(y, w)
         ctx.geo = geo
-        x = _conv_transpose(ctx.xp, y, w, geo)
-        if b is not None:
-            x += b.reshape(_bias_shape(len(geo.kernel)))
-        return x
+        return _conv_transpose(ctx.xp, y, w, geo, b)
 
     @staticmethod
     def backward(ctx, grad):
