@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 from .. import backend
 from ..autograd.function import Function
+from . import _scratch
 from ._util import ensure_tensor
 from .registry import Sample, register_op
 
@@ -194,11 +195,13 @@ def _shifted_products(xp, flat, taps, geo: _Geometry, batch: int, bias=None):
     out_channels = taps.shape[2]
     shifts, _ = _shifts(geo)
     n = max(flat.shape[0] - shifts[-1], 0)
-    y = xp.empty((flat.shape[0], out_channels), dtype=xp.result_type(flat, taps))
+    dtype = xp.result_type(flat, taps)
+    # both temporaries stay inside: the result is a fresh NCHW copy
+    y = _scratch.empty(xp, "conv rows", (flat.shape[0], out_channels), dtype)
     y[n:] = 0
     xp.matmul(flat[shifts[0]:shifts[0] + n], taps[0], out=y[:n])
     if len(shifts) > 1:
-        part = xp.empty((n, out_channels), dtype=y.dtype)
+        part = _scratch.empty(xp, "conv part", (n, out_channels), dtype)
         for k in range(1, len(shifts)):
             xp.matmul(flat[shifts[k]:shifts[k] + n], taps[k], out=part)
             y[:n] += part
@@ -235,7 +238,8 @@ def _conv_grads_shifted(xp, dy, w, geo: _Geometry, flat):
     batch, out_channels = dy.shape[:2]
     padded = _padded_size(geo)
     before = tuple(d * (k - 1) - lo for d, k, lo in zip(geo.dilation, geo.kernel, geo.pad_lo))
-    grid = xp.zeros((batch,) + padded + (out_channels,), dtype=dy.dtype)
+    grid = _scratch.empty(xp, "conv grad grid", (batch,) + padded + (out_channels,), dy.dtype)
+    grid.fill(0)
     grid[(slice(None),) + tuple(slice(b, b + o) for b, o in zip(before, geo.out))] = \
         xp.moveaxis(dy, 1, -1)
     rows = grid.reshape(-1, out_channels)
@@ -292,7 +296,11 @@ def _conv(xp, x, w, geo: _Geometry, keep: list | None = None, bias=None):
     if keep is not None:
         keep.append(col)
     weight = w.reshape(g, out_channels // g, math.prod(w.shape[1:]))   # (g, Og, CgK)
-    y = backend.matmul(xp, weight, col)                                         # (g, Og, B P)
+    if col.dtype.kind == "V":  # bfloat16: NumPy multiplies it in float32
+        y = backend.matmul(xp, weight, col)                            # (g, Og, B P)
+    else:  # a temporary: the result is a fresh NCHW copy
+        y = xp.matmul(weight, col, out=_scratch.empty(
+            xp, "conv gemm", (g, out_channels // g, col.shape[2]), col.dtype))
     y = y.reshape(out_channels, batch, positions).transpose(1, 0, 2)
     return _with_bias(xp, y, bias, 1).reshape((batch, out_channels) + geo.out)
 
@@ -351,7 +359,9 @@ def _conv_weight(xp, x, y, geo: _Geometry, kernel_shape, col=None):
     if col is None:
         col = _im2col(xp, x, geo, batch_last=True)             # (g, CgK, B P)
     positions = math.prod(geo.out)
-    grads = y.reshape(batch, g, out_channels // g, positions).transpose(1, 2, 0, 3)
+    grads = _scratch.empty(xp, "conv grad rows", (g, out_channels // g, batch, positions),
+                           y.dtype)
+    grads[...] = y.reshape(batch, g, out_channels // g, positions).transpose(1, 2, 0, 3)
     grads = grads.reshape(g, out_channels // g, batch * positions)     # (g, Og, B P)
     # (CgK, B P) @ (B P, Og): the long B P axis is the contraction of one GEMM per group
     w = backend.matmul(xp, col, grads.transpose(0, 2, 1))                       # (g, CgK, Og)

@@ -24,6 +24,7 @@ import numpy as np
 from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
+from . import _scratch
 from ._util import ensure_tensor
 from .conv import _col2im, _Geometry, _non_overlapping, _pad, _sizes, _tuple, _windows
 from .indexing import AdvancedIndex, IndexScatter
@@ -301,14 +302,25 @@ def _first_max(xp, padded, geo: _Geometry, places: list):
         for j in range(1, geo.kernel[d]):
             value = best[at + (j,)]
             better = value > top
-            top = xp.maximum(top, value)
-            offset = j * step if code is None else code[at + (j,)] + j * step
-            if chosen is None:  # offset is a number here
-                chosen = better.astype(code_type)
-                if offset != 1:
-                    chosen *= offset
+            if j == 1:  # the stage's running maximum and offsets: reused buffers
+                top = xp.maximum(top, value, out=_scratch.empty(
+                    xp, f"pool max {d}", top.shape, top.dtype))
             else:
-                change = offset - chosen       # (a new array: offset may be a view)
+                xp.maximum(top, value, out=top)
+            if chosen is None:
+                chosen = _scratch.empty(xp, f"pool offset {d}", top.shape, code_type)
+                chosen[...] = better
+                if j * step != 1:
+                    chosen *= j * step
+            elif code is None:
+                change = _scratch.empty(xp, f"pool change {d}", top.shape, code_type)
+                xp.subtract(j * step, chosen, out=change)
+                change *= better
+                chosen += change
+            else:
+                change = _scratch.empty(xp, f"pool change {d}", top.shape, code_type)
+                xp.subtract(code[at + (j,)], chosen, out=change)
+                change += j * step
                 change *= better
                 chosen += change
         best, code = top, chosen
