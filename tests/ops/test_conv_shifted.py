@@ -189,3 +189,46 @@ def test_same_convolution_in_half_precision(dtype):
     torch.nn.functional.conv2d(tx, tw, padding=1).sum().backward()
     np.testing.assert_allclose(ex.grad.float().numpy(), tx.grad.numpy(), rtol=0.05, atol=0.1)
     np.testing.assert_allclose(ew.grad.float().numpy(), tw.grad.numpy(), rtol=0.05, atol=0.5)
+
+
+def test_random_geometries_match_im2col():
+    """Seeded fuzzing of the shifted kernels' row layout (blocks that share their padding
+    with the next line): 1-3 dims, kernel, dilation and padding on each side (up to past
+    the kernel's reach), against the im2col sums; and both gradients of 'same' ones."""
+    rng = np.random.default_rng(7)
+    checked = shared = 0
+    for _ in range(150):
+        n = int(rng.integers(1, 4))
+        size = tuple(int(v) for v in rng.integers(1, 6, n))
+        kernel = tuple(int(v) for v in rng.integers(1, 4, n))
+        dilation = tuple(int(v) for v in rng.integers(1, 3, n))
+        lo = tuple(int(v) for v in rng.integers(0, 4, n))
+        hi = tuple(int(v) for v in rng.integers(0, 4, n))
+        if rng.integers(0, 2):  # 'same'
+            lo = tuple(d * (k - 1) // 2 for d, k in zip(dilation, kernel))
+            hi = tuple(d * (k - 1) - a for d, k, a in zip(dilation, kernel, lo))
+        out = tuple(s + a + b - d * (k - 1)
+                    for s, a, b, d, k in zip(size, lo, hi, dilation, kernel))
+        if min(out) < 1:
+            continue
+        geo = C._Geometry(size, kernel, (1,) * n, lo, hi, dilation, 1, out)
+        batch = int(rng.integers(1, 4))
+        x = rng.standard_normal((batch, 3) + size)
+        w = rng.standard_normal((4, 3) + kernel)
+        keep: list = []
+        y = C._conv_shifted(np, x, w, geo, keep)
+        col = C._im2col(np, x, geo)[:, 0]                          # (B, C K, P)
+        expected = np.einsum("ok,bkp->bop", w.reshape(4, -1), col).reshape(y.shape)
+        np.testing.assert_allclose(y, expected, rtol=1e-10, atol=1e-10)
+        dy = rng.standard_normal(y.shape)
+        expected_dw = np.einsum("bop,bkp->ok", dy.reshape(batch, 4, -1), col).reshape(w.shape)
+        dw = C._conv_weight_shifted(np, x, dy, geo, w.shape, keep[0])
+        np.testing.assert_allclose(dw, expected_dw, rtol=1e-10, atol=1e-10)
+        if out == size:
+            dx, dw = C._conv_grads_shifted(np, dy, w, geo, keep[0])
+            expected_dx = C._conv_transpose(np, dy, w, geo)
+            np.testing.assert_allclose(dx, expected_dx, rtol=1e-10, atol=1e-10)
+            np.testing.assert_allclose(dw, expected_dw, rtol=1e-10, atol=1e-10)
+            shared += 1
+        checked += 1
+    assert checked > 80 and shared > 30

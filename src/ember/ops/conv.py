@@ -147,28 +147,56 @@ def _shifted(geo: _Geometry, channels: int) -> bool:
             and all(st == 1 for st in geo.stride))
 
 
-def _channels_last(xp, x, geo: _Geometry):
-    """x (B, C, *size) zero-padded and channels-last, flattened to rows (B * padded, C)."""
-    padded = tuple(s + a + b for s, a, b in zip(geo.size, geo.pad_lo, geo.pad_hi))
-    channels = x.shape[1]
-    flat = xp.zeros((x.shape[0],) + padded + (channels,), dtype=x.dtype)
-    inner = tuple(slice(a, a + s) for a, s in zip(geo.pad_lo, geo.size))
-    flat[(slice(None),) + inner + (slice(None),)] = xp.moveaxis(x, 1, -1)
-    return flat.reshape(-1, channels)
+class _Rows(NamedTuple):
+    """Where a shifted convolution's input sits in its channels-last rows. Each sample is
+    a block of ``block`` (the spatial size plus a shared padding q per dim, q = the
+    larger of the two paddings: the padding after one line along a dim is also the
+    padding before the next, since a window's read past a line's end or start lands in
+    a zero tail); the input starts each block, ``lead`` zero rows come first, and row
+    o of the output (o < ``computed``, block positions, the excess dropped) is
+    sum_k rows[o + shifts[k]] @ w_k."""
+
+    block: tuple
+    lead: int
+    shifts: list
+    computed: int
+    total: int
 
 
-def _shifts(geo: _Geometry) -> tuple[list, int]:
-    """Row offsets of each kernel offset in the flattened padded grid, and the number of
-    rows every shifted view can read."""
-    padded = tuple(s + a + b for s, a, b in zip(geo.size, geo.pad_lo, geo.pad_hi))
-    row = [math.prod(padded[d + 1:]) for d in range(len(padded))]
-    shifts = [sum(o * dl * r for o, dl, r in zip(offset, geo.dilation, row))
+def _rows(geo: _Geometry, batch: int) -> _Rows:
+    reach = [d * (k - 1) for d, k in zip(geo.dilation, geo.kernel)]
+    # a block must also hold a whole output line (padding beyond the kernel's reach)
+    block = tuple(s + max(lo, hi, lo + hi - r)
+                  for s, lo, hi, r in zip(geo.size, geo.pad_lo, geo.pad_hi, reach))
+    place = [math.prod(block[d + 1:]) for d in range(len(block))]
+    lead = sum(lo * p for lo, p in zip(geo.pad_lo, place))
+    shifts = [sum(o * dl * p for o, dl, p in zip(offset, geo.dilation, place))
               for offset in itertools.product(*(range(k) for k in geo.kernel))]
-    return shifts, math.prod(padded)
+    computed = batch * math.prod(block)
+    return _Rows(block, lead, shifts, computed, max(computed + shifts[-1], lead + computed))
 
 
-def _padded_size(geo: _Geometry) -> tuple:
-    return tuple(s + a + b for s, a, b in zip(geo.size, geo.pad_lo, geo.pad_hi))
+def _place_rows(xp, x, rows: _Rows, start: int, size: tuple, name=None):
+    """(rows.total, C) zeros with x (B, C, *size) channels-last at the first ``size``
+    positions of each block, the first block at row ``start``. With ``name``, a reused
+    buffer (for a temporary)."""
+    channels = x.shape[1]
+    shape = (rows.total, channels)
+    if name is None:
+        flat = xp.zeros(shape, dtype=x.dtype)
+    else:
+        flat = _scratch.empty(xp, name, shape, x.dtype)
+        flat.fill(0)
+    body = flat[start:start + rows.computed].reshape((x.shape[0],) + rows.block + (channels,))
+    body[(slice(None),) + tuple(slice(0, s) for s in size) + (slice(None),)] = \
+        xp.moveaxis(x, 1, -1)
+    return flat
+
+
+def _channels_last(xp, x, geo: _Geometry):
+    """x (B, C, *size) zero-padded and channels-last, as rows (see ``_Rows``)."""
+    rows = _rows(geo, x.shape[0])
+    return _place_rows(xp, x, rows, rows.lead, geo.size)
 
 
 def _taps(xp, w):
@@ -193,19 +221,18 @@ def _shifted_products(xp, flat, taps, geo: _Geometry, batch: int, bias=None):
     reading a contiguous shifted view, so no im2col copy is made. Rows whose window
     leaves the grid are computed and dropped."""
     out_channels = taps.shape[2]
-    shifts, _ = _shifts(geo)
-    n = max(flat.shape[0] - shifts[-1], 0)
+    layout = _rows(geo, batch)
+    shifts, n = layout.shifts, layout.computed
     dtype = xp.result_type(flat, taps)
     # both temporaries stay inside: the result is a fresh NCHW copy
-    y = _scratch.empty(xp, "conv rows", (flat.shape[0], out_channels), dtype)
-    y[n:] = 0
-    xp.matmul(flat[shifts[0]:shifts[0] + n], taps[0], out=y[:n])
+    y = _scratch.empty(xp, "conv rows", (n, out_channels), dtype)
+    xp.matmul(flat[shifts[0]:shifts[0] + n], taps[0], out=y)
     if len(shifts) > 1:
         part = _scratch.empty(xp, "conv part", (n, out_channels), dtype)
         for k in range(1, len(shifts)):
             xp.matmul(flat[shifts[k]:shifts[k] + n], taps[k], out=part)
-            y[:n] += part
-    y = y.reshape((batch,) + _padded_size(geo) + (out_channels,))
+            y += part
+    y = y.reshape((batch,) + layout.block + (out_channels,))
     y = y[(slice(None),) + tuple(slice(0, o) for o in geo.out)]
     return _with_bias(xp, xp.moveaxis(y, -1, 1), bias, len(geo.out))
 
@@ -236,26 +263,19 @@ def _conv_grads_shifted(xp, dy, w, geo: _Geometry, flat):
     grid with the flipped, channel-swapped kernel; dw_k = flat[shift_k:]^T @ grid[c:],
     c the row where dy's first output sits (the grid's other rows are zero)."""
     batch, out_channels = dy.shape[:2]
-    padded = _padded_size(geo)
     before = tuple(d * (k - 1) - lo for d, k, lo in zip(geo.dilation, geo.kernel, geo.pad_lo))
-    grid = _scratch.empty(xp, "conv grad grid", (batch,) + padded + (out_channels,), dy.dtype)
-    grid.fill(0)
-    grid[(slice(None),) + tuple(slice(b, b + o) for b, o in zip(before, geo.out))] = \
-        xp.moveaxis(dy, 1, -1)
-    rows = grid.reshape(-1, out_channels)
-    after = tuple(p - o - b for p, o, b in zip(padded, geo.out, before))
+    after = tuple(d * (k - 1) - hi for d, k, hi in zip(geo.dilation, geo.kernel, geo.pad_hi))
     transposed = _Geometry(geo.out, geo.kernel, geo.stride, before, after, geo.dilation, 1,
                            geo.size)
-    dx = _shifted_products(xp, rows, _taps(xp, _flipped_transposed(xp, w, 1)), transposed,
+    layout = _rows(transposed, batch)          # the forward's blocks and shifts ('same')
+    grid = _place_rows(xp, dy, layout, layout.lead, geo.out, "conv grad grid")
+    dx = _shifted_products(xp, grid, _taps(xp, _flipped_transposed(xp, w, 1)), transposed,
                            batch)
-    shifts, _ = _shifts(geo)
-    n = max(flat.shape[0] - shifts[-1], 0)
-    place = [math.prod(padded[d + 1:]) for d in range(len(padded))]
-    start = sum(b * r for b, r in zip(before, place))
+    shifts, n, start = layout.shifts, layout.computed, layout.lead
     taps = xp.empty((len(shifts), flat.shape[1], out_channels),
-                    dtype=xp.result_type(flat, rows))
+                    dtype=xp.result_type(flat, grid))
     for k, shift in enumerate(shifts):
-        xp.matmul(flat[shift:shift + n].T, rows[start:start + n], out=taps[k])
+        xp.matmul(flat[shift:shift + n].T, grid[start:start + n], out=taps[k])
     return dx, xp.ascontiguousarray(taps.transpose(2, 1, 0)).reshape(w.shape)
 
 
@@ -264,17 +284,14 @@ def _conv_weight_shifted(xp, x, y, geo: _Geometry, kernel_shape, flat=None):
     dy placed on the padded grid (zeros where no window starts)."""
     if flat is None:
         flat = _channels_last(xp, x, geo)
-    batch, out_channels = y.shape[:2]
-    padded = tuple(s + a + b for s, a, b in zip(geo.size, geo.pad_lo, geo.pad_hi))
-    grid = xp.zeros((batch,) + padded + (out_channels,), dtype=y.dtype)
-    grid[(slice(None),) + tuple(slice(0, o) for o in geo.out)] = xp.moveaxis(y, 1, -1)
-    shifts, _ = _shifts(geo)
-    n = max(flat.shape[0] - shifts[-1], 0)
-    rows = grid.reshape(-1, out_channels)[:n]
-    taps = xp.empty((len(shifts), flat.shape[1], out_channels),
-                    dtype=xp.result_type(flat, rows))
+    layout = _rows(geo, y.shape[0])
+    # dy at the output rows (block positions), zeros elsewhere
+    grid = _place_rows(xp, y, layout, 0, geo.out, "conv grad grid")
+    shifts, n = layout.shifts, layout.computed
+    taps = xp.empty((len(shifts), flat.shape[1], y.shape[1]),
+                    dtype=xp.result_type(flat, grid))
     for k, shift in enumerate(shifts):
-        xp.matmul(flat[shift:shift + n].T, rows, out=taps[k])
+        xp.matmul(flat[shift:shift + n].T, grid[:n], out=taps[k])
     return xp.ascontiguousarray(taps.transpose(2, 1, 0)).reshape(kernel_shape)
 
 
