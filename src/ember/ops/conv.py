@@ -216,10 +216,10 @@ def _with_bias(xp, y, bias, n_spatial: int):
 
 
 def _shifted_products(xp, flat, taps, geo: _Geometry, batch: int, bias=None):
-    """y (B, O, *out) from padded channels-last rows ``flat`` (B * padded, C): output row r
-    (a position of the padded grid) is sum_k flat[r + shift_k] @ taps[k], each product
-    reading a contiguous shifted view, so no im2col copy is made. Rows whose window
-    leaves the grid are computed and dropped."""
+    """y (B, O, *out) from channels-last rows ``flat`` laid out by ``_rows(geo, batch)``:
+    output row o is sum_k flat[o + shift_k] @ taps[k], each product reading a contiguous
+    shifted view, so no im2col copy is made. The rows of each block past the output's
+    size are computed and dropped."""
     out_channels = taps.shape[2]
     layout = _rows(geo, batch)
     shifts, n = layout.shifts, layout.computed
@@ -241,7 +241,7 @@ def _conv_shifted(xp, x, w, geo: _Geometry, keep: list | None = None, bias=None)
     """Stride-1 convolution as one matrix product per kernel offset over the zero-padded,
     channels-last rows of x (``_shifted_products``). With ``keep``, the padded rows are
     kept for dw."""
-    flat = _channels_last(xp, x, geo)                          # (B * padded, C)
+    flat = _channels_last(xp, x, geo)                          # (rows, C)
     if keep is not None:
         keep.append(flat)
     return _shifted_products(xp, flat, _taps(xp, w), geo, x.shape[0], bias)
@@ -258,10 +258,12 @@ def _shares_grid(geo: _Geometry, channels: int, out_channels: int) -> bool:
 
 
 def _conv_grads_shifted(xp, dy, w, geo: _Geometry, flat):
-    """dx and dw of a 'same' shifted convolution from one channels-last copy of dy placed
-    on the forward's padded grid (``_shares_grid``): dx is the shifted convolution of that
-    grid with the flipped, channel-swapped kernel; dw_k = flat[shift_k:]^T @ grid[c:],
-    c the row where dy's first output sits (the grid's other rows are zero)."""
+    """dx and dw of a 'same' shifted convolution from one channels-last copy of dy, laid
+    out as the input of dx's convolution (dy padded by the kernel's reach less x's
+    padding; ``_shares_grid``), whose blocks and shifts are the forward's: dx is the
+    shifted convolution of those rows with the flipped, channel-swapped kernel, and
+    dw_k = flat[shift_k:][:n]^T @ rows[lead:][:n], dy's output o sitting at row lead + o
+    (the other rows are zero)."""
     batch, out_channels = dy.shape[:2]
     before = tuple(d * (k - 1) - lo for d, k, lo in zip(geo.dilation, geo.kernel, geo.pad_lo))
     after = tuple(d * (k - 1) - hi for d, k, hi in zip(geo.dilation, geo.kernel, geo.pad_hi))
@@ -280,8 +282,8 @@ def _conv_grads_shifted(xp, dy, w, geo: _Geometry, flat):
 
 
 def _conv_weight_shifted(xp, x, y, geo: _Geometry, kernel_shape, flat=None):
-    """The weight gradient of ``_conv_shifted``: dw_k = x_rows[shift_k:]^T @ dy_rows, with
-    dy placed on the padded grid (zeros where no window starts)."""
+    """The weight gradient of ``_conv_shifted``: dw_k = x_rows[shift_k:][:n]^T @ dy_rows,
+    dy placed at the output rows of the forward's layout (zeros where no output is)."""
     if flat is None:
         flat = _channels_last(xp, x, geo)
     layout = _rows(geo, y.shape[0])

@@ -5,8 +5,9 @@ Pooling works on the last n dims of any leading shape, with strided windows:
 - sums over windows (avg/lp pooling) are one strided add per kernel offset, and their
   adjoint (the backward) is col2im, the same loop the other way (``WindowSum`` and
   ``WindowSumTranspose`` are each other's backward, so double backward works);
-- max pooling finds per-plane flat indices (PyTorch's ``return_indices``) and gathers
-  at them; its backward scatters into the plane, and max_unpool is that scatter;
+- max pooling finds per-plane flat indices (PyTorch's ``return_indices``), by a
+  branch-free separable scan over the windows, and gathers at them; its backward
+  scatters into the plane, and max_unpool is that scatter;
 - adaptive pooling and interpolation are separable: along each dim, every output reads a
   few input positions ("taps") with weights, a gather along one axis; ``Resample`` does
   all the dims in one node, and its adjoint (``ResampleTranspose``) is the same kind of
