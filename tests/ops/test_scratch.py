@@ -7,7 +7,6 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-import pytest
 
 import ember
 import ember.nn.functional as F
