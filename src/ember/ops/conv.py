@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 from .. import backend
 from ..autograd.function import Function
+from . import _scratch
 from ._util import ensure_tensor
 from .registry import Sample, register_op
 
@@ -146,81 +147,166 @@ def _shifted(geo: _Geometry, channels: int) -> bool:
             and all(st == 1 for st in geo.stride))
 
 
-def _channels_last(xp, x, geo: _Geometry):
-    """x (B, C, *size) zero-padded and channels-last, flattened to rows (B * padded, C)."""
-    padded = tuple(s + a + b for s, a, b in zip(geo.size, geo.pad_lo, geo.pad_hi))
-    channels = x.shape[1]
-    flat = xp.zeros((x.shape[0],) + padded + (channels,), dtype=x.dtype)
-    inner = tuple(slice(a, a + s) for a, s in zip(geo.pad_lo, geo.size))
-    flat[(slice(None),) + inner + (slice(None),)] = xp.moveaxis(x, 1, -1)
-    return flat.reshape(-1, channels)
+class _Rows(NamedTuple):
+    """Where a shifted convolution's input sits in its channels-last rows. Each sample is
+    a block of ``block`` (the spatial size plus a shared padding q per dim, q = the
+    larger of the two paddings: the padding after one line along a dim is also the
+    padding before the next, since a window's read past a line's end or start lands in
+    a zero tail); the input starts each block, ``lead`` zero rows come first, and row
+    o of the output (o < ``computed``, block positions, the excess dropped) is
+    sum_k rows[o + shifts[k]] @ w_k."""
+
+    block: tuple
+    lead: int
+    shifts: list
+    computed: int
+    total: int
 
 
-def _shifts(geo: _Geometry) -> tuple[list, int]:
-    """Row offsets of each kernel offset in the flattened padded grid, and the number of
-    rows every shifted view can read."""
-    padded = tuple(s + a + b for s, a, b in zip(geo.size, geo.pad_lo, geo.pad_hi))
-    row = [math.prod(padded[d + 1:]) for d in range(len(padded))]
-    shifts = [sum(o * dl * r for o, dl, r in zip(offset, geo.dilation, row))
+def _rows(geo: _Geometry, batch: int) -> _Rows:
+    reach = [d * (k - 1) for d, k in zip(geo.dilation, geo.kernel)]
+    # a block must also hold a whole output line (padding beyond the kernel's reach)
+    block = tuple(s + max(lo, hi, lo + hi - r)
+                  for s, lo, hi, r in zip(geo.size, geo.pad_lo, geo.pad_hi, reach))
+    place = [math.prod(block[d + 1:]) for d in range(len(block))]
+    lead = sum(lo * p for lo, p in zip(geo.pad_lo, place))
+    shifts = [sum(o * dl * p for o, dl, p in zip(offset, geo.dilation, place))
               for offset in itertools.product(*(range(k) for k in geo.kernel))]
-    return shifts, math.prod(padded)
+    computed = batch * math.prod(block)
+    return _Rows(block, lead, shifts, computed, max(computed + shifts[-1], lead + computed))
 
 
-def _conv_shifted(xp, x, w, geo: _Geometry, keep: list | None = None):
-    """Stride-1 convolution as one matrix product per kernel offset: output row r (a
-    position of the padded grid) is sum_k x_rows[r + shift_k] @ w_k, each product reading
-    a contiguous shifted view, so no im2col copy is made. Rows whose window leaves the
-    grid are computed and dropped. With ``keep``, the padded rows are kept for dw."""
-    batch = x.shape[0]
-    out_channels = w.shape[0]
-    flat = _channels_last(xp, x, geo)                          # (B * padded, C)
-    if keep is not None:
-        keep.append(flat)
-    shifts, grid = _shifts(geo)
-    n = max(flat.shape[0] - shifts[-1], 0)
-    taps = xp.ascontiguousarray(w.reshape(out_channels, w.shape[1], -1).transpose(2, 1, 0))
-    y = xp.empty((flat.shape[0], out_channels), dtype=xp.result_type(flat, taps))
-    y[n:] = 0
-    xp.matmul(flat[shifts[0]:shifts[0] + n], taps[0], out=y[:n])
+def _place_rows(xp, x, rows: _Rows, start: int, size: tuple, name=None):
+    """(rows.total, C) zeros with x (B, C, *size) channels-last at the first ``size``
+    positions of each block, the first block at row ``start``. With ``name``, a reused
+    buffer (for a temporary)."""
+    channels = x.shape[1]
+    shape = (rows.total, channels)
+    if name is None:
+        flat = xp.zeros(shape, dtype=x.dtype)
+    else:
+        flat = _scratch.empty(xp, name, shape, x.dtype)
+        flat.fill(0)
+    body = flat[start:start + rows.computed].reshape((x.shape[0],) + rows.block + (channels,))
+    body[(slice(None),) + tuple(slice(0, s) for s in size) + (slice(None),)] = \
+        xp.moveaxis(x, 1, -1)
+    return flat
+
+
+def _channels_last(xp, x, geo: _Geometry):
+    """x (B, C, *size) zero-padded and channels-last, as rows (see ``_Rows``)."""
+    rows = _rows(geo, x.shape[0])
+    return _place_rows(xp, x, rows, rows.lead, geo.size)
+
+
+def _taps(xp, w):
+    """w (O, C, *k) as one (C, O) matrix per kernel offset: (K, C, O)."""
+    return xp.ascontiguousarray(w.reshape(w.shape[0], w.shape[1], -1).transpose(2, 1, 0))
+
+
+def _with_bias(xp, y, bias, n_spatial: int):
+    """A fresh C-contiguous copy of ``y`` (B, O, *spatial, possibly a strided view), with
+    ``bias`` (O,) added in the same pass when given."""
+    out = xp.empty(y.shape, dtype=y.dtype)
+    if bias is None:
+        out[...] = y
+    else:
+        xp.add(y, bias.reshape((-1,) + (1,) * n_spatial), out=out)
+    return out
+
+
+def _shifted_products(xp, flat, taps, geo: _Geometry, batch: int, bias=None):
+    """y (B, O, *out) from channels-last rows ``flat`` laid out by ``_rows(geo, batch)``:
+    output row o is sum_k flat[o + shift_k] @ taps[k], each product reading a contiguous
+    shifted view, so no im2col copy is made. The rows of each block past the output's
+    size are computed and dropped."""
+    out_channels = taps.shape[2]
+    layout = _rows(geo, batch)
+    shifts, n = layout.shifts, layout.computed
+    dtype = xp.result_type(flat, taps)
+    # both temporaries stay inside: the result is a fresh NCHW copy
+    y = _scratch.empty(xp, "conv rows", (n, out_channels), dtype)
+    xp.matmul(flat[shifts[0]:shifts[0] + n], taps[0], out=y)
     if len(shifts) > 1:
-        part = xp.empty((n, out_channels), dtype=y.dtype)
+        part = _scratch.empty(xp, "conv part", (n, out_channels), dtype)
         for k in range(1, len(shifts)):
             xp.matmul(flat[shifts[k]:shifts[k] + n], taps[k], out=part)
-            y[:n] += part
-    padded = tuple(s + a + b for s, a, b in zip(geo.size, geo.pad_lo, geo.pad_hi))
-    y = y.reshape((batch,) + padded + (out_channels,))
+            y += part
+    y = y.reshape((batch,) + layout.block + (out_channels,))
     y = y[(slice(None),) + tuple(slice(0, o) for o in geo.out)]
-    return xp.ascontiguousarray(xp.moveaxis(y, -1, 1))
+    return _with_bias(xp, xp.moveaxis(y, -1, 1), bias, len(geo.out))
+
+
+def _conv_shifted(xp, x, w, geo: _Geometry, keep: list | None = None, bias=None):
+    """Stride-1 convolution as one matrix product per kernel offset over the zero-padded,
+    channels-last rows of x (``_shifted_products``). With ``keep``, the padded rows are
+    kept for dw."""
+    flat = _channels_last(xp, x, geo)                          # (rows, C)
+    if keep is not None:
+        keep.append(flat)
+    return _shifted_products(xp, flat, _taps(xp, w), geo, x.shape[0], bias)
+
+
+def _shares_grid(geo: _Geometry, channels: int, out_channels: int) -> bool:
+    """True when both gradients of a shifted convolution can read one padded grid of dy:
+    the output keeps the input's size (padding = the kernel's reach, 'same'), so dx's
+    convolution pads dy to the forward's grid, and dy has enough channels for dx to run
+    as shifted products too."""
+    return (_shifted(geo, channels) and out_channels >= SHIFTED_MIN_CHANNELS
+            and all(lo + hi == d * (k - 1) for lo, hi, d, k in
+                    zip(geo.pad_lo, geo.pad_hi, geo.dilation, geo.kernel)))
+
+
+def _conv_grads_shifted(xp, dy, w, geo: _Geometry, flat):
+    """dx and dw of a 'same' shifted convolution from one channels-last copy of dy, laid
+    out as the input of dx's convolution (dy padded by the kernel's reach less x's
+    padding; ``_shares_grid``), whose blocks and shifts are the forward's: dx is the
+    shifted convolution of those rows with the flipped, channel-swapped kernel, and
+    dw_k = flat[shift_k:][:n]^T @ rows[lead:][:n], dy's output o sitting at row lead + o
+    (the other rows are zero)."""
+    batch, out_channels = dy.shape[:2]
+    before = tuple(d * (k - 1) - lo for d, k, lo in zip(geo.dilation, geo.kernel, geo.pad_lo))
+    after = tuple(d * (k - 1) - hi for d, k, hi in zip(geo.dilation, geo.kernel, geo.pad_hi))
+    transposed = _Geometry(geo.out, geo.kernel, geo.stride, before, after, geo.dilation, 1,
+                           geo.size)
+    layout = _rows(transposed, batch)          # the forward's blocks and shifts ('same')
+    grid = _place_rows(xp, dy, layout, layout.lead, geo.out, "conv grad grid")
+    dx = _shifted_products(xp, grid, _taps(xp, _flipped_transposed(xp, w, 1)), transposed,
+                           batch)
+    shifts, n, start = layout.shifts, layout.computed, layout.lead
+    taps = xp.empty((len(shifts), flat.shape[1], out_channels),
+                    dtype=xp.result_type(flat, grid))
+    for k, shift in enumerate(shifts):
+        xp.matmul(flat[shift:shift + n].T, grid[start:start + n], out=taps[k])
+    return dx, xp.ascontiguousarray(taps.transpose(2, 1, 0)).reshape(w.shape)
 
 
 def _conv_weight_shifted(xp, x, y, geo: _Geometry, kernel_shape, flat=None):
-    """The weight gradient of ``_conv_shifted``: dw_k = x_rows[shift_k:]^T @ dy_rows, with
-    dy placed on the padded grid (zeros where no window starts)."""
+    """The weight gradient of ``_conv_shifted``: dw_k = x_rows[shift_k:][:n]^T @ dy_rows,
+    dy placed at the output rows of the forward's layout (zeros where no output is)."""
     if flat is None:
         flat = _channels_last(xp, x, geo)
-    batch, out_channels = y.shape[:2]
-    padded = tuple(s + a + b for s, a, b in zip(geo.size, geo.pad_lo, geo.pad_hi))
-    grid = xp.zeros((batch,) + padded + (out_channels,), dtype=y.dtype)
-    grid[(slice(None),) + tuple(slice(0, o) for o in geo.out)] = xp.moveaxis(y, 1, -1)
-    shifts, _ = _shifts(geo)
-    n = max(flat.shape[0] - shifts[-1], 0)
-    rows = grid.reshape(-1, out_channels)[:n]
-    taps = xp.empty((len(shifts), flat.shape[1], out_channels),
-                    dtype=xp.result_type(flat, rows))
+    layout = _rows(geo, y.shape[0])
+    # dy at the output rows (block positions), zeros elsewhere
+    grid = _place_rows(xp, y, layout, 0, geo.out, "conv grad grid")
+    shifts, n = layout.shifts, layout.computed
+    taps = xp.empty((len(shifts), flat.shape[1], y.shape[1]),
+                    dtype=xp.result_type(flat, grid))
     for k, shift in enumerate(shifts):
-        xp.matmul(flat[shift:shift + n].T, rows, out=taps[k])
+        xp.matmul(flat[shift:shift + n].T, grid[:n], out=taps[k])
     return xp.ascontiguousarray(taps.transpose(2, 1, 0)).reshape(kernel_shape)
 
 
-def _conv(xp, x, w, geo: _Geometry, keep: list | None = None):
+def _conv(xp, x, w, geo: _Geometry, keep: list | None = None, bias=None):
     """y[b, o, p] = sum_{c, k} w[o, c, k] * x_padded[b, group(o) c, p * stride + k * dil].
 
     One GEMM per group over the whole batch, (Og, CgK) @ (CgK, B P): a single large BLAS
     call stays efficient where many small ones (one per sample) stall on thread start-up.
     With ``keep`` (a list), the im2col matrix is appended to it for the weight gradient.
+    ``bias`` (O,) is added in the pass that lays the result out as (B, O, *out).
     """
     if _shifted(geo, x.shape[1]):
-        return _conv_shifted(xp, x, w, geo, keep)
+        return _conv_shifted(xp, x, w, geo, keep, bias)
     batch = x.shape[0]
     g = geo.groups
     out_channels = w.shape[0]
@@ -229,9 +315,13 @@ def _conv(xp, x, w, geo: _Geometry, keep: list | None = None):
     if keep is not None:
         keep.append(col)
     weight = w.reshape(g, out_channels // g, math.prod(w.shape[1:]))   # (g, Og, CgK)
-    y = backend.matmul(xp, weight, col)                                         # (g, Og, B P)
-    y = y.reshape(g, out_channels // g, batch, positions).transpose(2, 0, 1, 3)
-    return xp.ascontiguousarray(y).reshape((batch, out_channels) + geo.out)
+    if col.dtype.kind == "V":  # bfloat16: NumPy multiplies it in float32
+        y = backend.matmul(xp, weight, col)                            # (g, Og, B P)
+    else:  # a temporary: the result is a fresh NCHW copy
+        y = xp.matmul(weight, col, out=_scratch.empty(
+            xp, "conv gemm", (g, out_channels // g, col.shape[2]), col.dtype))
+    y = y.reshape(out_channels, batch, positions).transpose(1, 0, 2)
+    return _with_bias(xp, y, bias, 1).reshape((batch, out_channels) + geo.out)
 
 
 def _flipped_transposed(xp, w, groups: int):
@@ -245,7 +335,7 @@ def _flipped_transposed(xp, w, groups: int):
     return xp.ascontiguousarray(swapped).reshape((groups * cg, out_channels // groups) + kernel)
 
 
-def _conv_transpose(xp, y, w, geo: _Geometry):
+def _conv_transpose(xp, y, w, geo: _Geometry, bias=None):
     """The adjoint of ``_conv`` in x: x[b, c, :] = col2im(sum_o w[o, c, k] * y[b, o, p]).
     With stride 1 (and padding within the kernel's reach) it is the convolution of y with
     the flipped, channel-swapped kernel, which skips the col2im pass."""
@@ -257,7 +347,7 @@ def _conv_transpose(xp, y, w, geo: _Geometry):
     if all(st == 1 for st in geo.stride) and min(before + after) >= 0:
         return _conv(xp, y, _flipped_transposed(xp, w, geo.groups), _Geometry(
             geo.out, geo.kernel, geo.stride, before, after, geo.dilation, geo.groups,
-            geo.size))
+            geo.size), bias=bias)
     batch = y.shape[0]
     g = geo.groups
     out_channels, cg = w.shape[:2]
@@ -271,7 +361,10 @@ def _conv_transpose(xp, y, w, geo: _Geometry):
     blocks = col.reshape((g, cg) + geo.kernel + (batch,) + geo.out)
     order = ((2 + n, 0, 1) + tuple(range(2, 2 + n)) + tuple(range(3 + n, 3 + 2 * n)))
     blocks = blocks.transpose(order).reshape((batch, g * cg) + geo.kernel + geo.out)
-    return _col2im(xp, blocks, (batch, g * cg), geo)
+    x = _col2im(xp, blocks, (batch, g * cg), geo)
+    if bias is not None:
+        x += bias.reshape(_bias_shape(n))
+    return x
 
 
 def _conv_weight(xp, x, y, geo: _Geometry, kernel_shape, col=None):
@@ -285,7 +378,9 @@ def _conv_weight(xp, x, y, geo: _Geometry, kernel_shape, col=None):
     if col is None:
         col = _im2col(xp, x, geo, batch_last=True)             # (g, CgK, B P)
     positions = math.prod(geo.out)
-    grads = y.reshape(batch, g, out_channels // g, positions).transpose(1, 2, 0, 3)
+    grads = _scratch.empty(xp, "conv grad rows", (g, out_channels // g, batch, positions),
+                           y.dtype)
+    grads[...] = y.reshape(batch, g, out_channels // g, positions).transpose(1, 2, 0, 3)
     grads = grads.reshape(g, out_channels // g, batch * positions)     # (g, Og, B P)
     # (CgK, B P) @ (B P, Og): the long B P axis is the contraction of one GEMM per group
     w = backend.matmul(xp, col, grads.transpose(0, 2, 1))                       # (g, CgK, Og)
@@ -329,10 +424,8 @@ class Convolution(Function):
         ctx.geo = geo
         # Keep the im2col matrix for the weight gradient: memory for one less pass over x.
         keep = [] if ctx._recording and ctx.needs_input_grad[1] else None
-        y = _conv(ctx.xp, x, w, geo, keep)
+        y = _conv(ctx.xp, x, w, geo, keep, b)
         ctx.col = keep[0] if keep else None
-        if b is not None:
-            y += b.reshape(_bias_shape(len(geo.kernel)))
         return y
 
     @staticmethod
@@ -341,9 +434,14 @@ class Convolution(Function):
         x, w = ctx.saved_tensors
         geo = ctx.geo
         need_x, need_w, need_b, _ = ctx.needs_input_grad
-        grad_x = _conv_transpose_of(m, grad, w, geo) if need_x else None
         col, ctx.col = ctx.col, None  # used once (a second backward recomputes it)
-        grad_w = _conv_weight_of(m, x, grad, geo, tuple(w.shape), col) if need_w else None
+        if m.arrays and need_x and need_w and _shares_grid(geo, x.shape[1], w.shape[0]):
+            if col is None:
+                col = _channels_last(m.xp, x, geo)
+            grad_x, grad_w = _conv_grads_shifted(m.xp, grad, w, geo, col)
+        else:
+            grad_x = _conv_transpose_of(m, grad, w, geo) if need_x else None
+            grad_w = _conv_weight_of(m, x, grad, geo, tuple(w.shape), col) if need_w else None
         grad_b = _bias_grad(m, grad) if need_b else None
         return grad_x, grad_w, grad_b, None
 
@@ -358,10 +456,7 @@ class ConvolutionTranspose(Function):
     def forward(ctx, y, w, b, geo):
         ctx.save_for_backward(y, w)
         ctx.geo = geo
-        x = _conv_transpose(ctx.xp, y, w, geo)
-        if b is not None:
-            x += b.reshape(_bias_shape(len(geo.kernel)))
-        return x
+        return _conv_transpose(ctx.xp, y, w, geo, b)
 
     @staticmethod
     def backward(ctx, grad):

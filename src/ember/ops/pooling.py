@@ -5,8 +5,9 @@ Pooling works on the last n dims of any leading shape, with strided windows:
 - sums over windows (avg/lp pooling) are one strided add per kernel offset, and their
   adjoint (the backward) is col2im, the same loop the other way (``WindowSum`` and
   ``WindowSumTranspose`` are each other's backward, so double backward works);
-- max pooling finds per-plane flat indices (PyTorch's ``return_indices``) and gathers
-  at them; its backward scatters into the plane, and max_unpool is that scatter;
+- max pooling finds per-plane flat indices (PyTorch's ``return_indices``), by a
+  branch-free separable scan over the windows, and gathers at them; its backward
+  scatters into the plane, and max_unpool is that scatter;
 - adaptive pooling and interpolation are separable: along each dim, every output reads a
   few input positions ("taps") with weights, a gather along one axis; ``Resample`` does
   all the dims in one node, and its adjoint (``ResampleTranspose``) is the same kind of
@@ -24,6 +25,7 @@ import numpy as np
 from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
+from . import _scratch
 from ._util import ensure_tensor
 from .conv import _col2im, _Geometry, _non_overlapping, _pad, _sizes, _tuple, _windows
 from .indexing import AdvancedIndex, IndexScatter
@@ -264,53 +266,75 @@ def _pool_geometry(op, size, kernel_size, stride, padding, dilation, ceil_mode, 
 
 
 # ----------------------------------------------------------------------------- max pooling
-def _tiles(geo: _Geometry) -> bool:
-    """True when the windows tile the input exactly (stride = kernel, no padding or
-    dilation, sizes divisible): the common pooling layer, which needs no per-offset scan."""
-    return (not any(geo.pad_lo) and not any(geo.pad_hi) and all(d == 1 for d in geo.dilation)
-            and geo.stride == geo.kernel
-            and all(o * k == s for o, k, s in zip(geo.out, geo.kernel, geo.size)))
-
-
-def _tiled_max_indices(xp, x, geo: _Geometry, lead: tuple, places: list):
-    """``_max_pool_indices`` for tiling windows: one copy of x with each window's elements
-    last, one argmax (the first maximum, as PyTorch's scan keeps it; where a window holds
-    NaN, its last NaN, as the scan ends on it)."""
+def _window_starts(geo: _Geometry, places: list):
+    """Per-plane flat position of each window's start (which may lie in the padding), and
+    the offset from it of the window's first element inside the input, both shaped
+    ``out``."""
     n = len(geo.kernel)
-    split = lead + tuple(v for o, k in zip(geo.out, geo.kernel) for v in (o, k))
-    depth = len(lead)
-    order = (tuple(range(depth)) + tuple(depth + 2 * i for i in range(n))
-             + tuple(depth + 2 * i + 1 for i in range(n)))
-    windows = x.reshape(split).transpose(order).reshape(lead + geo.out + (-1,))
-    chosen = windows.argmax(axis=-1)
-    nan = xp.isnan(windows)
-    if bool(nan.any()):
-        last = windows.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1)
-        chosen = xp.where(nan.any(axis=-1), last, chosen)
-    # window offset -> flat offset in the plane; window start -> flat position
-    delta = np.zeros(1, dtype=np.int64)
     base = np.zeros((1,) * n, dtype=np.int64)
+    first = np.zeros((1,) * n, dtype=np.int64)
     for i in range(n):
-        delta = (delta[:, None] + np.arange(geo.kernel[i]) * places[i]).ravel()
+        start = np.arange(geo.out[i]) * geo.stride[i] - geo.pad_lo[i]
         shape = (-1,) + (1,) * (n - 1 - i)
-        base = base + (np.arange(geo.out[i]) * geo.kernel[i] * places[i]).reshape(shape)
-    indices = xp.asarray(base) + xp.asarray(delta)[chosen]
-    return indices, xp.zeros(indices.shape, dtype=bool)
+        base = base + (start * places[i]).reshape(shape)
+        # first in-bounds element of the window along dim i
+        skip = -(-np.maximum(-start, 0) // geo.dilation[i]) * geo.dilation[i]
+        first = first + (skip * places[i]).reshape(shape)
+    return base, first
 
 
-def _max_pool_indices(xp, x, geo: _Geometry):
-    """Per-plane flat indices (int64, shape lead + out) of each window's maximum, with
-    PyTorch's scan: a later element wins if it is greater or NaN; a window of only -inf
-    (or only padding) gives its first position past the padding and is flagged in the
-    second result. One pass per kernel offset over output-sized arrays."""
+def _first_max(xp, padded, geo: _Geometry, places: list):
+    """Each window's maximum and the flat plane offset (from the window's start) of its
+    first occurrence in row-major window order, by a separable scan: along the last
+    kernel dim, then the one before, each step keeping a later element only if it is
+    strictly greater. Comparisons and integer arithmetic only, no masked writes (whose
+    branches on random data cost ten times a pass). NaN is not handled (see caller)."""
     n = len(geo.kernel)
-    lead = x.shape[:x.ndim - n]
-    places = [math.prod(geo.size[i + 1:]) for i in range(n)]
-    if _tiles(geo):
-        return _tiled_max_indices(xp, x, geo, lead, places)
-    padded = _pad(xp, x, geo.pad_lo, geo.pad_hi, -np.inf)
-    best = xp.full(lead + geo.out, -np.inf, dtype=x.dtype)
-    chosen = xp.full(lead + geo.out, -1, dtype=np.int64)     # offset within the window
+    view = _windows(xp, padded, geo.kernel, geo.stride, geo.dilation, geo.out)
+    depth = padded.ndim - n
+    plane = math.prod(padded.shape[depth:])
+    code_type = np.int32 if plane < 2 ** 31 else np.int64
+    best, code = view, None
+    for d in reversed(range(n)):
+        at = (slice(None),) * (depth + d)
+        step = geo.dilation[d] * places[d]
+        top = best[at + (0,)]
+        chosen = None if code is None else code[at + (0,)]
+        for j in range(1, geo.kernel[d]):
+            value = best[at + (j,)]
+            better = value > top
+            if j == 1:  # the stage's running maximum and offsets: reused buffers
+                top = xp.maximum(top, value, out=_scratch.empty(
+                    xp, f"pool max {d}", top.shape, top.dtype))
+            else:
+                xp.maximum(top, value, out=top)
+            if chosen is None:
+                chosen = _scratch.empty(xp, f"pool offset {d}", top.shape, code_type)
+                chosen[...] = better
+                if j * step != 1:
+                    chosen *= j * step
+            elif code is None:
+                change = _scratch.empty(xp, f"pool change {d}", top.shape, code_type)
+                xp.subtract(j * step, chosen, out=change)
+                change *= better
+                chosen += change
+            else:
+                change = _scratch.empty(xp, f"pool change {d}", top.shape, code_type)
+                xp.subtract(code[at + (j,)], chosen, out=change)
+                change += j * step
+                change *= better
+                chosen += change
+        best, code = top, chosen
+    return best, code
+
+
+def _scanned_max_indices(xp, padded, geo: _Geometry, places: list):
+    """The offsets (from each window's start) that PyTorch's scan keeps, where a later
+    element wins if it is greater or NaN; -1 where no element is above -inf. One pass
+    per kernel offset with masked writes: the route for windows holding NaN."""
+    lead = padded.shape[:padded.ndim - len(geo.kernel)]
+    best = xp.full(lead + geo.out, -np.inf, dtype=padded.dtype)
+    chosen = xp.full(lead + geo.out, -1, dtype=np.int64)
     for offset in itertools.product(*(range(k) for k in geo.kernel)):
         part = padded[(Ellipsis,) + tuple(
             slice(o * d, o * d + st * (m - 1) + 1, st)
@@ -319,19 +343,30 @@ def _max_pool_indices(xp, x, geo: _Geometry):
         xp.copyto(best, part, where=better)
         delta = sum(o * d * p for o, d, p in zip(offset, geo.dilation, places))
         xp.copyto(chosen, delta, where=better)
-    base = 0
-    first = 0
-    for i in range(n):
-        start = np.arange(geo.out[i]) * geo.stride[i] - geo.pad_lo[i]
-        shape = (-1,) + (1,) * (n - 1 - i)
-        base = base + (start * places[i]).reshape(shape)
-        # first in-bounds element of the window along dim i
-        skip = -(-np.maximum(-start, 0) // geo.dilation[i]) * geo.dilation[i]
-        first = first + (skip * places[i]).reshape(shape)
-    base = xp.asarray(base)
-    first = xp.asarray(first)
-    empty = chosen < 0
-    return base + xp.where(empty, first, chosen), empty
+    return chosen
+
+
+def _max_pool_indices(xp, x, geo: _Geometry):
+    """Per-plane flat indices (int64, shape lead + out) of each window's maximum, with
+    PyTorch's scan: a later element wins if it is greater or NaN; a window of only -inf
+    (or only padding) gives its first position past the padding and is flagged in the
+    second result. A branch-free scan (``_first_max``) answers every window without NaN;
+    when some window holds NaN the masked per-offset scan runs instead."""
+    n = len(geo.kernel)
+    places = [math.prod(geo.size[i + 1:]) for i in range(n)]
+    padded = _pad(xp, x, geo.pad_lo, geo.pad_hi, -np.inf)
+    best, chosen = _first_max(xp, padded, geo, places)
+    if bool(xp.isnan(best).any()):
+        chosen = _scanned_max_indices(xp, padded, geo, places)
+        empty = chosen < 0
+    else:
+        empty = best == -np.inf
+        if chosen is None:  # a kernel of one element
+            chosen = xp.zeros(best.shape, dtype=np.int64)
+    base, first = (xp.asarray(a) for a in _window_starts(geo, places))
+    if bool(empty.any()):
+        chosen = xp.where(empty, first, chosen)
+    return base + chosen, empty
 
 
 class _MaxPoolIndices(Function):
