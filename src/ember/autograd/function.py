@@ -514,25 +514,48 @@ def _flat_nrs(nrs) -> tuple:
     return _ZEROS[n] if n < 16 and not any(nrs) else tuple(nrs)
 
 
+def _link_first(ctx, tensor, tail) -> None:
+    """The edges of a recorded op whose only graph input is its first argument (``tail``:
+    None for each further argument)."""
+    grad_fn = tensor.grad_fn
+    if grad_fn is None:
+        ctx._next = (accumulator_of(tensor),) + tail
+        ctx._nrs = _ZEROS[1 + len(tail)]
+    else:
+        ctx._next = (grad_fn,) + tail
+        nr = tensor._output_nr
+        ctx._nrs = (nr,) + _ZEROS[len(tail)] if nr else _ZEROS[1 + len(tail)]
+
+
+def _link_two(ctx, a, need_a, b, need_b) -> None:
+    """The edges of a recorded op on two arguments, ``need_*``: that one requires grad."""
+    next_a = next_b = None
+    nr_a = nr_b = 0
+    if need_a:
+        next_a = a.grad_fn
+        if next_a is None:
+            next_a = accumulator_of(a)
+        else:
+            nr_a = a._output_nr
+    if need_b:
+        next_b = b.grad_fn
+        if next_b is None:
+            next_b = accumulator_of(b)
+        else:
+            nr_b = b._output_nr
+    ctx._next = (next_a, next_b)
+    ctx._nrs = (nr_a, nr_b) if nr_a or nr_b else _ZEROS[2]
+
+
+_TAILS = ((), (None,), (None, None), (None, None, None))
+
+
 def _apply_one(cls, tensor, args, kwargs):
     ctx = _new(cls)
     recording = tensor._requires_grad and cls.differentiable and _state.enabled
     if recording:
-        grad_fn = tensor.grad_fn
-        if grad_fn is None:
-            grad_fn = accumulator_of(tensor)
-            nr = 0
-        else:
-            nr = tensor._output_nr
-        if len(args) == 1:
-            ctx._next = (grad_fn,)
-            ctx._nrs = (nr,) if nr else _ZEROS[1]
-            ctx._needs = ctx.needs_input_grad = _NEEDS_FIRST[0]
-        else:
-            ctx._next = (grad_fn, None)
-            ctx._nrs = (nr, 0) if nr else _ZEROS[2]
-            ctx._needs = ctx.needs_input_grad = _NEEDS_FIRST[1]
-        ctx._device = CPU
+        _link_first(ctx, tensor, _TAILS[len(args) - 1])
+        ctx.needs_input_grad = _NEEDS_FIRST[len(args) - 1]
         ctx._recording = True
     else:
         ctx.needs_input_grad = _NO_GRAD[len(args)]
@@ -574,24 +597,8 @@ def _apply_two(cls, a, b, kwargs):
     need_a, need_b = a._requires_grad, b._requires_grad
     recording = (need_a or need_b) and cls.differentiable and _state.enabled
     if recording:
-        next_a = next_b = None
-        nr_a = nr_b = 0
-        if need_a:
-            next_a = a.grad_fn
-            if next_a is None:
-                next_a = accumulator_of(a)
-            else:
-                nr_a = a._output_nr
-        if need_b:
-            next_b = b.grad_fn
-            if next_b is None:
-                next_b = accumulator_of(b)
-            else:
-                nr_b = b._output_nr
-        ctx._next = (next_a, next_b)
-        ctx._nrs = (nr_a, nr_b) if nr_a or nr_b else _ZEROS[2]
-        ctx._needs = ctx.needs_input_grad = _NEEDS_TWO[(need_a, need_b)]
-        ctx._device = CPU
+        _link_two(ctx, a, need_a, b, need_b)
+        ctx.needs_input_grad = _NEEDS_TWO[(need_a, need_b)]
         ctx._recording = True
     else:
         ctx.needs_input_grad = _NO_GRAD[2]
@@ -679,7 +686,6 @@ def _fast_unary(cls, slow, reduction):
     anomaly = _anomaly._flag
     hooks = saved_hooks
     needs = (True, None, None, None) if reduction else _NEEDS_FIRST[0]
-    zero = _ZEROS[4] if reduction else _ZEROS[1]
     unrecorded = _NO_GRAD[4] if reduction else _NO_GRAD[1]
     tail = (None, None, None) if reduction else ()
 
@@ -692,14 +698,7 @@ def _fast_unary(cls, slow, reduction):
                 ctx = _new(cls)
                 if input._requires_grad and enabled:
                     if not hooks.stack:
-                        grad_fn = input.grad_fn
-                        if grad_fn is None:
-                            ctx._next = (accumulator_of(input),) + tail
-                            ctx._nrs = zero
-                        else:
-                            ctx._next = (grad_fn,) + tail
-                            nr = input._output_nr
-                            ctx._nrs = (nr,) + zero[1:] if nr else zero
+                        _link_first(ctx, input, tail)
                         ctx.needs_input_grad = needs
                         ctx._recording = True
                         original = forward(ctx, data, _ALL_DIMS[data.ndim], False, data.dtype) \
@@ -738,7 +737,6 @@ def _fast_binary(cls, slow):
     anomaly = _anomaly._flag
     hooks = saved_hooks
     needs_first = _NEEDS_FIRST[1]
-    zeros = _ZEROS[2]
     unrecorded = _NO_GRAD[2]
 
     def lane(input=_MISSING, other=_MISSING, /, *args, **kwargs):
@@ -761,22 +759,7 @@ def _fast_binary(cls, slow):
                 ctx = _new(cls)
                 if (need_a or need_b) and enabled:
                     if not hooks.stack:
-                        next_a = next_b = None
-                        nr_a = nr_b = 0
-                        if need_a:
-                            next_a = input.grad_fn
-                            if next_a is None:
-                                next_a = accumulator_of(input)
-                            else:
-                                nr_a = input._output_nr
-                        if need_b:
-                            next_b = other.grad_fn
-                            if next_b is None:
-                                next_b = accumulator_of(other)
-                            else:
-                                nr_b = other._output_nr
-                        ctx._next = (next_a, next_b)
-                        ctx._nrs = (nr_a, nr_b) if nr_a or nr_b else zeros
+                        _link_two(ctx, input, need_a, other, need_b)
                         ctx.needs_input_grad = needs_first if not need_b else \
                             _NEEDS_TWO[(need_a, need_b)]
                         ctx._recording = True
@@ -838,14 +821,7 @@ def _fast_reflected(cls, slow):
                 ctx = _new(cls)
                 if self._requires_grad and enabled:
                     if not hooks.stack:
-                        grad_fn = self.grad_fn
-                        if grad_fn is None:
-                            ctx._next = (None, accumulator_of(self))
-                            ctx._nrs = _ZEROS[2]
-                        else:
-                            ctx._next = (None, grad_fn)
-                            nr = self._output_nr
-                            ctx._nrs = (0, nr) if nr else _ZEROS[2]
+                        _link_two(ctx, other, False, self, True)
                         ctx.needs_input_grad = needs
                         ctx._recording = True
                         original = forward(ctx, other, data)
