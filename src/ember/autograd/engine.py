@@ -442,6 +442,13 @@ def _accumulate(variable, grad, create_graph, stored):
         _post_accumulate(variable)
 
 
+def accumulate_grad(variable, grad, stored) -> None:
+    """Add the array ``grad`` into ``variable.grad`` as ``backward`` does (a new ``.grad``
+    laid out like the tensor, or an in-place add); ``stored``: ids of the memory already
+    handed out, which a new ``.grad`` must not share (``ember.compile``'s replay)."""
+    _accumulate(variable, grad, False, stored)
+
+
 def _post_accumulate(variable) -> None:
     """``register_post_accumulate_grad_hook``'s hooks, once ``.grad`` holds the sum."""
     for hook in list(variable._post_accumulate_hooks):

@@ -23,6 +23,7 @@ from .. import backend, creation, dtypes, grad_mode, random, tracing
 from ..autograd import anomaly as _anomaly
 from ..autograd.anomaly import is_anomaly_enabled
 from ..autograd.backward_math import array_math
+from ..autograd.engine import accumulate_grad as _accumulate
 from ..autograd.engine import dependencies
 from ..autograd.function import AccumulateGrad, accumulator_of
 from ..tensor import Tensor
@@ -513,26 +514,6 @@ def _backward_call(plan, ctxs, flat_box):
 def _owner(g):
     base = getattr(g, "base", None)
     return base if base is not None else g
-
-
-def _accumulate(variable, grad, stored):
-    """The engine's accumulation into ``.grad``, for arrays (hooks were ruled out)."""
-    data = variable._data
-    if type(grad) is not type(data):
-        grad = backend.xp_of(data).asarray(grad)
-    if grad.dtype != data.dtype:
-        grad = grad.astype(data.dtype)
-    current = variable._grad
-    if current is None:
-        owner = id(_owner(grad))
-        if owner in stored or (not grad.flags.c_contiguous and data.flags.c_contiguous):
-            grad = backend.c_order(grad)
-            owner = id(grad)
-        variable._grad = Tensor._make(grad, variable._device, False)
-        stored.add(owner)
-    else:
-        current._data += grad
-        current._version_counter.value += 1
 
 
 _REPLAY_CLASSES: dict = {}
