@@ -660,6 +660,19 @@ def fast_lane(kind: str, cls, slow):
     raise ValueError(f"fast_lane: unknown kind {kind!r}")
 
 
+def _unrecorded_out(result, enabled):
+    """The output tensor of an op that recorded no node."""
+    if type(result) is not _ndarray:
+        result = _np.asarray(result)
+    out = _new(Tensor)
+    out._data = result
+    out._device = CPU
+    out._requires_grad = False
+    out.grad_fn = None
+    out._version_counter = _counter(enabled)
+    return out
+
+
 def _recorded_out(ctx, result):
     """The output tensor of a recorded op; None when it is not differentiable."""
     if type(result) is not _ndarray:
@@ -714,16 +727,7 @@ def _fast_unary(cls, slow, reduction):
                     ctx.needs_input_grad = unrecorded
                     result = forward(ctx, data, _ALL_DIMS[data.ndim], False, data.dtype) \
                         if reduction else forward(ctx, data)
-                    if type(result) is not _ndarray:
-                        result = _np.asarray(result)
-                    out = _new(Tensor)
-                    out._data = result
-                    out._device = CPU
-                    out._requires_grad = False
-                    out.grad_fn = None
-                    out._version_counter = _new(_VersionCounter) if enabled else \
-                        _counter(False)
-                    return out
+                    return _unrecorded_out(result, enabled)
         if input is _MISSING:
             return slow(*args, **kwargs)
         return slow(input, *args, **kwargs)
@@ -785,16 +789,7 @@ def _fast_binary(cls, slow):
                         result = forward(ctx, data, y)
                     except ValueError:
                         return slow(input, other)
-                    if type(result) is not _ndarray:
-                        result = _np.asarray(result)
-                    out = _new(Tensor)
-                    out._data = result
-                    out._device = CPU
-                    out._requires_grad = False
-                    out.grad_fn = None
-                    out._version_counter = _new(_VersionCounter) if enabled else \
-                        _counter(False)
-                    return out
+                    return _unrecorded_out(result, enabled)
         given = tuple(a for a in (input, other) if a is not _MISSING)
         return slow(*given, *args, **kwargs)
 
@@ -835,16 +830,7 @@ def _fast_reflected(cls, slow):
                 elif not enabled or self._cut is None and not self._version_counter.no_grad:
                     ctx.needs_input_grad = unrecorded
                     result = forward(ctx, other, data)
-                    if type(result) is not _ndarray:
-                        result = _np.asarray(result)
-                    out = _new(Tensor)
-                    out._data = result
-                    out._device = CPU
-                    out._requires_grad = False
-                    out.grad_fn = None
-                    out._version_counter = _new(_VersionCounter) if enabled else \
-                        _counter(False)
-                    return out
+                    return _unrecorded_out(result, enabled)
         return slow(self, other)
 
     return lane
