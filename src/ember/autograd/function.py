@@ -628,7 +628,6 @@ def _apply_two(cls, a, b, kwargs):
 # no anomaly mode, no ember.compile recording, no saved-tensor hooks. The lane then does
 # exactly what ``apply`` would (the op's own ``forward``, the same node, edges and saved
 # values) in one frame; anything else goes to the op's public function, unchanged.
-_FLOAT_KINDS = frozenset("fV")
 _MISSING = object()
 
 
@@ -674,7 +673,7 @@ def _unrecorded_out(result, enabled):
 
 
 def _recorded_out(ctx, result):
-    """The output tensor of a recorded op; None when it is not differentiable."""
+    """The output tensor of a recorded op (linked to ``ctx`` when differentiable)."""
     if type(result) is not _ndarray:
         result = _np.asarray(result)
     out = _new(Tensor)
