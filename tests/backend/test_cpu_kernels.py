@@ -64,3 +64,22 @@ def test_transposed_gradient_copy_is_c_ordered_and_exact(dtype):
             out = backend.c_order(view)
             assert out.flags.c_contiguous and not np.shares_memory(out, a)
             assert np.array_equal(out, view) and out.dtype == view.dtype
+
+
+def test_subtract_scaled_is_the_plain_update_bit_for_bit():
+    from ember.backend import scratch
+
+    rng = np.random.default_rng(3)
+    for shape, dtype in [((512, 784), np.float32), ((7,), np.float64), ((600, 600), np.float64)]:
+        value = rng.standard_normal(shape).astype(dtype)
+        target = rng.standard_normal(shape).astype(dtype)
+        want = target.copy()
+        want -= 0.01 * value
+        scratch.subtract_scaled(np, target, 0.01, value)
+        np.testing.assert_array_equal(target, want)
+    # a broadcast value, another dtype, a non-number scale: the plain expression
+    target = np.ones((3, 4))
+    scratch.subtract_scaled(np, target, 2, np.ones(4, np.float32))
+    np.testing.assert_array_equal(target, -np.ones((3, 4)))
+    scratch.subtract_scaled(np, target, np.float64(0.5), np.ones((3, 4)))
+    np.testing.assert_array_equal(target, np.full((3, 4), -1.5))

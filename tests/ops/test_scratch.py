@@ -1,4 +1,4 @@
-"""Reused temporary buffers (ops._scratch) and the kernels that use them: a buffer is
+"""Reused temporary buffers (backend.scratch) and the kernels that use them: a buffer is
 reused only for the same name, shape and dtype in the same thread, the cache stays
 bounded, and kernels whose temporaries share buffers stay correct when several calls of
 the same shape are in flight (two layers alike, two forwards before one backward)."""
@@ -10,7 +10,7 @@ import numpy as np
 
 import ember
 import ember.nn.functional as F
-from ember.ops import _scratch
+from ember.backend import scratch as _scratch
 
 from ..conftest import requires_torch
 

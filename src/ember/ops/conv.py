@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 from .. import backend
 from ..autograd.function import Function
-from . import _scratch
+from ..backend import scratch
 from ._util import ensure_tensor
 from .registry import Sample, register_op
 
@@ -185,7 +185,7 @@ def _place_rows(xp, x, rows: _Rows, start: int, size: tuple, name=None):
     if name is None:
         flat = xp.zeros(shape, dtype=x.dtype)
     else:
-        flat = _scratch.empty(xp, name, shape, x.dtype)
+        flat = scratch.empty(xp, name, shape, x.dtype)
         flat.fill(0)
     body = flat[start:start + rows.computed].reshape((x.shape[0],) + rows.block + (channels,))
     body[(slice(None),) + tuple(slice(0, s) for s in size) + (slice(None),)] = \
@@ -225,10 +225,10 @@ def _shifted_products(xp, flat, taps, geo: _Geometry, batch: int, bias=None):
     shifts, n = layout.shifts, layout.computed
     dtype = xp.result_type(flat, taps)
     # both temporaries stay inside: the result is a fresh NCHW copy
-    y = _scratch.empty(xp, "conv rows", (n, out_channels), dtype)
+    y = scratch.empty(xp, "conv rows", (n, out_channels), dtype)
     xp.matmul(flat[shifts[0]:shifts[0] + n], taps[0], out=y)
     if len(shifts) > 1:
-        part = _scratch.empty(xp, "conv part", (n, out_channels), dtype)
+        part = scratch.empty(xp, "conv part", (n, out_channels), dtype)
         for k in range(1, len(shifts)):
             xp.matmul(flat[shifts[k]:shifts[k] + n], taps[k], out=part)
             y += part
@@ -318,7 +318,7 @@ def _conv(xp, x, w, geo: _Geometry, keep: list | None = None, bias=None):
     if col.dtype.kind == "V":  # bfloat16: NumPy multiplies it in float32
         y = backend.matmul(xp, weight, col)                            # (g, Og, B P)
     else:  # a temporary: the result is a fresh NCHW copy
-        y = xp.matmul(weight, col, out=_scratch.empty(
+        y = xp.matmul(weight, col, out=scratch.empty(
             xp, "conv gemm", (g, out_channels // g, col.shape[2]), col.dtype))
     y = y.reshape(out_channels, batch, positions).transpose(1, 0, 2)
     return _with_bias(xp, y, bias, 1).reshape((batch, out_channels) + geo.out)
@@ -378,7 +378,7 @@ def _conv_weight(xp, x, y, geo: _Geometry, kernel_shape, col=None):
     if col is None:
         col = _im2col(xp, x, geo, batch_last=True)             # (g, CgK, B P)
     positions = math.prod(geo.out)
-    grads = _scratch.empty(xp, "conv grad rows", (g, out_channels // g, batch, positions),
+    grads = scratch.empty(xp, "conv grad rows", (g, out_channels // g, batch, positions),
                            y.dtype)
     grads[...] = y.reshape(batch, g, out_channels // g, positions).transpose(1, 2, 0, 3)
     grads = grads.reshape(g, out_channels // g, batch * positions)     # (g, Og, B P)

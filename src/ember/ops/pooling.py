@@ -24,8 +24,8 @@ import numpy as np
 
 from .. import backend, dtypes
 from ..autograd.function import Function
+from ..backend import scratch
 from ..tensor import Tensor
-from . import _scratch
 from ._util import ensure_tensor
 from .conv import _col2im, _Geometry, _non_overlapping, _pad, _sizes, _tuple, _windows
 from .indexing import AdvancedIndex, IndexScatter
@@ -304,22 +304,22 @@ def _first_max(xp, padded, geo: _Geometry, places: list):
             value = best[at + (j,)]
             better = value > top
             if j == 1:  # the stage's running maximum and offsets: reused buffers
-                top = xp.maximum(top, value, out=_scratch.empty(
+                top = xp.maximum(top, value, out=scratch.empty(
                     xp, f"pool max {d}", top.shape, top.dtype))
             else:
                 xp.maximum(top, value, out=top)
             if chosen is None:
-                chosen = _scratch.empty(xp, f"pool offset {d}", top.shape, code_type)
+                chosen = scratch.empty(xp, f"pool offset {d}", top.shape, code_type)
                 chosen[...] = better
                 if j * step != 1:
                     chosen *= j * step
             elif code is None:
-                change = _scratch.empty(xp, f"pool change {d}", top.shape, code_type)
+                change = scratch.empty(xp, f"pool change {d}", top.shape, code_type)
                 xp.subtract(j * step, chosen, out=change)
                 change *= better
                 chosen += change
             else:
-                change = _scratch.empty(xp, f"pool change {d}", top.shape, code_type)
+                change = scratch.empty(xp, f"pool change {d}", top.shape, code_type)
                 xp.subtract(code[at + (j,)], chosen, out=change)
                 change += j * step
                 change *= better

@@ -1,6 +1,8 @@
 """Stochastic gradient descent with momentum, Nesterov momentum and weight decay."""
 from __future__ import annotations
 
+from .. import backend
+from ..backend import scratch
 from ..tensor import Tensor
 from .optimizer import Optimizer, algorithm_flags, as_float, check_hyperparameter
 
@@ -65,6 +67,6 @@ class SGD(Optimizer):
                         else:
                             buf += grad  # no scaled temporary in the common case
                     grad = grad + momentum * buffer._data if nesterov else buffer._data
-                param -= lr * grad
+                scratch.subtract_scaled(backend.xp_of(param), param, lr, grad)
                 p._version_counter.value += 1
         return loss

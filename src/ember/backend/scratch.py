@@ -43,3 +43,15 @@ def empty(xp, name: str, shape: tuple, dtype):
 def clear() -> None:
     """Drop this thread's buffers."""
     _local.buffers = {}
+
+
+def subtract_scaled(xp, target, scale: float, value) -> None:
+    """``target -= scale * value`` in place, the product in a reused buffer (an optimizer's
+    update of a large parameter would otherwise fault in a fresh temporary each step)."""
+    if type(scale) not in (float, int) or value.shape != target.shape or \
+            value.dtype != target.dtype:
+        target -= scale * value
+        return
+    product = empty(xp, "subtract_scaled", value.shape, value.dtype)
+    xp.multiply(value, scale, out=product)
+    target -= product
