@@ -242,6 +242,8 @@ class LSTMLayer(Function):
         dh = _zeros_if_none(m, grad_h, h0)
         dc = _zeros_if_none(m, grad_c, c0)
         dpre, dproj = [None] * len(steps), [None] * len(steps)
+        # on arrays each step's gate gradients go straight into their rows of one array
+        rows = m.xp.empty(gates.shape, gates.dtype) if m.arrays else None
         for t in reversed(_order(steps, reverse)):
             start, n = steps[t]
             end = start + n
@@ -265,12 +267,14 @@ class LSTMLayer(Function):
                 d_f = d_f + extra[:, hidden:2 * hidden]
                 d_g = d_g + extra[:, 2 * hidden:3 * hidden]
                 d_o = d_o + extra[:, 3 * hidden:]
-            step = m.cat([d_i * i * (1 - i), d_f * f * (1 - f), d_g * (1 - g * g),
-                          d_o * o * (1 - o)], 1)
+            parts = [d_i * i * (1 - i), d_f * f * (1 - f), d_g * (1 - g * g),
+                     d_o * o * (1 - o)]
+            step = m.cat(parts, 1) if rows is None else \
+                m.xp.concatenate(parts, axis=1, out=rows[start:end])
             dpre[t] = step
             dh = _merge(m, m.matmul(step, w_hh), dh, n, batch)
             dc = _merge(m, dc_t * f, dc, n, batch)
-        dpre = m.cat(dpre, 0)
+        dpre = m.cat(dpre, 0) if rows is None else rows
         dx, dw_ih, db = _input_grads(m, (needs[0], needs[1], needs[3] or needs[4]), dpre, x,
                                      w_ih)
         dw_hh = m.matmul(m.mT(dpre), _previous(m, y, h0, steps, reverse)) if needs[2] else None
