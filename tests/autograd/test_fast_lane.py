@@ -39,12 +39,16 @@ def _leaves(args):
 
 
 def _run(fn, args):
-    """Value, node name, the saved values' count and the leaves' gradients."""
+    """Value, the node (its name and its next_functions) and the leaves' gradients."""
     leaves = _leaves(args)
     for leaf in leaves:
         leaf.grad = None
     out = fn(*args)
-    name = out.grad_fn.name() if out.grad_fn is not None else None
+    name = None
+    if out.grad_fn is not None:
+        name = (out.grad_fn.name(), [(type(n).__name__, nr)
+                                     for n, nr in out.grad_fn.next_functions],
+                tuple(out.grad_fn.needs_input_grad))
     grads = None
     if out.requires_grad:
         (out * 1.5).sum().backward()

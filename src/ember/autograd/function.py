@@ -763,8 +763,8 @@ def _fast_binary(cls, slow):
                 if (need_a or need_b) and enabled:
                     if not hooks.stack:
                         _link_two(ctx, input, need_a, other, need_b)
-                        ctx.needs_input_grad = needs_first if not need_b else \
-                            _NEEDS_TWO[(need_a, need_b)]
+                        ctx.needs_input_grad = _NEEDS_TWO[(need_a, need_b)] if \
+                            kind is Tensor else needs_first
                         ctx._recording = True
                         try:
                             original = forward(ctx, data, y)
