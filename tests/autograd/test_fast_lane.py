@@ -187,8 +187,7 @@ def test_compile_records_lane_ops():
     assert len(calls) == 2  # the second call was replayed, not run
 
 
-@pytest.mark.parametrize("method", ["__radd__", "__rsub__", "__rmul__", "__rtruediv__",
-                                    "__rpow__"])
+@pytest.mark.parametrize("method", ["__rsub__", "__rtruediv__", "__rpow__"])
 @pytest.mark.parametrize("number", [0.75, 2])
 @pytest.mark.parametrize("requires_grad", [True, False])
 def test_reflected_lane_matches_the_general_path(method, number, requires_grad):
@@ -204,3 +203,19 @@ def test_reflected_lane_matches_the_general_path(method, number, requires_grad):
             np.testing.assert_array_equal(got_grads[0], want_grads[0])
     assert (2 ** ember.tensor([1, 2])).tolist() == [2, 4]  # integers: the general path
     assert (True + ember.tensor([1.0])).tolist() == [2.0]
+
+
+@pytest.mark.parametrize("expression", ["x + 2", "2 + x", "x - 2", "1 - x", "x / 2", "x * 2",
+                                        "2 * x", "x ** 2", "2 ** x", "x * x", "x * y",
+                                        "y * x", "x.exp()", "x.sum()"])
+def test_operator_graphs_are_pytorchs(expression):
+    # node names and next_functions, the wrapped number's (None, 0) edge included
+    torch = pytest.importorskip("torch")
+
+    def graph(lib):
+        names = {"x": lib.ones(2, requires_grad=True), "y": lib.ones(2)}
+        node = eval(expression, {}, names).grad_fn
+        return node.name(), [(None if n is None else n.name().split("::")[-1], nr)
+                             for n, nr in node.next_functions]
+
+    assert graph(ember) == graph(torch)

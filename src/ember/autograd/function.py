@@ -368,6 +368,9 @@ class Function(FunctionCtx):
     differentiable = True
     # The public name, for error messages ('add'); set by the registry.
     op_name = None
+    # Binary arithmetic whose Python-number second operand PyTorch takes as a (wrapped)
+    # tensor input: ``next_functions`` lists an edge (None, 0) for it.
+    number_operands = False
     # A view op whose result is always a view even when NumPy reports no base.
     always_view = False
     # Set in forward when outputs land on another device (``to``).
@@ -387,6 +390,8 @@ class Function(FunctionCtx):
 
     def _tensor_edges(self):
         needs = self._needs if self._needs is not None else self.needs_input_grad
+        if self.number_operands and len(needs) == 2 and needs[0] is not None:
+            return list(self._edges)  # ``x * 2``: PyTorch's wrapped number has an edge
         return [edge for edge, need in zip(self._edges, needs) if need is not None]
 
     @classmethod

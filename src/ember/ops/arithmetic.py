@@ -68,6 +68,7 @@ def _save_operands(ctx, a, b, only: str = "") -> None:
 class Add(Function):
     array_backward = True
     node_name = "AddBackward0"
+    number_operands = True
 
     @staticmethod
     def forward(ctx, a, b):
@@ -85,7 +86,8 @@ class Add(Function):
                 m.sum_to_shape(grad, ctx.shapes[1]) if need_b else None)
 
 
-@register_op(operators=("__add__",), reflected=("__radd__",), inplace=("add_", "__iadd__"),
+# (x + y == y + x: ``2 + x`` is ``add(x, 2)``, as in PyTorch, whose graph has x first)
+@register_op(operators=("__add__", "__radd__"), inplace=("add_", "__iadd__"),
              methods=("add",), samples=_samples.binary(), fast=("binary", Add))
 def add(input, other, *, alpha=1):
     """``input + alpha * other``, broadcasting, with PyTorch's type promotion."""
@@ -97,6 +99,7 @@ def add(input, other, *, alpha=1):
 class Sub(Function):
     array_backward = True
     node_name = "SubBackward0"
+    number_operands = True
 
     @staticmethod
     def forward(ctx, a, b):
@@ -139,6 +142,7 @@ def sub(input, other, *, alpha=1):
 class Mul(Function):
     array_backward = True
     node_name = "MulBackward0"
+    number_operands = True
 
     @staticmethod
     def forward(ctx, a, b):
@@ -158,7 +162,7 @@ class Mul(Function):
                 m.sum_to_shape(grad * other_b, ctx.shapes[1]) if need_b else None)
 
 
-@register_op(operators=("__mul__",), reflected=("__rmul__",),
+@register_op(operators=("__mul__", "__rmul__"),
              inplace=("multiply_", "mul_", "__imul__"), methods=("mul", "multiply"),
              also=("multiply",), samples=_samples.binary(), fast=("binary", Mul))
 def mul(input, other):
@@ -169,6 +173,7 @@ def mul(input, other):
 class Div(Function):
     array_backward = True
     node_name = "DivBackward0"
+    number_operands = True
 
     @staticmethod
     def forward(ctx, a, b):
