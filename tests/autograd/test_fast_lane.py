@@ -187,7 +187,7 @@ def test_compile_records_lane_ops():
     assert len(calls) == 2  # the second call was replayed, not run
 
 
-@pytest.mark.parametrize("method", ["__rsub__", "__rtruediv__", "__rpow__"])
+@pytest.mark.parametrize("method", ["__rsub__", "__rpow__"])
 @pytest.mark.parametrize("number", [0.75, 2])
 @pytest.mark.parametrize("requires_grad", [True, False])
 def test_reflected_lane_matches_the_general_path(method, number, requires_grad):
@@ -205,9 +205,9 @@ def test_reflected_lane_matches_the_general_path(method, number, requires_grad):
     assert (True + ember.tensor([1.0])).tolist() == [2.0]
 
 
-@pytest.mark.parametrize("expression", ["x + 2", "2 + x", "x - 2", "1 - x", "x / 2", "x * 2",
-                                        "2 * x", "x ** 2", "2 ** x", "x * x", "x * y",
-                                        "y * x", "x.exp()", "x.sum()"])
+@pytest.mark.parametrize("expression", ["x + 2", "2 + x", "x - 2", "1 - x", "x / 2", "2 / x",
+                                        "x * 2", "2 * x", "x ** 2", "2 ** x", "x * x",
+                                        "x * y", "y * x", "x.exp()", "x.sum()"])
 def test_operator_graphs_are_pytorchs(expression):
     # node names and next_functions, the wrapped number's (None, 0) edge included
     torch = pytest.importorskip("torch")

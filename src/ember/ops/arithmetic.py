@@ -17,8 +17,8 @@ from ..tensor import Tensor
 from . import _samples
 from ._util import binary_operands, broadcast_error, ensure_tensor, scalar_value, shape_of
 from .comparison import _binary, _tensor_operands, _tensor_pair, _two_tensors
-from .registry import NAMESPACES, Sample, register_op
-from .unary import _LN2
+from .registry import NAMESPACES, Sample, bind_method, register_op
+from .unary import _LN2, reciprocal
 
 # ----------------------------------------------------------------------------- arithmetic
 # NumPy's path for a Python float operand costs more than the op itself on a small array;
@@ -203,7 +203,7 @@ def _div_samples(make):
         Sample((make((3, 4), low=-4, high=4), -1.5), {"rounding_mode": "trunc"}, name="trunc")]
 
 
-@register_op(operators=("__truediv__",), reflected=("__rtruediv__",),
+@register_op(operators=("__truediv__",),
              inplace=("divide_", "true_divide_", "div_", "__itruediv__"),
              methods=("div", "divide", "true_divide"), also=("divide", "true_divide"),
              samples=_div_samples, fast=("binary", Div))
@@ -226,6 +226,16 @@ def div(input, other, *, rounding_mode=None):
         a = a.to(default) if isinstance(a, Tensor) else float(a)
         b = b.to(default) if isinstance(b, Tensor) else float(b)
     return _binary(Div, a, b, "div")
+
+
+def _divide_into(self, other):
+    """``other / self`` for a number ``other``, as PyTorch computes it:
+    ``self.reciprocal() * other`` (its values and its graph, MulBackward0 over
+    ReciprocalBackward0)."""
+    return mul(reciprocal(self), other)
+
+
+bind_method("__rtruediv__", _divide_into)
 
 
 def _check_integer_divisor(xp, b) -> None:
