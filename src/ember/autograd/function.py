@@ -242,12 +242,20 @@ class FunctionCtx(Node):
                                f"{self.name()}.)")
         if self.math.arrays:
             saved = self._saved
+            if saved is _NOTHING_SAVED:  # a product with a number
+                return _TWO_NONES
             if len(saved) == 2:  # one value, the common case
                 item, version = saved
                 if version is not None and item._version_counter.value == version:
                     return (item._data,)
                 if type(item) is _SavedOutput and item.version_counter.value == item.version:
                     return (item.data,)
+            elif len(saved) == 4:  # two inputs (a product of two tensors)
+                a, version_a, b, version_b = saved
+                if version_a is not None and version_b is not None and \
+                        a._version_counter.value == version_a and \
+                        b._version_counter.value == version_b:
+                    return (a._data, b._data)
             return _saved_arrays(self)
         saved = self._saved
         out = []
@@ -1006,7 +1014,8 @@ def _resolve_saved(values, arrays, args, outputs, wrapped):
     return tuple(saved)
 
 
-_NOTHING_SAVED = (None, None, None, None)
+_NOTHING_SAVED = (None, None, None, None)  # two operands, neither kept
+_TWO_NONES = (None, None)
 
 
 def _resolve_saved_one(values, data, tensor, original, out):

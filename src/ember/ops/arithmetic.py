@@ -15,34 +15,23 @@ from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
 from . import _samples
-from ._util import binary_operands, broadcast_error, ensure_tensor, scalar_value, shape_of
+from ._util import binary_operands, broadcast_error, ensure_tensor, number_array, scalar_value, \
+    shape_of
 from .comparison import _binary, _tensor_operands, _tensor_pair, _two_tensors
 from .registry import NAMESPACES, Sample, bind_method, register_op
 from .unary import _LN2, reciprocal
 
 # ----------------------------------------------------------------------------- arithmetic
-# NumPy's path for a Python float operand costs more than the op itself on a small array;
-# a read-only 0-d array of the other operand's dtype gives the same result (the float
-# takes the array's dtype either way). Zero is left out: 0.0 and -0.0 are one dict key.
-_SCALAR_ARRAYS: dict = {np.dtype(np.float32): {}, np.dtype(np.float64): {}}
 
 
-def _array_operand(value: float, like):
-    """``value`` as a cached 0-d array of ``like``'s dtype, where that is exact."""
-    if type(like) is not np.ndarray:
-        return value
-    cache = _SCALAR_ARRAYS.get(like.dtype)
-    if cache is None:
-        return value
-    array = cache.get(value)
-    if array is None:
-        if not (-1e38 < value < 1e38) or value == 0.0:  # overflow, NaN, signed zero
-            return value
-        if len(cache) >= 512:
-            cache.clear()
-        array = cache[value] = np.array(value, like.dtype)
-        array.flags.writeable = False
-    return array
+def _to_shape(m, grad, shape):
+    """``m.sum_to_shape``, skipped (no call) when the shapes already match."""
+    return grad if grad.shape == shape else m.sum_to_shape(grad, shape)
+
+
+def _number(value, grad, m):
+    """A Python-number operand for a backward formula: a 0-d array on arrays (cheaper)."""
+    return number_array(value, grad) if m.arrays else value
 
 
 def _save_operands(ctx, a, b, only: str = "") -> None:
@@ -75,15 +64,15 @@ class Add(Function):
         if ctx._recording:
             ctx.shapes = (getattr(a, "shape", ()), getattr(b, "shape", ()))
         if type(b) is float:
-            return a + _array_operand(b, a)
+            return a + number_array(b, a)
         return a + b
 
     @staticmethod
     def backward(ctx, grad):
         m = ctx.math
         need_a, need_b = ctx.needs_input_grad
-        return (m.sum_to_shape(grad, ctx.shapes[0]) if need_a else None,
-                m.sum_to_shape(grad, ctx.shapes[1]) if need_b else None)
+        return (_to_shape(m, grad, ctx.shapes[0]) if need_a else None,
+                _to_shape(m, grad, ctx.shapes[1]) if need_b else None)
 
 
 # (x + y == y + x: ``2 + x`` is ``add(x, 2)``, as in PyTorch, whose graph has x first)
@@ -108,7 +97,7 @@ class Sub(Function):
             if not ctx.shapes[0] and not hasattr(a, "shape"):  # number - tensor
                 ctx.node_name = "RsubBackward1"
         if type(b) is float:
-            return a - _array_operand(b, a)
+            return a - number_array(b, a)
         return a - b
 
     @staticmethod
@@ -148,7 +137,7 @@ class Mul(Function):
     def forward(ctx, a, b):
         _save_operands(ctx, a, b, only="product")
         if type(b) is float:
-            return a * _array_operand(b, a)
+            return a * number_array(b, a)
         return a * b
 
     @staticmethod
@@ -156,10 +145,14 @@ class Mul(Function):
         m = ctx.math
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        other_a = b if b is not None else ctx.scalars[1]
-        other_b = a if a is not None else ctx.scalars[0]
-        return (m.sum_to_shape(grad * other_a, ctx.shapes[0]) if need_a else None,
-                m.sum_to_shape(grad * other_b, ctx.shapes[1]) if need_b else None)
+        grad_a = grad_b = None
+        if need_a:
+            other = b if b is not None else _number(ctx.scalars[1], grad, m)
+            grad_a = _to_shape(m, grad * other, ctx.shapes[0])
+        if need_b:
+            other = a if a is not None else _number(ctx.scalars[0], grad, m)
+            grad_b = _to_shape(m, grad * other, ctx.shapes[1])
+        return grad_a, grad_b
 
 
 @register_op(operators=("__mul__", "__rmul__"),
@@ -179,7 +172,7 @@ class Div(Function):
     def forward(ctx, a, b):
         _save_operands(ctx, a, b, only="quotient")
         if type(b) is float:
-            return a / _array_operand(b, a)
+            return a / number_array(b, a)
         return a / b
 
     @staticmethod
@@ -187,7 +180,7 @@ class Div(Function):
         m = ctx.math
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        denominator = b if b is not None else ctx.scalars[1]
+        denominator = b if b is not None else _number(ctx.scalars[1], grad, m)
         grad_a = m.sum_to_shape(grad / denominator, ctx.shapes[0]) if need_a else None
         grad_b = None
         if need_b:

@@ -18,7 +18,7 @@ from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
 from . import _samples
-from ._util import float_operand
+from ._util import float_operand, number_array
 from .registry import NAMESPACES, Sample, register_op
 
 
@@ -228,7 +228,7 @@ class Tanh(Function):
 
 
 def _tanh_grad(grad, out):
-    return grad * (1 - out * out)
+    return grad * (number_array(1, out) - out * out)
 
 
 class TanhGrad(Function):
@@ -282,7 +282,7 @@ class Sigmoid(Function):
 
 
 def _sigmoid_grad(grad, out):
-    return grad * out * (1 - out)
+    return grad * out * (number_array(1, out) - out)
 
 
 class SigmoidGrad(Function):
