@@ -15,8 +15,14 @@ from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
 from . import _samples
-from ._util import binary_operands, broadcast_error, ensure_tensor, number_array, scalar_value, \
-    shape_of
+from ._util import (
+    binary_operands,
+    broadcast_error,
+    ensure_tensor,
+    number_array,
+    scalar_value,
+    shape_of,
+)
 from .comparison import _binary, _tensor_operands, _tensor_pair, _two_tensors
 from .registry import NAMESPACES, Sample, bind_method, register_op
 from .unary import _LN2, reciprocal
