@@ -108,6 +108,8 @@ def parser(description: str, repeats: int) -> argparse.ArgumentParser:
     p.add_argument("--against-eager", action="store_true",
                    help="with --compile (implied): also time ember eager in the same run, "
                         "interleaved, and report compiled / eager")
+    p.add_argument("--mode", default=None,
+                   help="with --compile: ember.compile's mode (reduce-overhead: CUDA graphs)")
     p.add_argument("--no-gc-freeze", action="store_true",
                    help="leave the import-time heap in the garbage collector's full passes")
     return p
@@ -171,18 +173,22 @@ def main(workload: str, description: str, args, cases: dict, extra: dict | None 
     if getattr(args, "against_eager", False):
         args.compile = True
     if getattr(args, "compile", False) and "ember" in cases:
+        import functools
+
         import ember
 
+        compile = functools.partial(ember.compile, mode=getattr(args, "mode", None))
         eager = {}
         for name, case in cases["ember"].items():
             eager[name] = Case(case.step, case.kind, case.work, case.unit, case.inner,
                                case.extra)
-            case.step = ember.compile(case.step) if case.compiled is None else \
-                case.compiled(ember.compile)
+            case.step = compile(case.step) if case.compiled is None else \
+                case.compiled(compile)
         if getattr(args, "against_eager", False):
             cases = {"ember": cases["ember"], EAGER: eager,
                      **{k: v for k, v in cases.items() if k != "ember"}}
-        workload += " (ember compiled)"
+        workload += " (ember compiled" + (f", mode={args.mode})" if getattr(
+            args, "mode", None) else ")")
     libs = list(cases)
     samples = time_cases(cases, args.repeats, args.warmup, sync or (lambda: None))
     rows = summarize(cases, samples, baseline)

@@ -17,7 +17,7 @@ PYTEST = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 # (name, command, seconds): the limits add up to under 8 minutes
 STEPS = [
     ("suite: CUDA cases", PYTEST + ["-n", "8", "-k", "cuda", "tests", "-x", "--maxfail=30"],
-     240),
+     215),
     ("tutorial and tour on cuda", PYTEST + ["tests/test_tutorial.py", "tests/test_tour.py"], 60),
     ("example: train_digits", [PY, "examples/train_digits.py", "--device", "cuda",
                                "--epochs", "2"], 40),
@@ -25,6 +25,9 @@ STEPS = [
     ("NCCL smoke (2 processes, 1 GPU)", PYTEST + ["tests/distributed/test_nccl.py"], 40),
     ("bench: ops overhead", [PY, "bench/ops_overhead.py", "--device", "cuda",
                              "--repeats", "100"], 25),
+    ("bench: CUDA graph replay", [PY, "bench/ops_overhead.py", "--device", "cuda",
+                                  "--against-eager", "--mode", "reduce-overhead",
+                                  "--repeats", "30"], 25),
     ("bench: MLP training", [PY, "bench/mlp_train.py", "--device", "cuda", "--steps", "200"],
      25),
 ]

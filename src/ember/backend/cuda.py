@@ -321,6 +321,7 @@ class RandomSource:
         self._index = index
 
     def _draw(self, method: str, *args, **kwargs):
+        _draws[0] += 1
         with device_guard(self._index):
             return getattr(self._state, method)(*args, **kwargs)
 
@@ -350,6 +351,72 @@ class RandomSource:
 
     def permutation(self, n):
         return self._draw("permutation", n)
+
+
+_draws = [0]
+
+
+def draw_count() -> int:
+    """How many draws the GPU generators have made: a CUDA graph would replay a draw's
+    numbers, so ember.compile captures only calls that make none."""
+    return _draws[0]
+
+
+# ----------------------------------------------------------------------------- CUDA graphs
+def graphs_supported() -> bool:
+    """Whether CUDA is usable and this CuPy can capture streams into CUDA graphs (ROCm
+    builds cannot)."""
+    if not is_available():
+        return False
+    return STANDIN or not getattr(cupy().cuda.runtime, "is_hip", False)
+
+
+class CapturedGraph:
+    """The GPU work of ``fn(env)`` captured once as a CUDA graph through CuPy's stream
+    capture; ``launch()`` reruns that work, on the same memory, as one call.
+
+    ``env`` is a list of arrays: the ones it holds before the capture are read by the graph
+    in place (refill them between launches); the ones ``fn`` puts into it are where each
+    launch leaves its results. While ``fn`` is captured nothing runs on the GPU, and the
+    memory it allocates comes from a pool of the graph's own, so no allocation made later
+    can reuse its temporaries (a launch writes them again). ``fn`` must not synchronize
+    with the host; if it does, the capture raises and nothing is kept. (On the CuPy
+    stand-in work runs at once and cannot be recorded: ``fn`` runs now, and each launch
+    runs it again and writes its results into the arrays of the first run, as the GPU
+    would.)"""
+
+    def __init__(self, fn, env: list, index: int):
+        self.index = index
+        self._fn = fn
+        self._graph = None
+        self._given = list(env)
+        self._env = env
+        with device_guard(index):
+            if STANDIN:
+                fn(env)
+                return
+            cp = cupy()
+            self._pool = cp.cuda.MemoryPool()
+            stream = cp.cuda.Stream(non_blocking=True)
+            with cp.cuda.using_allocator(self._pool.malloc), stream:
+                stream.begin_capture()
+                try:
+                    fn(env)
+                finally:
+                    graph = stream.end_capture()
+            self._graph = graph
+
+    def launch(self) -> None:
+        """Run the captured work on the current stream."""
+        with device_guard(self.index):
+            if self._graph is not None:
+                self._graph.launch()
+                return
+            fresh = list(self._given)
+            self._fn(fresh)
+            for given, fixed, new in zip(self._given, self._env, fresh):
+                if given is None and fixed is not None and new is not fixed:
+                    fixed[...] = new
 
 
 # ----------------------------------------------------------------------------- NCCL

@@ -27,6 +27,7 @@ from ..autograd.engine import accumulate_grad as _accumulate
 from ..autograd.engine import dependencies
 from ..autograd.function import AccumulateGrad, accumulator_of
 from ..tensor import Tensor
+from .graphs import GraphReplay, refusal
 from .lower import ShapeChanged, lower
 
 _state = grad_mode._state
@@ -67,6 +68,10 @@ class _Held:
         self.made_tensors = []
         self.lowered = None
         self.lowering_error = None  # why this record replays op by op, if lowering failed
+        self.graphs = False       # mode="reduce-overhead": replay GPU ops as a CUDA graph
+        self.gpu_draws = 0        # the GPU generators' draws when the trace began
+        self.graph = None         # the GraphReplay, where the record can be captured
+        self.graph_refusal = None  # why it cannot be
 
     # ------------------------------------------------------------------ recording
     def unsafe(self, why: str) -> None:
@@ -334,7 +339,10 @@ class _Held:
     def build(self, lowering: bool = True) -> None:
         """Turn the record into one generated function of NumPy calls (``lower``), or,
         where that cannot be done (a GPU trace), a flat list of op-level calls."""
-        self.lowered = None
+        self.lowered = self.graph = None
+        if self.graphs and self.reason is None:
+            self.graph_refusal = refusal(self.program, backend.cuda.draw_count() !=
+                                         self.gpu_draws)
         if lowering and self.reason is None:
             try:
                 self.lowered = lower(self, _accumulate, _rebuild)
@@ -342,6 +350,8 @@ class _Held:
                 self.lowering_error = f"{type(e).__name__}: {e}"
             if self.lowered is not None:
                 return  # (the program stays, for op-level calls should a shape change)
+        if self.graphs and self.reason is None and self.graph_refusal is None:
+            self.graph = GraphReplay(self, self.program[0][8])
         ctxs = {}
         calls = []
         for step in self.program:
@@ -366,6 +376,12 @@ class _Held:
                 self.lowered = None
                 self.build(lowering=False)
                 raise
+        if self.graph is not None:
+            return self.graph(flat)
+        return self.replay_calls(flat)
+
+    def replay_calls(self, flat):
+        """The op-level replay: each op's own forward and backward on raw arrays."""
         env = [None] * self.nslots
         for slot, position in self.inputs:
             env[slot] = flat[position]._data
@@ -377,6 +393,10 @@ class _Held:
                 call(env)
         finally:
             self.flat_box[0] = None
+        return _rebuild(self.output, env, flat)
+
+    def rebuild(self, env, flat):
+        """The call's result, from the arrays in ``env``."""
         return _rebuild(self.output, env, flat)
 
 
@@ -600,9 +620,11 @@ def _value_reader(fn):
 class CompiledFunction:
     """A function (or module) whose calls replay a recorded trace; see ``ember.compile``."""
 
-    def __init__(self, fn, cache_size: int = 8, fullgraph: bool = False, lowering: bool = True):
+    def __init__(self, fn, cache_size: int = 8, fullgraph: bool = False, lowering: bool = True,
+                 cuda_graphs: bool = False):
         self._fn = fn
         self.lowering = lowering
+        self._graphs = cuda_graphs  # mode="reduce-overhead"
         self._cache: OrderedDict = OrderedDict()
         self.cache_size = cache_size
         self.fullgraph = fullgraph
@@ -655,6 +677,8 @@ class CompiledFunction:
             self.stats["eager"] += 1
             return self._fn(*args, **kwargs)
         held = _Held()
+        held.graphs = self._graphs
+        held.gpu_draws = backend.cuda.draw_count()
         held.input_objects = flat
         for position, t in enumerate(flat):
             slot = held.slot_of.get(id(t))
@@ -705,6 +729,22 @@ class CompiledFunction:
                                                  "fallback": list(fn.fallback)})
         return out
 
+    def cuda_graphs(self) -> list:
+        """Per cached signature, under ``mode="reduce-overhead"``: None where it runs
+        eagerly; else a dict saying whether it replays as a captured CUDA graph
+        ("captured", "launches"), or why not ("refused": why it cannot be captured,
+        "failed": why capturing raised)."""
+        out = []
+        for held in self._cache.values():
+            if held.reason is not None:
+                out.append(None)
+            elif held.graph is not None:
+                out.append(dict(held.graph.state(), refused=None))
+            else:
+                out.append({"captured": False, "launches": 0, "failed": None,
+                            "refused": held.graph_refusal or "mode='reduce-overhead' is off"})
+        return out
+
     def cache_len(self) -> int:
         """How many signatures are cached (at most ``cache_size``)."""
         return len(self._cache)
@@ -714,8 +754,8 @@ class CompiledModule(CompiledFunction):
     """``ember.compile(module)``: calls replay; attributes are the module's."""
 
     def __init__(self, module, cache_size: int = 8, fullgraph: bool = False,
-                 lowering: bool = True):
-        CompiledFunction.__init__(self, module, cache_size, fullgraph, lowering)
+                 lowering: bool = True, cuda_graphs: bool = False):
+        CompiledFunction.__init__(self, module, cache_size, fullgraph, lowering, cuda_graphs)
         self._module = module
 
     def __getattr__(self, name):
@@ -734,7 +774,10 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, 
     graph nodes. A call that reads a tensor's value into Python (``.item()``, ``bool()``,
     ``.tolist()``), runs an in-place op, uses hooks or draws random numbers outside an op
     is not replayed: that signature always runs eagerly. ``fullgraph=True`` raises instead.
-    ``dynamic``, ``backend`` and ``mode`` are accepted for PyTorch code and change nothing;
+    ``mode="reduce-overhead"`` (or ``"max-autotune"``, as in PyTorch) replays GPU calls
+    that can be captured (forward ops on one GPU, no random draws, no backward or optimizer
+    step) as one CUDA graph launch; ``cuda_graphs()`` says which were captured. ``dynamic``
+    and ``backend`` are accepted for PyTorch code and change nothing;
     ``options={"lower": False}`` replays op by op instead of through the generated NumPy
     function (see docs/compile.md, "How a replay runs"). Up to ``cache_size`` signatures
     are kept (least recently used go first).
@@ -770,10 +813,16 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None, 
     lowering = (options or {}).get("lower", True)
     if not isinstance(lowering, bool):
         raise TypeError(f"compile(): options['lower'] must be a bool, got {lowering!r}")
+    if mode is not None and mode not in _MODES:
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")
+    graphs = mode in ("reduce-overhead", "max-autotune")  # PyTorch's CUDA-graph modes
     if disable:
         return model
     from ..nn import Module
 
     if isinstance(model, Module):
-        return CompiledModule(model, cache_size, fullgraph, lowering)
-    return CompiledFunction(model, cache_size, fullgraph, lowering)
+        return CompiledModule(model, cache_size, fullgraph, lowering, graphs)
+    return CompiledFunction(model, cache_size, fullgraph, lowering, graphs)
+
+
+_MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
