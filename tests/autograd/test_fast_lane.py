@@ -4,6 +4,9 @@ Every op registered with ``fast=`` is checked against its own general path
 (``function.__wrapped__``), so registering a new fast op adds its checks."""
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
@@ -219,3 +222,17 @@ def test_operator_graphs_are_pytorchs(expression):
                              for n, nr in node.next_functions]
 
     assert graph(ember) == graph(torch)
+
+
+@pytest.mark.parametrize("op", [lambda x: x.exp(), lambda x: x.tanh(), lambda x: x * 2.0,
+                                lambda x: x ** 2, lambda x: 2.0 - x, lambda x: x.sum()])
+def test_unrecorded_lane_keeps_no_result_alive(op):
+    # the forward of an unrecorded call runs on one shared ctx per op: what it saves for a
+    # backward that will never come must not outlive the call
+    x = ember.ones(64)
+    with ember.no_grad():
+        y = op(x)
+    data = weakref.ref(y._data)
+    del y
+    gc.collect()
+    assert data() is None

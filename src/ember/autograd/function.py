@@ -672,6 +672,15 @@ def fast_lane(kind: str, cls, slow):
     raise ValueError(f"fast_lane: unknown kind {kind!r}")
 
 
+def _idle_ctx(cls, needs):
+    """The ctx a lane's forward gets when nothing is recorded: one per op, never a graph
+    node, so none is made per call. (Such a forward only writes to its ctx, and what it
+    keeps for backward is dropped after each call.)"""
+    ctx = _new(cls)
+    ctx.needs_input_grad = needs
+    return ctx
+
+
 def _unrecorded_out(result, enabled):
     """The output tensor of an op that recorded no node."""
     if type(result) is not _ndarray:
@@ -713,6 +722,7 @@ def _fast_unary(cls, slow, reduction):
     needs = (True, None, None, None) if reduction else _NEEDS_FIRST[0]
     unrecorded = _NO_GRAD[4] if reduction else _NO_GRAD[1]
     tail = (None, None, None) if reduction else ()
+    idle = _idle_ctx(cls, unrecorded)
 
     def lane(input=_MISSING, /, *args, **kwargs):
         if type(input) is Tensor and not args and not kwargs and input._device is CPU and \
@@ -720,9 +730,9 @@ def _fast_unary(cls, slow, reduction):
             data = input._data
             if data.dtype.kind in "fV" and (not reduction or data.ndim <= 32):
                 enabled = _state.enabled
-                ctx = _new(cls)
                 if input._requires_grad and enabled:
                     if not hooks.stack:
+                        ctx = _new(cls)
                         _link_first(ctx, input, tail)
                         ctx.needs_input_grad = needs
                         ctx._recording = True
@@ -736,9 +746,9 @@ def _fast_unary(cls, slow, reduction):
                         return out
                 elif not enabled or input._cut is None and \
                         not input._version_counter.no_grad:
-                    ctx.needs_input_grad = unrecorded
-                    result = forward(ctx, data, _ALL_DIMS[data.ndim], False, data.dtype) \
-                        if reduction else forward(ctx, data)
+                    result = forward(idle, data, _ALL_DIMS[data.ndim], False, data.dtype) \
+                        if reduction else forward(idle, data)
+                    idle._to_save = ()
                     return _unrecorded_out(result, enabled)
         if input is _MISSING:
             return slow(*args, **kwargs)
@@ -754,6 +764,7 @@ def _fast_binary(cls, slow):
     hooks = saved_hooks
     needs_first = _NEEDS_FIRST[1]
     unrecorded = _NO_GRAD[2]
+    idle = _idle_ctx(cls, unrecorded)
 
     def lane(input=_MISSING, other=_MISSING, /, *args, **kwargs):
         if type(input) is Tensor and not args and not kwargs and input._device is CPU and \
@@ -772,9 +783,9 @@ def _fast_binary(cls, slow):
             if plain:
                 enabled = _state.enabled
                 need_a = input._requires_grad
-                ctx = _new(cls)
                 if (need_a or need_b) and enabled:
                     if not hooks.stack:
+                        ctx = _new(cls)
                         _link_two(ctx, input, need_a, other, need_b)
                         ctx.needs_input_grad = _NEEDS_TWO[(need_a, need_b)] if \
                             kind is Tensor else needs_first
@@ -796,11 +807,11 @@ def _fast_binary(cls, slow):
                                      not input._version_counter.no_grad) and (
                         need_b or kind is not Tensor or other._cut is None and
                         not other._version_counter.no_grad):
-                    ctx.needs_input_grad = unrecorded
                     try:
-                        result = forward(ctx, data, y)
+                        result = forward(idle, data, y)
                     except ValueError:
                         return slow(input, other)
+                    idle._to_save = ()
                     return _unrecorded_out(result, enabled)
         given = tuple(a for a in (input, other) if a is not _MISSING)
         return slow(*given, *args, **kwargs)
@@ -816,6 +827,7 @@ def _fast_reflected(cls, slow):
     hooks = saved_hooks
     needs = (None, True)
     unrecorded = _NO_GRAD[2]
+    idle = _idle_ctx(cls, unrecorded)
 
     def lane(self, other):
         kind = type(other)
@@ -825,9 +837,9 @@ def _fast_reflected(cls, slow):
             data = self._data
             if data.dtype.kind in "fV":
                 enabled = _state.enabled
-                ctx = _new(cls)
                 if self._requires_grad and enabled:
                     if not hooks.stack:
+                        ctx = _new(cls)
                         _link_two(ctx, other, False, self, True)
                         ctx.needs_input_grad = needs
                         ctx._recording = True
@@ -840,8 +852,8 @@ def _fast_reflected(cls, slow):
                             ctx._to_save = ()
                         return out
                 elif not enabled or self._cut is None and not self._version_counter.no_grad:
-                    ctx.needs_input_grad = unrecorded
-                    result = forward(ctx, other, data)
+                    result = forward(idle, other, data)
+                    idle._to_save = ()
                     return _unrecorded_out(result, enabled)
         return slow(self, other)
 
