@@ -212,6 +212,18 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 elif node._saved:
                     node._saved = ()
                     node._freed = True
+                if len(children) == 1:  # a chain's link: route without the loop below
+                    child = children[0]
+                    g = results[0]
+                    if child is not None and (g is None or child._num_outputs == 1):
+                        if g is not None:
+                            previous_g = get_buffer(child)
+                            buffers[child] = g if previous_g is None else previous_g + g
+                        count = deps[child] - 1
+                        deps[child] = count
+                        if count == 0:
+                            ready.append(child)
+                        continue
             elif grads is not None and (needed is None or node in needed):
                 if node._num_outputs == 1:
                     grads = (grads,)
