@@ -1038,8 +1038,12 @@ def _resolve_saved_one(values, data, tensor, original, out):
         v = values[0]
         if v is data:
             return (tensor, tensor._version_counter.value)
-        if v is original:
-            return (_SavedOutput(out), None)
+        if v is original:  # _SavedOutput(out) of the new output, without the call
+            saved = _new(_SavedOutput)
+            saved.data, saved.version_counter = out._data, out._version_counter
+            saved.version = saved.output_nr = 0
+            saved.requires_grad = True
+            return (saved, None)
     elif len(values) == 2 and values[0] is None and values[1] is None:
         return _NOTHING_SAVED  # a product with a number: the number is all backward needs
     saved = []

@@ -52,10 +52,10 @@ def _save_operands(ctx, a, b, only: str = "") -> None:
     if only:
         need_a, need_b = ctx.needs_input_grad
         keep_b = need_a if only == "product" else True
-        ctx.save_for_backward(a if a_array and need_b else None,
-                              b if b_array and keep_b else None)
+        ctx._to_save = (a if a_array and need_b else None,  # (save_for_backward, inlined)
+                        b if b_array and keep_b else None)
     else:
-        ctx.save_for_backward(a if a_array else None, b if b_array else None)
+        ctx._to_save = (a if a_array else None, b if b_array else None)
     ctx.scalars = (None if a_array else a, None if b_array else b)
     ctx.shapes = (a.shape if a_array else (), b.shape if b_array else ())
 
