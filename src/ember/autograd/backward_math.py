@@ -14,6 +14,11 @@ namespaces (``math.sum(x, dim, keepdim)``, ``math.where(cond, a, b)``). Operator
 same on arrays and on Tensors; methods don't (``.sum(dim=...)``, ``.t()``), so formulas
 call functions instead.
 
+An *elementwise formula* is a plain function ``formula(m, *args)`` that uses only
+operators and the elementwise functions of ``m`` (see ``ELEMENTWISE``), no shapes.
+``m.elementwise(formula, *args)`` runs it on the namespace's lane: NumPy calls, one fused
+CuPy kernel (``backend.fused``), or ember ops on Tensors that record a graph.
+
 >>> class Cube(ember.autograd.Function): ...   # user Functions always get Tensors
 """
 from __future__ import annotations
@@ -38,6 +43,26 @@ def _count(shape) -> int:
     return n
 
 
+# The functions of the namespaces an elementwise formula may call (besides operators): each
+# is one CuPy ufunc (or a composition of them) inside a fused kernel, and an ember op on
+# Tensors. Arithmetic between two scalar arguments belongs outside the formula: inside
+# CuPy's fusion its result is no longer a weak Python scalar and would widen float32.
+ELEMENTWISE = ("where", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sign", "abs",
+               "tanh", "sigmoid", "erf", "softplus", "maximum", "minimum", "isnan",
+               "isfinite", "square", "reciprocal", "cast")
+
+
+FORMULAS: dict = {}  # every elementwise formula of ember's ops, by qualified name
+
+
+def elementwise_formula(function):
+    """Mark ``function(m, *args)`` as an elementwise formula (see the module's note) and
+    list it in ``FORMULAS``, where the tests and ``tools/gpu_check.py`` find every one;
+    the function itself is returned unchanged."""
+    FORMULAS[f"{function.__module__}.{function.__qualname__}"] = function
+    return function
+
+
 class ArrayMath:
     """The backward namespace on raw arrays of one array module (``xp``)."""
 
@@ -45,6 +70,19 @@ class ArrayMath:
 
     def __init__(self, xp):
         self.xp = xp
+
+    def elementwise(self, formula, *args):
+        """``formula(self, *args)``: plain NumPy calls on the CPU; on CuPy arrays one fused
+        kernel, built once per formula (``backend.fused``).
+
+        >>> def cube_grad(m, grad, x):
+        ...     return grad * 3.0 * x * x
+        >>> array_math(np).elementwise(cube_grad, np.ones(2), np.array([1.0, 2.0]))
+        array([ 3., 12.])
+        """
+        if self.xp is np:
+            return formula(self, *args)
+        return backend.fused(formula, self)(*args)
 
     # --------------------------------------------------------------- broadcasting
     def sum_to_shape(self, grad, shape: tuple):
@@ -120,6 +158,12 @@ class ArrayMath:
 
     def log(self, x):
         return self.xp.log(x)
+
+    def log1p(self, x):
+        return self.xp.log1p(x)
+
+    def expm1(self, x):
+        return self.xp.expm1(x)
 
     def sqrt(self, x):
         return self.xp.sqrt(x)
@@ -305,6 +349,32 @@ class TensorMath:
     """The backward namespace on Tensors: ember's own functions, recording a graph."""
 
     arrays = False
+
+    def elementwise(self, formula, *args):
+        """``formula(self, *args)`` with ember ops, so the formula records its graph."""
+        return formula(self, *args)
+
+    @staticmethod
+    def maximum(a, b):
+        """``ember.maximum``, where either side may also be a Python number."""
+        import ember
+
+        if not hasattr(b, "dtype"):
+            return ember.clamp(a, min=b)
+        if not hasattr(a, "dtype"):
+            return ember.clamp(b, min=a)
+        return ember.maximum(a, b)
+
+    @staticmethod
+    def minimum(a, b):
+        """``ember.minimum``, where either side may also be a Python number."""
+        import ember
+
+        if not hasattr(b, "dtype"):
+            return ember.clamp(a, max=b)
+        if not hasattr(a, "dtype"):
+            return ember.clamp(b, max=a)
+        return ember.minimum(a, b)
 
     def __getattr__(self, name: str):
         import ember  # the public functions, found once by name
