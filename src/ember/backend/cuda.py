@@ -272,7 +272,7 @@ class FusedFormula:
     def __init__(self, formula, namespace):
         self.formula = formula
         self.namespace = namespace
-        self.name = getattr(formula, "__qualname__", formula.__name__)
+        self.name = f"{formula.__module__}.{formula.__qualname__}"
 
         def traced(*args):
             return formula(namespace, *args)
