@@ -317,6 +317,36 @@ def test_formula_on_tensors_matches_and_has_first_and_second_derivatives(name, s
     assert ember.autograd.gradgradcheck(on_tensors, tensors)
 
 
+def _function_arguments(name):
+    x = np.linspace(0.5, 2.0, 4)
+    if name == "where":
+        return (x > 1, x, 0.0)
+    if name in ("maximum", "minimum"):
+        return (x, 1.5)
+    return (x, x) if name == "cast" else (x,)
+
+
+@pytest.mark.parametrize("name", backward_math.ELEMENTWISE)
+def test_every_elementwise_function_exists_on_tensors(name):
+    args = _function_arguments(name)
+    expected = getattr(array_math(np), name)(*args)
+    on_tensors = getattr(TENSOR_MATH, name)(*(ember.tensor(a) if isinstance(a, np.ndarray)
+                                               else a for a in args))
+    np.testing.assert_allclose(on_tensors.numpy(), expected, rtol=1e-12)
+
+
+@requires_cuda
+@pytest.mark.parametrize("name", backward_math.ELEMENTWISE)
+def test_cuda_every_elementwise_function_fuses(name):
+    args = _function_arguments(name)
+    expected = getattr(array_math(np), name)(*args)
+    xp = _cuda_xp()
+    lane = array_math(xp)
+    fused = xp.fuse(kernel_name=f"ember_check_{name}")(lambda *a: getattr(lane, name)(*a))
+    got = fused(*_to_device(xp, args))
+    np.testing.assert_allclose(cuda.to_host(got), expected, rtol=1e-12)
+
+
 def test_numpy_lane_is_the_formula_itself():
     x = np.linspace(-2, 2, 5)
     formula = FORMULAS[_A + "_silu_values"]
@@ -326,9 +356,11 @@ def test_numpy_lane_is_the_formula_itself():
 
 def test_examples_in_the_docstrings():
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    globs = {"np": np, "array_math": array_math}
+    globs = {"np": np, "array_math": array_math, "FORMULAS": FORMULAS,
+             "elementwise_formula": backward_math.elementwise_formula}
     for target, name in ((backward_math.ArrayMath.elementwise, "elementwise"),
-                         (backend.fused, "fused")):
+                         (backend.fused, "fused"),
+                         (backward_math.elementwise_formula, "elementwise_formula")):
         for test in doctest.DocTestFinder().find(target, name, globs=dict(globs)):
             runner.run(test)
     assert runner.failures == 0

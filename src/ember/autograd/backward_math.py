@@ -58,7 +58,15 @@ FORMULAS: dict = {}  # every elementwise formula of ember's ops, by qualified na
 def elementwise_formula(function):
     """Mark ``function(m, *args)`` as an elementwise formula (see the module's note) and
     list it in ``FORMULAS``, where the tests and ``tools/gpu_check.py`` find every one;
-    the function itself is returned unchanged."""
+    the function itself is returned unchanged.
+
+    >>> @elementwise_formula
+    ... def softsign_values(m, x):
+    ...     return m.cast(x / (m.abs(x) + 1), x)
+    >>> array_math(np).elementwise(softsign_values, np.array([1.0, -3.0]))
+    array([ 0.5 , -0.75])
+    >>> del FORMULAS[softsign_values.__module__ + ".softsign_values"]
+    """
     FORMULAS[f"{function.__module__}.{function.__qualname__}"] = function
     return function
 

@@ -278,7 +278,9 @@ class FusedFormula:
             return formula(namespace, *args)
 
         traced.__name__ = formula.__name__
-        kernel_name = "ember_" + formula.__name__.strip("_")
+        # a C identifier (a lambda's name is '<lambda>')
+        kernel_name = "ember_" + "".join(c if c.isalnum() else "_" for c in
+                                         formula.__name__.strip("_"))
         self.kernel = cupy().fuse(kernel_name=kernel_name)(traced)
         self.unfused: dict = {}
         self._errors = _compile_errors()
