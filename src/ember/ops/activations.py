@@ -121,7 +121,7 @@ def _hardtanh_values(m, x, low, high):
 
 @elementwise_formula
 def _hardtanh_grad(m, grad, out, low, high):
-    return m.where((out > low) & (out < high), grad, 0.0)
+    return m.cast(m.where((out > low) & (out < high), grad, 0.0), grad)
 
 
 def _hardtanh(input, min_val, max_val):
@@ -170,7 +170,7 @@ def _leaky_relu_values(m, x, slope):
 
 @elementwise_formula
 def _leaky_relu_grad(m, grad, x, slope):
-    return m.where(x > 0, grad, grad * slope)
+    return m.cast(m.where(x > 0, grad, grad * slope), grad)
 
 
 def _leaky_relu(input, negative_slope):
@@ -217,7 +217,7 @@ def _elu_values(m, x, alpha, scale, input_scale):
 @elementwise_formula
 def _elu_grad(m, grad, x, scale, negative_slope, input_scale):
     negative = grad * negative_slope * m.exp(x * input_scale)
-    return m.where(x > 0, grad * scale, negative)
+    return m.cast(m.where(x > 0, grad * scale, negative), grad)
 
 
 def _elu(input, alpha, scale=1.0, input_scale=1.0):
@@ -300,7 +300,7 @@ def _threshold_values(m, x, threshold, value):
 
 @elementwise_formula
 def _threshold_grad(m, grad, x, threshold):
-    return m.where(x > threshold, grad, 0.0)
+    return m.cast(m.where(x > threshold, grad, 0.0), grad)
 
 
 def _threshold(input, threshold, value):
@@ -458,7 +458,7 @@ def _softshrink_values(m, x, lambd, minus_lambd):
 
 @elementwise_formula
 def _shrink_grad(m, grad, x, lambd, minus_lambd):
-    return m.where((x >= minus_lambd) & (x <= lambd), 0.0, grad)
+    return m.cast(m.where((x >= minus_lambd) & (x <= lambd), 0.0, grad), grad)
 
 
 def _shrink_lambda(lambd, op):
@@ -718,7 +718,7 @@ def _hardsigmoid_values(m, x):
 
 @elementwise_formula
 def _hardsigmoid_grad(m, grad, x):
-    return m.where((x > -3) & (x < 3), grad / 6, 0.0)
+    return m.cast(m.where((x > -3) & (x < 3), grad / 6, 0.0), grad)
 
 
 @register_op(namespace=_F, samples=_samples_in(-5.0, 5.0))
@@ -751,7 +751,7 @@ def _hardswish_values(m, x):
 @elementwise_formula
 def _hardswish_grad(m, grad, x):
     middle = grad * (x / 3 + 0.5)
-    return m.where(x < -3, 0.0, m.where(x <= 3, middle, grad))
+    return m.cast(m.where(x < -3, 0.0, m.where(x <= 3, middle, grad)), grad)
 
 
 @register_op(namespace=_F, samples=_samples_in(-5.0, 5.0))
@@ -813,7 +813,7 @@ def _glu_values(m, a, b):
 def _glu_grads(m, grad, a, b):
     """The gradients of the two halves (two outputs of one kernel)."""
     gate = m.sigmoid(b)
-    return grad * gate, grad * a * gate * (1.0 - gate)
+    return m.cast(grad * gate, grad), m.cast(grad * a * gate * (1.0 - gate), grad)
 
 
 class Logit(Function):
@@ -851,13 +851,13 @@ def _logit_clamped_values(m, x, low, high):
 
 @elementwise_formula
 def _logit_grad(m, grad, x):
-    return grad / (x * (1 - x))
+    return m.cast(grad / (x * (1 - x)), grad)
 
 
 @elementwise_formula
 def _logit_clamped_grad(m, grad, x, low, high):
     # clamped elements have no gradient (PyTorch's convention)
-    return m.where((x < low) | (x > high), 0.0, grad / (x * (1 - x)))
+    return m.cast(m.where((x < low) | (x > high), 0.0, grad / (x * (1 - x))), grad)
 
 
 @register_op(inplace=("logit_",), methods=("logit",), exported_in=("special",),

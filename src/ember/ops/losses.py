@@ -1360,7 +1360,7 @@ def _mse_values(m, x, t):
 
 @elementwise_formula
 def _mse_grad(m, x, t, grad):
-    return 2.0 * (x - t) * grad
+    return m.cast(2.0 * (x - t) * grad, x)
 
 
 class SmoothL1Loss(Function):
@@ -1394,7 +1394,7 @@ def _smooth_l1_values(m, x, t, beta, half_beta):
 @elementwise_formula
 def _smooth_l1_grad(m, x, t, beta, inverse_beta, grad):
     d = x - t
-    return m.where(m.abs(d) < beta, d * inverse_beta, m.sign(d)) * grad
+    return m.cast(m.where(m.abs(d) < beta, d * inverse_beta, m.sign(d)) * grad, x)
 
 
 class HuberLoss(Function):
@@ -1426,7 +1426,7 @@ def _huber_values(m, x, t, delta, half_delta):
 @elementwise_formula
 def _huber_grad(m, x, t, delta, grad):
     d = x - t
-    return m.where(m.abs(d) < delta, d, m.sign(d) * delta) * grad
+    return m.cast(m.where(m.abs(d) < delta, d, m.sign(d) * delta) * grad, x)
 
 
 class SoftMarginLoss(Function):
@@ -1462,7 +1462,7 @@ def _soft_margin_values(m, x, y):
 def _soft_margin_grad(m, x, y, grad):
     """The gradient of the loss with respect to ``-y x``'s factor: times y for x, times x
     for y."""
-    return -m.sigmoid(-y * x) * grad
+    return m.cast(-m.sigmoid(-y * x) * grad, x)
 
 
 class BinaryCrossEntropyWithLogits(Function):
@@ -1520,7 +1520,7 @@ def _bce_logits_values(m, x, t, weight, pos_weight):
 @elementwise_formula
 def _bce_logits_grad_input(m, x, t, pos_weight, grad):
     scale = 1.0 if pos_weight is None else 1.0 + (pos_weight - 1.0) * t
-    return ((1.0 - t) - scale * m.sigmoid(-x)) * grad
+    return m.cast(((1.0 - t) - scale * m.sigmoid(-x)) * grad, x)
 
 
 class NllLoss(Function):
