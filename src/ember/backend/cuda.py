@@ -291,12 +291,13 @@ class FusedFormula:
         try:
             return self.kernel(*args)
         except self._errors as error:
-            out = self.formula(self.namespace, *args)
-            self.unfused[_signature(args)] = f"{type(error).__name__}: {error}"
-            warnings.warn(f"ember: cupy.fuse could not fuse {self.name} for "
-                          f"{_signature(args)} ({type(error).__name__}: {error}); it runs "
-                          "unfused, one kernel per step", RuntimeWarning, stacklevel=2)
-            return out
+            reason = f"{type(error).__name__}: {error}"
+        out = self.formula(self.namespace, *args)  # wrong inputs raise their own error here
+        self.unfused[_signature(args)] = reason
+        warnings.warn(f"ember: cupy.fuse could not fuse {self.name} for {_signature(args)} "
+                      f"({reason}); it runs unfused, one kernel per step", RuntimeWarning,
+                      stacklevel=2)
+        return out
 
     def __repr__(self):
         return f"<FusedFormula {self.name}>"
