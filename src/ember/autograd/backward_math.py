@@ -52,6 +52,10 @@ ELEMENTWISE = ("where", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sign",
                "isfinite", "square", "reciprocal", "cast")
 
 
+# the elementwise functions that are the array module's own ufuncs, under the same name
+_UFUNCS = ("exp", "log", "log1p", "expm1", "sqrt", "abs", "sin", "cos", "sinh", "cosh",
+           "isfinite", "isnan", "tanh", "maximum", "minimum")
+
 FORMULAS: dict = {}  # every elementwise formula of ember's ops, by qualified name
 
 
@@ -78,6 +82,10 @@ class ArrayMath:
 
     def __init__(self, xp):
         self.xp = xp
+        self._ndarray = xp.ndarray
+        # bound straight to the module's ufuncs: ``m.exp(x)`` costs what ``xp.exp(x)`` does
+        for name in _UFUNCS:
+            setattr(self, name, getattr(xp, name))
 
     def elementwise(self, formula, *args):
         """``formula(self, *args)``: plain NumPy calls on the CPU; on CuPy arrays one fused
@@ -159,22 +167,9 @@ class ArrayMath:
 
     # --------------------------------------------------------------- elementwise
     def where(self, condition, a, b):
+        if type(a) is type(b) is self._ndarray:  # two arrays: nothing to adjust
+            return self.xp.where(condition, a, b)
         return backend.where(self.xp, condition, a, b)
-
-    def exp(self, x):
-        return self.xp.exp(x)
-
-    def log(self, x):
-        return self.xp.log(x)
-
-    def log1p(self, x):
-        return self.xp.log1p(x)
-
-    def expm1(self, x):
-        return self.xp.expm1(x)
-
-    def sqrt(self, x):
-        return self.xp.sqrt(x)
 
     def rsqrt(self, x):
         return 1 / self.xp.sqrt(x)
@@ -183,27 +178,6 @@ class ArrayMath:
         if x.dtype.kind not in "fV":
             return self.xp.sign(x)
         return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)  # sign(nan) is 0
-
-    def abs(self, x):
-        return self.xp.abs(x)
-
-    def sin(self, x):
-        return self.xp.sin(x)
-
-    def cos(self, x):
-        return self.xp.cos(x)
-
-    def sinh(self, x):
-        return self.xp.sinh(x)
-
-    def cosh(self, x):
-        return self.xp.cosh(x)
-
-    def isfinite(self, x):
-        return self.xp.isfinite(x)
-
-    def tanh(self, x):
-        return self.xp.tanh(x)
 
     def sigmoid(self, x):
         xp = self.xp
@@ -231,12 +205,6 @@ class ArrayMath:
         if rounding_mode == "floor":
             return self.xp.floor_divide(a, b)
         return self.xp.trunc(a / b)
-
-    def maximum(self, a, b):
-        return self.xp.maximum(a, b)
-
-    def minimum(self, a, b):
-        return self.xp.minimum(a, b)
 
     def clamp(self, x, min=None, max=None):
         return self.xp.clip(x, min, max)
@@ -298,9 +266,6 @@ class ArrayMath:
 
     # --------------------------------------------------------------- sorting, norms,
     # products, matrices, decompositions, comparison
-    def isnan(self, x):
-        return self.xp.isnan(x)
-
     def einsum(self, equation: str, *operands):
         return backend.einsum(self.xp, equation, *operands)
 
