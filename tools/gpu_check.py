@@ -1,4 +1,5 @@
-"""One prepared pass for a GPU machine (``make gpu-check``): the suite's CUDA cases, the
+"""One prepared pass for a GPU machine (``make gpu-check``): the fused elementwise formulas
+(each compiled by cupy.fuse and compared with the NumPy lane), the suite's CUDA cases, the
 tutorial and the examples on cuda, the NCCL smoke test, and the GPU benchmarks, each with
 its own time limit (under 8 minutes in all), then a summary to paste into a note.
 
@@ -16,8 +17,12 @@ PY = sys.executable
 PYTEST = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 # (name, command, seconds): the limits add up to under 8 minutes
 STEPS = [
+    # first, so the suite finds the fused kernels compiled (CuPy keeps them on disk)
+    ("fused formulas (cupy.fuse) against NumPy",
+     PYTEST + ["-n", "8", "-k", "cuda", "tests/backend/test_fused.py",
+               "tests/optim/test_fused_steps.py"], 50),
     ("suite: CUDA cases", PYTEST + ["-n", "8", "-k", "cuda", "tests", "-x", "--maxfail=30"],
-     215),
+     165),
     ("tutorial and tour on cuda", PYTEST + ["tests/test_tutorial.py", "tests/test_tour.py"], 60),
     ("example: train_digits", [PY, "examples/train_digits.py", "--device", "cuda",
                                "--epochs", "2"], 40),

@@ -14,6 +14,11 @@ namespaces (``math.sum(x, dim, keepdim)``, ``math.where(cond, a, b)``). Operator
 same on arrays and on Tensors; methods don't (``.sum(dim=...)``, ``.t()``), so formulas
 call functions instead.
 
+An *elementwise formula* is a plain function ``formula(m, *args)`` that uses only
+operators and the elementwise functions of ``m`` (see ``ELEMENTWISE``), no shapes.
+``m.elementwise(formula, *args)`` runs it on the namespace's lane: NumPy calls, one fused
+CuPy kernel (``backend.fused``), or ember ops on Tensors that record a graph.
+
 >>> class Cube(ember.autograd.Function): ...   # user Functions always get Tensors
 """
 from __future__ import annotations
@@ -38,6 +43,38 @@ def _count(shape) -> int:
     return n
 
 
+# The functions of the namespaces an elementwise formula may call (besides operators): each
+# is one CuPy ufunc (or a composition of them) inside a fused kernel, and an ember op on
+# Tensors. Arithmetic between two scalar arguments belongs outside the formula: inside
+# CuPy's fusion its result is no longer a weak Python scalar and would widen float32.
+ELEMENTWISE = ("where", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sign", "abs",
+               "tanh", "sigmoid", "erf", "softplus", "maximum", "minimum", "isnan",
+               "isfinite", "square", "reciprocal", "cast")
+
+
+# the elementwise functions that are the array module's own ufuncs, under the same name
+_UFUNCS = ("exp", "log", "log1p", "expm1", "sqrt", "abs", "sin", "cos", "sinh", "cosh",
+           "isfinite", "isnan", "tanh", "maximum", "minimum")
+
+FORMULAS: dict = {}  # every elementwise formula of ember's ops, by qualified name
+
+
+def elementwise_formula(function):
+    """Mark ``function(m, *args)`` as an elementwise formula (see the module's note) and
+    list it in ``FORMULAS``, where the tests and ``tools/gpu_check.py`` find every one;
+    the function itself is returned unchanged.
+
+    >>> @elementwise_formula
+    ... def softsign_values(m, x):
+    ...     return m.cast(x / (m.abs(x) + 1), x)
+    >>> array_math(np).elementwise(softsign_values, np.array([1.0, -3.0]))
+    array([ 0.5 , -0.75])
+    >>> del FORMULAS[softsign_values.__module__ + ".softsign_values"]
+    """
+    FORMULAS[f"{function.__module__}.{function.__qualname__}"] = function
+    return function
+
+
 class ArrayMath:
     """The backward namespace on raw arrays of one array module (``xp``)."""
 
@@ -45,6 +82,23 @@ class ArrayMath:
 
     def __init__(self, xp):
         self.xp = xp
+        self._ndarray = xp.ndarray
+        # bound straight to the module's ufuncs: ``m.exp(x)`` costs what ``xp.exp(x)`` does
+        for name in _UFUNCS:
+            setattr(self, name, getattr(xp, name))
+
+    def elementwise(self, formula, *args):
+        """``formula(self, *args)``: plain NumPy calls on the CPU; on CuPy arrays one fused
+        kernel, built once per formula (``backend.fused``).
+
+        >>> def cube_grad(m, grad, x):
+        ...     return grad * 3.0 * x * x
+        >>> array_math(np).elementwise(cube_grad, np.ones(2), np.array([1.0, 2.0]))
+        array([ 3., 12.])
+        """
+        if self.xp is np:
+            return formula(self, *args)
+        return backend.fused(formula, self)(*args)
 
     # --------------------------------------------------------------- broadcasting
     def sum_to_shape(self, grad, shape: tuple):
@@ -113,16 +167,9 @@ class ArrayMath:
 
     # --------------------------------------------------------------- elementwise
     def where(self, condition, a, b):
+        if type(a) is type(b) is self._ndarray:  # two arrays: nothing to adjust
+            return self.xp.where(condition, a, b)
         return backend.where(self.xp, condition, a, b)
-
-    def exp(self, x):
-        return self.xp.exp(x)
-
-    def log(self, x):
-        return self.xp.log(x)
-
-    def sqrt(self, x):
-        return self.xp.sqrt(x)
 
     def rsqrt(self, x):
         return 1 / self.xp.sqrt(x)
@@ -131,27 +178,6 @@ class ArrayMath:
         if x.dtype.kind not in "fV":
             return self.xp.sign(x)
         return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)  # sign(nan) is 0
-
-    def abs(self, x):
-        return self.xp.abs(x)
-
-    def sin(self, x):
-        return self.xp.sin(x)
-
-    def cos(self, x):
-        return self.xp.cos(x)
-
-    def sinh(self, x):
-        return self.xp.sinh(x)
-
-    def cosh(self, x):
-        return self.xp.cosh(x)
-
-    def isfinite(self, x):
-        return self.xp.isfinite(x)
-
-    def tanh(self, x):
-        return self.xp.tanh(x)
 
     def sigmoid(self, x):
         xp = self.xp
@@ -179,12 +205,6 @@ class ArrayMath:
         if rounding_mode == "floor":
             return self.xp.floor_divide(a, b)
         return self.xp.trunc(a / b)
-
-    def maximum(self, a, b):
-        return self.xp.maximum(a, b)
-
-    def minimum(self, a, b):
-        return self.xp.minimum(a, b)
 
     def clamp(self, x, min=None, max=None):
         return self.xp.clip(x, min, max)
@@ -246,9 +266,6 @@ class ArrayMath:
 
     # --------------------------------------------------------------- sorting, norms,
     # products, matrices, decompositions, comparison
-    def isnan(self, x):
-        return self.xp.isnan(x)
-
     def einsum(self, equation: str, *operands):
         return backend.einsum(self.xp, equation, *operands)
 
@@ -305,6 +322,32 @@ class TensorMath:
     """The backward namespace on Tensors: ember's own functions, recording a graph."""
 
     arrays = False
+
+    def elementwise(self, formula, *args):
+        """``formula(self, *args)`` with ember ops, so the formula records its graph."""
+        return formula(self, *args)
+
+    @staticmethod
+    def maximum(a, b):
+        """``ember.maximum``, where either side may also be a Python number."""
+        import ember
+
+        if not hasattr(b, "dtype"):
+            return ember.clamp(a, min=b)
+        if not hasattr(a, "dtype"):
+            return ember.clamp(b, min=a)
+        return ember.maximum(a, b)
+
+    @staticmethod
+    def minimum(a, b):
+        """``ember.minimum``, where either side may also be a Python number."""
+        import ember
+
+        if not hasattr(b, "dtype"):
+            return ember.clamp(a, max=b)
+        if not hasattr(a, "dtype"):
+            return ember.clamp(b, max=a)
+        return ember.minimum(a, b)
 
     def __getattr__(self, name: str):
         import ember  # the public functions, found once by name

@@ -11,7 +11,7 @@ from . import cpu, cuda
 from .device import CPU, device
 
 __all__ = ["device", "CPU", "matmul", "einsum", "where", "xp_of", "xp_for_device", "move",
-           "parse_device", "scatter_add", "scatter_reduce", "as_strided"]
+           "parse_device", "scatter_add", "scatter_reduce", "as_strided", "fused"]
 
 
 def parse_device(value) -> device:
@@ -59,6 +59,23 @@ def move(array, src: device, dst: device, copy: bool = False):
     cp = cuda.cupy()
     with cp.cuda.Device(dst.index):
         return cp.array(array, copy=True)
+
+
+def fused(formula, namespace):
+    """``formula(namespace, *args)`` for CuPy arrays as one fused CUDA kernel: the callable
+    that ``backend/cuda.py`` makes with ``cupy.fuse`` once per formula and keeps. Called
+    with CuPy arrays (and Python or NumPy scalars) it launches one kernel; the formula's
+    own Python lines run only while CuPy traces it. On NumPy arrays call the formula
+    itself (``ArrayMath.elementwise`` does).
+
+    >>> def scaled_tanh(m, x, scale):
+    ...     return m.tanh(x) * scale
+    >>> array_math(np).elementwise(scaled_tanh, np.zeros(2), 2.0)  # the NumPy lane
+    array([0., 0.])
+
+    On CUDA, ``fused(scaled_tanh, array_math(cupy))(x, 2.0)`` is one kernel launch.
+    """
+    return cuda.fused(formula, namespace)
 
 
 def scatter_add(target, index, values) -> None:

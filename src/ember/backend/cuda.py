@@ -9,6 +9,7 @@ import contextlib
 import ctypes.util
 import importlib.util
 import os
+import warnings
 from typing import Any
 
 _cupy: Any = None
@@ -220,6 +221,86 @@ def view_reshape(array, shape):
     except AttributeError as error:
         raise ValueError(str(error)) from None
     return view
+
+
+# ----------------------------------------------------------------------------- fused kernels
+# An elementwise formula (autograd/backward_math.py) runs on CuPy arrays as one kernel that
+# cupy.fuse builds from the formula's own lines, traced on the CuPy namespace: one launch
+# and one output instead of a launch and a temporary per NumPy-style step.
+_fused: dict = {}
+
+
+def fused(formula, namespace) -> FusedFormula:
+    """The fused kernel of ``formula(namespace, *args)``, made on first use and kept: CuPy
+    caches the compiled kernels inside the fused function (per dtypes and ndim), so it is
+    decorated once per formula, never per call."""
+    kernel = _fused.get(formula)
+    if kernel is None:
+        kernel = _fused[formula] = FusedFormula(formula, namespace)
+    return kernel
+
+
+def fused_formulas() -> dict:
+    """Every formula fused so far in this process: ``{name: FusedFormula}``."""
+    return {kernel.name: kernel for kernel in _fused.values()}
+
+
+def _compile_errors() -> tuple:
+    errors: tuple = (TypeError, ValueError, NotImplementedError, AttributeError)
+    if not STANDIN:
+        from cupy.cuda import compiler
+
+        errors += (compiler.CompileException,)
+    return errors
+
+
+def _signature(args) -> tuple:
+    return tuple((a.dtype.str, a.ndim) if hasattr(a, "dtype") else type(a) for a in args)
+
+
+class FusedFormula:
+    """One elementwise formula as a ``cupy.fuse`` kernel.
+
+    Should CuPy be unable to fuse the formula for some argument types (an older CuPy, a
+    dtype its ufuncs lack), that call runs the same formula unfused, op by op, and the
+    reason is kept in ``unfused`` (and warned about once): the results stay right, only
+    slower. Inputs that are wrong anyway raise their own error from that unfused run.
+    """
+
+    __slots__ = ("formula", "namespace", "name", "kernel", "unfused", "_errors")
+
+    def __init__(self, formula, namespace):
+        self.formula = formula
+        self.namespace = namespace
+        self.name = f"{formula.__module__}.{formula.__qualname__}"
+
+        def traced(*args):
+            return formula(namespace, *args)
+
+        traced.__name__ = formula.__name__
+        # a C identifier (a lambda's name is '<lambda>')
+        kernel_name = "ember_" + "".join(c if c.isalnum() else "_" for c in
+                                         formula.__name__.strip("_"))
+        self.kernel = cupy().fuse(kernel_name=kernel_name)(traced)
+        self.unfused: dict = {}
+        self._errors = _compile_errors()
+
+    def __call__(self, *args):
+        if self.unfused and _signature(args) in self.unfused:
+            return self.formula(self.namespace, *args)
+        try:
+            return self.kernel(*args)
+        except self._errors as error:
+            reason = f"{type(error).__name__}: {error}"
+        out = self.formula(self.namespace, *args)  # wrong inputs raise their own error here
+        self.unfused[_signature(args)] = reason
+        warnings.warn(f"ember: cupy.fuse could not fuse {self.name} for {_signature(args)} "
+                      f"({reason}); it runs unfused, one kernel per step", RuntimeWarning,
+                      stacklevel=2)
+        return out
+
+    def __repr__(self):
+        return f"<FusedFormula {self.name}>"
 
 
 _ATOMIC_MULTIPLY = r"""

@@ -7,6 +7,12 @@ in one op raises (NumPy functions called on them run as CuPy's, on device arrays
 reports the device it was made on. A CUDA path that lets a host array in, or converts a
 device array implicitly, fails on a CPU-only machine. ``backend/cuda.py`` hands this
 module out instead of CuPy when the variable is set; nothing else uses it.
+
+``fuse`` runs the decorated function itself on stand-in arrays (as CuPy does for NumPy
+inputs), so the stand-in suite runs the very formula a GPU would fuse; while it runs, the
+arrays allow only what CuPy's fusion tracer allows (operators, ufuncs, ``where``,
+``clip``, ``dtype``, ``ndim``, ``astype``, ``a[...] = b``), so a formula that could not be
+fused on a GPU fails here too.
 """
 from __future__ import annotations
 
@@ -18,6 +24,13 @@ import numpy as np
 
 DEVICE_COUNT = 2
 _current = [0]
+_fusing = [0]  # > 0 while a fused function runs: arrays then act as CuPy's traced ones
+
+
+def _traced(what: str):
+    raise TypeError(f"{what} is not available inside cupy.fuse: a fused function sees "
+                    "traced arrays (operators, ufuncs, where, clip, dtype, ndim, astype and "
+                    "a[...] = b only)")
 
 
 def _refuse(kind: str):
@@ -98,11 +111,15 @@ class ndarray:
     # NumPy functions and ufuncs dispatch to CuPy's own (NEP 13/18), as on CuPy: they take
     # device arrays only, so a NumPy array among the inputs still raises
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if _fusing[0]:
+            _traced(f"NumPy's {ufunc.__name__}")
         if "out" in kwargs:
             kwargs["out"] = tuple(_unwrap(o) for o in kwargs["out"])
         return _call(getattr(ufunc, method), inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
+        if _fusing[0]:
+            _traced(f"NumPy's {func.__name__}")
         return _call(func, args, kwargs)
 
     # ---------------------------------------------------------------- CuPy's own API
@@ -111,6 +128,8 @@ class ndarray:
         return Device(self._device)
 
     def get(self, stream=None, order="C", out=None):
+        if _fusing[0]:
+            _traced("get()")
         return np.array(self._a, copy=True)
 
     @property
@@ -142,12 +161,18 @@ class ndarray:
         return (self[i] for i in range(len(self)))
 
     def __bool__(self):
+        if _fusing[0]:
+            _traced("the truth value of an array")
         return bool(self._a)
 
     def __float__(self):
+        if _fusing[0]:
+            _traced("float() of an array")
         return float(self._a)
 
     def __int__(self):
+        if _fusing[0]:
+            _traced("int() of an array")
         return int(self._a)
 
     def __complex__(self):
@@ -157,9 +182,13 @@ class ndarray:
         return operator.index(self._a.item())
 
     def __getitem__(self, key):
+        if _fusing[0]:
+            _traced("indexing")
         return _wrap(self._a[_index(key)], self._device)
 
     def __setitem__(self, key, value):
+        if _fusing[0] and not (key is Ellipsis or key == slice(None)):
+            _traced(f"assigning to a[{key!r}]")
         self._a[_index(key)] = _value(value)
 
     def __setattr__(self, name, value):
@@ -171,6 +200,9 @@ class ndarray:
     def __getattr__(self, name):
         if name.startswith("__"):  # __array_interface__ and friends would hand NumPy the data
             raise AttributeError(name)
+        if _fusing[0] and name not in ("dtype", "ndim", "astype"):
+            raise AttributeError(f"a traced array inside cupy.fuse has no attribute {name!r} "
+                                 "(only dtype, ndim and astype)")
         attr = getattr(self._a, name)
         if not callable(attr):
             return _wrap(attr, self._device) if name in ("T", "real", "imag", "mT") else attr
@@ -239,15 +271,24 @@ def _call(function, args, kwargs):
     return _wrap(function(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()}))
 
 
+# the non-ufunc functions CuPy's fusion tracer takes
+_FUSABLE = ("where", "clip")
+
+
 class _Function:
     def __init__(self, function):
         self._function = function
         self.__name__ = getattr(function, "__name__", "function")
 
     def __call__(self, *args, **kwargs):
+        if _fusing[0] and not (isinstance(self._function, np.ufunc)
+                               or self.__name__ in _FUSABLE):
+            _traced(f"cupy.{self.__name__}()")
         return _call(self._function, args, kwargs)
 
     def __getattr__(self, name):  # ufunc methods: add.at, maximum.reduce, ...
+        if _fusing[0]:
+            _traced(f"cupy.{self.__name__}.{name}")
         return _Function(getattr(self._function, name))
 
 
@@ -269,6 +310,52 @@ class _Namespace:
         if isinstance(obj, type) or not callable(obj):
             return obj  # dtypes, scalar types, constants
         return _Function(obj)
+
+
+# ----------------------------------------------------------------------------- cupy.fuse
+_FUSE_ARGUMENTS = (ndarray, np.generic, bool, int, float, complex, type(None))
+
+
+class Fusion:
+    """What ``cupy.fuse`` makes: called with device arrays it runs the function on them as
+    CuPy's tracer would see them (see the module's note); ``calls`` counts the calls."""
+
+    def __init__(self, function, kernel_name=None):
+        self.function = function
+        self.name = kernel_name or function.__name__
+        self.calls = 0
+        FUSED.append(self)
+
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            raise TypeError(f"{self.name}() takes positional arguments only (a fused "
+                            f"function), got {sorted(kwargs)}")
+        if not all(isinstance(a, _FUSE_ARGUMENTS) for a in args):
+            raise TypeError(f"Invalid argument type for '{self.name}': "
+                            f"({', '.join(repr(type(a)) for a in args)})")
+        self.calls += 1
+        if not any(type(a) is ndarray for a in args):
+            return self.function(*args)  # no device array: CuPy just calls it
+        _fusing[0] += 1
+        try:
+            out = self.function(*args)
+        finally:
+            _fusing[0] -= 1
+        results = out if isinstance(out, tuple) else (out,)
+        if out is not None and not all(type(r) is ndarray for r in results):
+            raise TypeError(f"Fusion function can't return "
+                            f"{[type(r).__name__ for r in results]} ({self.name})")
+        return out
+
+
+FUSED: list = []  # every Fusion made, oldest first
+
+
+def fuse(*args, kernel_name=None):
+    """``cupy.fuse``, as a decorator with or without arguments."""
+    if len(args) == 1 and callable(args[0]):
+        return Fusion(args[0], kernel_name)
+    return lambda function: Fusion(function, kernel_name)
 
 
 def _to_device(value, dtype=None, copy=True, order="K", **_):
@@ -403,7 +490,7 @@ _cuda = types.SimpleNamespace(Device=Device, runtime=_Runtime(), Stream=_Stream,
 
 cupy = _Namespace(np, {
     "ndarray": ndarray, "asarray": _asarray, "array": _to_device, "asnumpy": _asnumpy,
-    "ascontiguousarray": _ascontiguousarray, "cuda": _cuda,
+    "ascontiguousarray": _ascontiguousarray, "cuda": _cuda, "fuse": fuse,
     "get_default_memory_pool": lambda: _MemoryPool(),
     "random": types.SimpleNamespace(RandomState=_RandomState),
     "__name__": "ember.backend.standin.cupy",

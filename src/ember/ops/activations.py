@@ -3,7 +3,8 @@ where PyTorch has a ``torch.<name>`` too).
 
 Each op is one Function class (forward on arrays via ``ctx.xp``, backward written once
 against ``ctx.math``, so it runs on arrays and, under ``create_graph``, on Tensors) and one
-registered public function. In-place forms
+registered public function. The elementwise steps of forward and backward are formulas
+(``elementwise_formula``): plain NumPy calls on the CPU, one fused kernel on CUDA. In-place forms
 (``inplace=True``, ``relu_``, ``elu_``...) go through ``ember.tensor.apply_inplace``: the same
 out-of-place op, written back into the input's memory.
 """
@@ -13,12 +14,13 @@ import math
 
 import numpy as np
 
+from ..autograd.backward_math import array_math, elementwise_formula
 from ..autograd.function import Function
 from ..tensor import Tensor, apply_inplace
 from ._util import float_operand, wrap_dim
 from .registry import NAMESPACES, Sample, register_op
-from .unary import _in_float64, erf_array, sigmoid, tanh
 from .unary import relu as _relu
+from .unary import sigmoid, tanh
 
 _F = "nn.functional"
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -26,6 +28,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _GELU_CUBIC = 0.044715
+_SQRT_HALF = math.sqrt(0.5)
 
 
 def _float_input(input, op: str) -> Tensor:
@@ -52,9 +55,9 @@ def _number(value, op: str, name: str) -> float:
     return float(value)
 
 
-def _stable_softplus(xp, z):
+def _stable_softplus(m, z):
     """``log(1 + exp(z))`` for any z: max(z, 0) + log1p(exp(-|z|)) never overflows."""
-    return xp.maximum(z, 0) + xp.log1p(xp.exp(-xp.abs(z)))
+    return m.maximum(z, 0) + m.log1p(m.exp(-m.abs(z)))
 
 
 def _samples_in(low, high, extra=()):
@@ -98,7 +101,7 @@ class Hardtanh(Function):
 
     @staticmethod
     def forward(ctx, x, min_val, max_val):
-        out = ctx.xp.minimum(ctx.xp.maximum(x, min_val), max_val).astype(x.dtype, copy=False)
+        out = array_math(ctx.xp).elementwise(_hardtanh_values, x, min_val, max_val)
         # the output is enough to find the interior (and survives in-place use)
         ctx.save_for_backward(out)
         ctx.bounds = (min_val, max_val)
@@ -106,10 +109,19 @@ class Hardtanh(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        m = ctx.math
         (out,) = ctx.saved_tensors
         low, high = ctx.bounds
-        return m.where((out > low) & (out < high), grad, 0.0), None, None
+        return ctx.math.elementwise(_hardtanh_grad, grad, out, low, high), None, None
+
+
+@elementwise_formula
+def _hardtanh_values(m, x, low, high):
+    return m.cast(m.minimum(m.maximum(x, low), high), x)
+
+
+@elementwise_formula
+def _hardtanh_grad(m, grad, out, low, high):
+    return m.cast(m.where((out > low) & (out < high), grad, 0.0), grad)
 
 
 def _hardtanh(input, min_val, max_val):
@@ -143,13 +155,22 @@ class LeakyRelu(Function):
     def forward(ctx, x, negative_slope):
         ctx.save_for_backward(x)
         ctx.slope = negative_slope
-        return ctx.xp.where(x > 0, x, x * negative_slope).astype(x.dtype, copy=False)
+        return array_math(ctx.xp).elementwise(_leaky_relu_values, x, negative_slope)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        m = ctx.math
-        return m.where(x > 0, grad, grad * ctx.slope), None
+        return ctx.math.elementwise(_leaky_relu_grad, grad, x, ctx.slope), None
+
+
+@elementwise_formula
+def _leaky_relu_values(m, x, slope):
+    return m.cast(m.where(x > 0, x, x * slope), x)
+
+
+@elementwise_formula
+def _leaky_relu_grad(m, grad, x, slope):
+    return m.cast(m.where(x > 0, grad, grad * slope), grad)
 
 
 def _leaky_relu(input, negative_slope):
@@ -173,19 +194,30 @@ class Elu(Function):
 
     @staticmethod
     def forward(ctx, x, alpha, scale, input_scale):
-        xp = ctx.xp
         ctx.save_for_backward(x)
         ctx.constants = (alpha, scale, input_scale)
-        negative = alpha * xp.expm1(xp.minimum(x, 0) * input_scale)
-        return (scale * xp.where(x > 0, x, negative)).astype(x.dtype, copy=False)
+        return array_math(ctx.xp).elementwise(_elu_values, x, alpha, scale, input_scale)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         alpha, scale, input_scale = ctx.constants
-        m = ctx.math
-        negative = grad * (scale * alpha * input_scale) * m.exp(x * input_scale)
-        return m.where(x > 0, grad * scale, negative), None, None, None
+        # the constants multiplied here, in Python: inside a fused kernel a product of two
+        # scalar arguments would no longer be a weak scalar
+        return ctx.math.elementwise(_elu_grad, grad, x, scale, scale * alpha * input_scale,
+                                    input_scale), None, None, None
+
+
+@elementwise_formula
+def _elu_values(m, x, alpha, scale, input_scale):
+    negative = alpha * m.expm1(m.minimum(x, 0) * input_scale)
+    return m.cast(scale * m.where(x > 0, x, negative), x)
+
+
+@elementwise_formula
+def _elu_grad(m, grad, x, scale, negative_slope, input_scale):
+    negative = grad * negative_slope * m.exp(x * input_scale)
+    return m.cast(m.where(x > 0, grad * scale, negative), grad)
 
 
 def _elu(input, alpha, scale=1.0, input_scale=1.0):
@@ -253,13 +285,22 @@ class Threshold(Function):
     def forward(ctx, x, threshold, value):
         ctx.save_for_backward(x)
         ctx.threshold = threshold
-        return ctx.xp.where(x > threshold, x, value).astype(x.dtype, copy=False)
+        return array_math(ctx.xp).elementwise(_threshold_values, x, threshold, value)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        m = ctx.math
-        return m.where(x > ctx.threshold, grad, 0.0), None, None
+        return ctx.math.elementwise(_threshold_grad, grad, x, ctx.threshold), None, None
+
+
+@elementwise_formula
+def _threshold_values(m, x, threshold, value):
+    return m.cast(m.where(x > threshold, x, value), x)
+
+
+@elementwise_formula
+def _threshold_grad(m, grad, x, threshold):
+    return m.cast(m.where(x > threshold, grad, 0.0), grad)
 
 
 def _threshold(input, threshold, value):
@@ -389,22 +430,35 @@ class Shrink(Function):
 
     @staticmethod
     def forward(ctx, x, lambd, soft):
-        xp = ctx.xp
         ctx.save_for_backward(x)
         ctx.lambd = lambd
-        outside = (x > lambd) | (x < -lambd) | xp.isnan(x)  # nan stays nan, as in PyTorch
         if soft:
             ctx.node_name = "SoftshrinkBackward0"
-            kept = x - xp.where(x > 0, lambd, -lambd).astype(x.dtype, copy=False)
-        else:
-            kept = x
-        return xp.where(outside, kept, 0).astype(x.dtype, copy=False)
+        formula = _softshrink_values if soft else _hardshrink_values
+        return array_math(ctx.xp).elementwise(formula, x, lambd, -lambd)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        m = ctx.math
-        return m.where((x >= -ctx.lambd) & (x <= ctx.lambd), 0.0, grad), None, None
+        return ctx.math.elementwise(_shrink_grad, grad, x, ctx.lambd, -ctx.lambd), None, None
+
+
+@elementwise_formula
+def _hardshrink_values(m, x, lambd, minus_lambd):
+    outside = (x > lambd) | (x < minus_lambd) | m.isnan(x)  # nan stays nan, as in PyTorch
+    return m.cast(m.where(outside, x, 0), x)
+
+
+@elementwise_formula
+def _softshrink_values(m, x, lambd, minus_lambd):
+    outside = (x > lambd) | (x < minus_lambd) | m.isnan(x)
+    kept = m.where(x > 0, x - lambd, x - minus_lambd)
+    return m.cast(m.where(outside, kept, 0), x)
+
+
+@elementwise_formula
+def _shrink_grad(m, grad, x, lambd, minus_lambd):
+    return m.cast(m.where((x >= minus_lambd) & (x <= lambd), 0.0, grad), grad)
 
 
 def _shrink_lambda(lambd, op):
@@ -443,27 +497,43 @@ class Gelu(Function):
 
     @staticmethod
     def forward(ctx, x, approximate):
-        xp = ctx.xp
         ctx.save_for_backward(x)
         ctx.approximate = approximate
-        if approximate == "tanh":
-            inner = _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x)
-            return (0.5 * x * (1 + xp.tanh(inner))).astype(x.dtype, copy=False)
-        cdf = 0.5 * (1 + _in_float64(xp, erf_array, x * math.sqrt(0.5)))
-        return (x * cdf).astype(x.dtype, copy=False)
+        formula = _gelu_tanh_values if approximate == "tanh" else _gelu_values
+        return array_math(ctx.xp).elementwise(formula, x)
 
     @staticmethod
     def backward(ctx, grad):
-        m = ctx.math
         (x,) = ctx.saved_tensors
-        if ctx.approximate == "tanh":
-            x_squared = x * x
-            t = m.tanh((x + x_squared * x * _GELU_CUBIC) * _SQRT_2_OVER_PI)
-            inner_slope = (x_squared * (3 * _GELU_CUBIC) + 1) * _SQRT_2_OVER_PI
-            return grad * ((t + 1) * 0.5 + x * (1 - t * t) * inner_slope * 0.5), None
-        cdf = (m.erf(x * math.sqrt(0.5)) + 1) * 0.5
-        density = m.exp(x * x * -0.5) * _INV_SQRT_2PI
-        return grad * (cdf + x * density), None
+        formula = _gelu_tanh_grad if ctx.approximate == "tanh" else _gelu_grad
+        return ctx.math.elementwise(formula, grad, x), None
+
+
+@elementwise_formula
+def _gelu_values(m, x):
+    cdf = 0.5 * (1 + m.erf(x * _SQRT_HALF))  # erf in float64, as ember.erf computes it
+    return m.cast(x * cdf, x)
+
+
+@elementwise_formula
+def _gelu_grad(m, grad, x):
+    cdf = (m.erf(x * _SQRT_HALF) + 1) * 0.5
+    density = m.exp(x * x * -0.5) * _INV_SQRT_2PI
+    return m.cast(grad * (cdf + x * density), x)
+
+
+@elementwise_formula
+def _gelu_tanh_values(m, x):
+    inner = _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x)
+    return m.cast(0.5 * x * (1 + m.tanh(inner)), x)
+
+
+@elementwise_formula
+def _gelu_tanh_grad(m, grad, x):
+    x_squared = x * x
+    t = m.tanh((x + x_squared * x * _GELU_CUBIC) * _SQRT_2_OVER_PI)
+    inner_slope = (x_squared * (3 * _GELU_CUBIC) + 1) * _SQRT_2_OVER_PI
+    return m.cast(grad * ((t + 1) * 0.5 + x * (1 - t * t) * inner_slope * 0.5), x)
 
 
 @register_op(namespace=_F, samples=_samples_in(-3.0, 3.0, ({"approximate": "tanh"},)))
@@ -483,18 +553,24 @@ class Silu(Function):
 
     @staticmethod
     def forward(ctx, x):
-        xp = ctx.xp
         ctx.save_for_backward(x)
-        e = xp.exp(-xp.abs(x))
-        s = xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
-        return (x * s).astype(x.dtype, copy=False)
+        return array_math(ctx.xp).elementwise(_silu_values, x)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        m = ctx.math
-        s = m.sigmoid(x)
-        return grad * s * (x * (1 - s) + 1)
+        return ctx.math.elementwise(_silu_grad, grad, x)
+
+
+@elementwise_formula
+def _silu_values(m, x):
+    return m.cast(x * m.sigmoid(x), x)
+
+
+@elementwise_formula
+def _silu_grad(m, grad, x):
+    s = m.sigmoid(x)
+    return m.cast(grad * s * (x * (1 - s) + 1), x)
 
 
 @register_op(namespace=_F, samples=_samples_in(-4.0, 4.0))
@@ -510,16 +586,24 @@ class Mish(Function):
 
     @staticmethod
     def forward(ctx, x):
-        xp = ctx.xp
         ctx.save_for_backward(x)
-        return (x * xp.tanh(_stable_softplus(xp, x))).astype(x.dtype, copy=False)
+        return array_math(ctx.xp).elementwise(_mish_values, x)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        m = ctx.math
-        t = m.tanh(m.softplus(x))
-        return grad * (t + x * m.sigmoid(x) * (1 - t * t))
+        return ctx.math.elementwise(_mish_grad, grad, x)
+
+
+@elementwise_formula
+def _mish_values(m, x):
+    return m.cast(x * m.tanh(_stable_softplus(m, x)), x)
+
+
+@elementwise_formula
+def _mish_grad(m, grad, x):
+    t = m.tanh(m.softplus(x))
+    return m.cast(grad * (t + x * m.sigmoid(x) * (1 - t * t)), x)
 
 
 @register_op(namespace=_F, samples=_samples_in(-4.0, 4.0))
@@ -535,20 +619,28 @@ class Softplus(Function):
 
     @staticmethod
     def forward(ctx, x, beta, threshold):
-        xp = ctx.xp
         ctx.save_for_backward(x)
         ctx.constants = (beta, threshold)
-        z = x * beta
-        smooth = _stable_softplus(xp, z) / beta
-        return xp.where(z > threshold, x, smooth).astype(x.dtype, copy=False)
+        return array_math(ctx.xp).elementwise(_softplus_values, x, beta, threshold)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         beta, threshold = ctx.constants
-        m = ctx.math
-        z = x * beta
-        return m.where(z > threshold, grad, grad * m.sigmoid(z)), None, None
+        return ctx.math.elementwise(_softplus_grad, grad, x, beta, threshold), None, None
+
+
+@elementwise_formula
+def _softplus_values(m, x, beta, threshold):
+    z = x * beta
+    smooth = _stable_softplus(m, z) / beta
+    return m.cast(m.where(z > threshold, x, smooth), x)
+
+
+@elementwise_formula
+def _softplus_grad(m, grad, x, beta, threshold):
+    z = x * beta
+    return m.cast(m.where(z > threshold, grad, grad * m.sigmoid(z)), x)
 
 
 @register_op(namespace=_F, samples=_samples_in(-3.0, 3.0, ({"beta": 2.0, "threshold": 1.0},
@@ -576,16 +668,24 @@ class LogSigmoid(Function):
 
     @staticmethod
     def forward(ctx, x):
-        xp = ctx.xp
         ctx.save_for_backward(x)
-        # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): no overflow, no log(0)
-        return (xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))).astype(x.dtype, copy=False)
+        return array_math(ctx.xp).elementwise(_logsigmoid_values, x)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        m = ctx.math
-        return grad * m.sigmoid(-x)
+        return ctx.math.elementwise(_logsigmoid_grad, grad, x)
+
+
+@elementwise_formula
+def _logsigmoid_values(m, x):
+    # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): no overflow, no log(0)
+    return m.cast(m.minimum(x, 0) - m.log1p(m.exp(-m.abs(x))), x)
+
+
+@elementwise_formula
+def _logsigmoid_grad(m, grad, x):
+    return m.cast(grad * m.sigmoid(-x), x)
 
 
 @register_op(namespace=_F, samples=_samples_in(-4.0, 4.0))
@@ -602,15 +702,23 @@ class Hardsigmoid(Function):
 
     @staticmethod
     def forward(ctx, x):
-        xp = ctx.xp
         ctx.save_for_backward(x)
-        return (xp.minimum(xp.maximum(x + 3, 0), 6) / 6).astype(x.dtype, copy=False)
+        return array_math(ctx.xp).elementwise(_hardsigmoid_values, x)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        m = ctx.math
-        return m.where((x > -3) & (x < 3), grad / 6, 0.0)
+        return ctx.math.elementwise(_hardsigmoid_grad, grad, x)
+
+
+@elementwise_formula
+def _hardsigmoid_values(m, x):
+    return m.cast(m.minimum(m.maximum(x + 3, 0), 6) / 6, x)
+
+
+@elementwise_formula
+def _hardsigmoid_grad(m, grad, x):
+    return m.cast(m.where((x > -3) & (x < 3), grad / 6, 0.0), grad)
 
 
 @register_op(namespace=_F, samples=_samples_in(-5.0, 5.0))
@@ -626,16 +734,24 @@ class Hardswish(Function):
 
     @staticmethod
     def forward(ctx, x):
-        xp = ctx.xp
         ctx.save_for_backward(x)
-        return (x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6).astype(x.dtype, copy=False)
+        return array_math(ctx.xp).elementwise(_hardswish_values, x)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        m = ctx.math
-        middle = grad * (x / 3 + 0.5)
-        return m.where(x < -3, 0.0, m.where(x <= 3, middle, grad))
+        return ctx.math.elementwise(_hardswish_grad, grad, x)
+
+
+@elementwise_formula
+def _hardswish_values(m, x):
+    return m.cast(x * m.minimum(m.maximum(x + 3, 0), 6) / 6, x)
+
+
+@elementwise_formula
+def _hardswish_grad(m, grad, x):
+    middle = grad * (x / 3 + 0.5)
+    return m.cast(m.where(x < -3, 0.0, m.where(x <= 3, middle, grad)), grad)
 
 
 @register_op(namespace=_F, samples=_samples_in(-5.0, 5.0))
@@ -677,9 +793,7 @@ class Glu(Function):
         a, b = xp.split(x, 2, axis=dim)
         ctx.dim = dim
         ctx.save_for_backward(x)
-        e = xp.exp(-xp.abs(b))  # a sigmoid that never overflows
-        gate = xp.where(b >= 0, 1 / (1 + e), e / (1 + e))
-        return (a * gate).astype(x.dtype, copy=False)
+        return array_math(xp).elementwise(_glu_values, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -687,8 +801,19 @@ class Glu(Function):
         (x,) = ctx.saved_tensors
         half = x.shape[ctx.dim] // 2
         a, b = m.narrow(x, ctx.dim, 0, half), m.narrow(x, ctx.dim, half, half)
-        gate = m.sigmoid(b)
-        return m.cat([grad * gate, grad * a * gate * (1.0 - gate)], ctx.dim), None
+        return m.cat(list(m.elementwise(_glu_grads, grad, a, b)), ctx.dim), None
+
+
+@elementwise_formula
+def _glu_values(m, a, b):
+    return m.cast(a * m.sigmoid(b), a)  # a sigmoid that never overflows
+
+
+@elementwise_formula
+def _glu_grads(m, grad, a, b):
+    """The gradients of the two halves (two outputs of one kernel)."""
+    gate = m.sigmoid(b)
+    return m.cast(grad * gate, grad), m.cast(grad * a * gate * (1.0 - gate), grad)
 
 
 class Logit(Function):
@@ -697,22 +822,42 @@ class Logit(Function):
 
     @staticmethod
     def forward(ctx, x, eps):
-        xp = ctx.xp
         ctx.eps = eps
         ctx.save_for_backward(x)
-        z = x if eps is None else xp.clip(x, eps, 1 - eps)
-        return (xp.log(z) - xp.log1p(-z)).astype(x.dtype, copy=False)
+        lane = array_math(ctx.xp)
+        if eps is None:
+            return lane.elementwise(_logit_values, x)
+        return lane.elementwise(_logit_clamped_values, x, eps, 1 - eps)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        m = ctx.math
         eps = ctx.eps
-        slope = grad / (x * (1 - x))
         if eps is None:
-            return slope, None
-        # clamped elements have no gradient (PyTorch's convention)
-        return m.where((x < eps) | (x > 1 - eps), 0.0, slope), None
+            return ctx.math.elementwise(_logit_grad, grad, x), None
+        return ctx.math.elementwise(_logit_clamped_grad, grad, x, eps, 1 - eps), None
+
+
+@elementwise_formula
+def _logit_values(m, x):
+    return m.cast(m.log(x) - m.log1p(-x), x)
+
+
+@elementwise_formula
+def _logit_clamped_values(m, x, low, high):
+    z = m.minimum(m.maximum(x, low), high)
+    return m.cast(m.log(z) - m.log1p(-z), x)
+
+
+@elementwise_formula
+def _logit_grad(m, grad, x):
+    return m.cast(grad / (x * (1 - x)), grad)
+
+
+@elementwise_formula
+def _logit_clamped_grad(m, grad, x, low, high):
+    # clamped elements have no gradient (PyTorch's convention)
+    return m.cast(m.where((x < low) | (x > high), 0.0, grad / (x * (1 - x))), grad)
 
 
 @register_op(inplace=("logit_",), methods=("logit",), exported_in=("special",),

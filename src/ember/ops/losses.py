@@ -4,6 +4,7 @@ Most losses are short compositions of registered ops (their gradients, and gradi
 gradients, come from those ops). Three get nodes of their own: softplus (stable in both
 directions, used by the logistic losses), binary cross-entropy (PyTorch's clamped logs and
 its gradient formula), and CTC (an alpha/beta recursion on arrays, looping over time only).
+Their elementwise steps are formulas (``elementwise_formula``): one fused kernel on CUDA.
 
 Every loss takes ``reduction`` = 'none' | 'mean' | 'sum' (kl_div also 'batchmean') and the
 legacy ``size_average``/``reduce`` flags where PyTorch has them.
@@ -16,6 +17,7 @@ import warnings
 import numpy as np
 
 from .. import backend, dtypes
+from ..autograd.backward_math import array_math, elementwise_formula
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..tensor import Tensor
@@ -117,15 +119,23 @@ class Softplus(Function):
 
     @staticmethod
     def forward(ctx, x):
-        xp = ctx.xp
         ctx.save_for_backward(x)
-        return xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
+        return array_math(ctx.xp).elementwise(_softplus_values, x)
 
     @staticmethod
     def backward(ctx, grad):
-        m = ctx.math
         (x,) = ctx.saved_tensors
-        return grad * m.sigmoid(x)
+        return ctx.math.elementwise(_softplus_grad, grad, x)
+
+
+@elementwise_formula
+def _softplus_values(m, x):
+    return m.cast(m.maximum(x, 0) + m.log1p(m.exp(-m.abs(x))), x)
+
+
+@elementwise_formula
+def _softplus_grad(m, grad, x):
+    return m.cast(grad * m.sigmoid(x), x)
 
 
 def _broadcasts_to(value: Tensor, input: Tensor) -> bool:
@@ -447,16 +457,11 @@ class BinaryCrossEntropy(Function):
 
     @staticmethod
     def forward(ctx, x, t, weight, reduction):
-        xp = ctx.xp
         _start(ctx, reduction, x.shape)
-        with np.errstate(divide="ignore"):
-            log_x = xp.maximum(xp.log(x), -100.0)
-            log_rest = xp.maximum(xp.log1p(-x), -100.0)
         ctx.save_for_backward(x, t, weight)
-        loss = -(t * log_x + (1.0 - t) * log_rest)
-        if weight is not None:
-            loss = loss * weight
-        return _reduce_array(xp, loss.astype(x.dtype, copy=False), reduction)
+        with np.errstate(divide="ignore"):
+            loss = array_math(ctx.xp).elementwise(_bce_values, x, t, weight)
+        return _reduce_array(ctx.xp, loss, reduction)
 
     @staticmethod
     def backward(ctx, grad):
@@ -467,9 +472,7 @@ class BinaryCrossEntropy(Function):
         grad = plain if weight is None else plain * weight
         grad_x = grad_t = grad_w = None
         if need_x:
-            # (x - t) / (x (1 - x)), the denominator clamped at 1e-12 as PyTorch does.
-            spread = x * (1.0 - x)
-            grad_x = grad * (x - t) / m.where(spread > 1e-12, spread, 1e-12)
+            grad_x = m.elementwise(_bce_grad_input, grad, x, t)
         if need_t or need_w:
             with np.errstate(divide="ignore"):  # log(0) = -inf, clamped just below
                 log_x = m.log(x)
@@ -482,6 +485,23 @@ class BinaryCrossEntropy(Function):
                 loss = -(t * log_x + (1.0 - t) * log_rest)
                 grad_w = m.sum_to_shape(loss * plain, weight.shape)
         return grad_x, grad_t, grad_w, None
+
+
+@elementwise_formula
+def _bce_values(m, x, t, weight):
+    log_x = m.maximum(m.log(x), -100.0)
+    log_rest = m.maximum(m.log1p(-x), -100.0)
+    loss = -(t * log_x + (1.0 - t) * log_rest)
+    if weight is not None:
+        loss = loss * weight
+    return m.cast(loss, x)
+
+
+@elementwise_formula
+def _bce_grad_input(m, grad, x, t):
+    # (x - t) / (x (1 - x)), the denominator clamped at 1e-12 as PyTorch does.
+    spread = x * (1.0 - x)
+    return m.cast(grad * (x - t) / m.where(spread > 1e-12, spread, 1e-12), x)
 
 
 def _bce_samples(make):
@@ -1322,14 +1342,25 @@ class MseLoss(Function):
     def forward(ctx, x, t, reduction):
         _start(ctx, reduction, x.shape, t.shape)
         ctx.save_for_backward(x, t)
-        difference = x - t
-        return _reduce_array(ctx.xp, difference * difference, reduction)
+        loss = array_math(ctx.xp).elementwise(_mse_values, x, t)
+        return _reduce_array(ctx.xp, loss, reduction)
 
     @staticmethod
     def backward(ctx, grad):
         m = ctx.math
         x, t = ctx.saved_tensors
-        return _pair_grads(ctx, m, 2.0 * (x - t) * _scaled(ctx, grad)) + (None,)
+        return _pair_grads(ctx, m, m.elementwise(_mse_grad, x, t, _scaled(ctx, grad))) + (None,)
+
+
+@elementwise_formula
+def _mse_values(m, x, t):
+    difference = x - t
+    return difference * difference
+
+
+@elementwise_formula
+def _mse_grad(m, x, t, grad):
+    return m.cast(2.0 * (x - t) * grad, x)
 
 
 class SmoothL1Loss(Function):
@@ -1341,17 +1372,29 @@ class SmoothL1Loss(Function):
         _start(ctx, reduction, x.shape, t.shape)
         ctx.beta = beta
         ctx.save_for_backward(x, t)
-        size = ctx.xp.abs(x - t)
-        loss = ctx.xp.where(size < beta, 0.5 * size * size / beta, size - 0.5 * beta)
-        return _reduce_array(ctx.xp, loss.astype(x.dtype, copy=False), reduction)
+        # constants combined in Python: inside a fused kernel they would widen float32
+        loss = array_math(ctx.xp).elementwise(_smooth_l1_values, x, t, beta, 0.5 * beta)
+        return _reduce_array(ctx.xp, loss, reduction)
 
     @staticmethod
     def backward(ctx, grad):
         m = ctx.math
         x, t = ctx.saved_tensors
-        d = x - t
-        slope = m.where(m.abs(d) < ctx.beta, d * (1.0 / ctx.beta), m.sign(d))
-        return _pair_grads(ctx, m, slope * _scaled(ctx, grad)) + (None, None)
+        slope = m.elementwise(_smooth_l1_grad, x, t, ctx.beta, 1.0 / ctx.beta,
+                              _scaled(ctx, grad))
+        return _pair_grads(ctx, m, slope) + (None, None)
+
+
+@elementwise_formula
+def _smooth_l1_values(m, x, t, beta, half_beta):
+    size = m.abs(x - t)
+    return m.cast(m.where(size < beta, 0.5 * size * size / beta, size - half_beta), x)
+
+
+@elementwise_formula
+def _smooth_l1_grad(m, x, t, beta, inverse_beta, grad):
+    d = x - t
+    return m.cast(m.where(m.abs(d) < beta, d * inverse_beta, m.sign(d)) * grad, x)
 
 
 class HuberLoss(Function):
@@ -1363,17 +1406,27 @@ class HuberLoss(Function):
         _start(ctx, reduction, x.shape, t.shape)
         ctx.delta = delta
         ctx.save_for_backward(x, t)
-        size = ctx.xp.abs(x - t)
-        loss = ctx.xp.where(size < delta, 0.5 * size * size, delta * (size - 0.5 * delta))
-        return _reduce_array(ctx.xp, loss.astype(x.dtype, copy=False), reduction)
+        loss = array_math(ctx.xp).elementwise(_huber_values, x, t, delta, 0.5 * delta)
+        return _reduce_array(ctx.xp, loss, reduction)
 
     @staticmethod
     def backward(ctx, grad):
         m = ctx.math
         x, t = ctx.saved_tensors
-        d = x - t
-        slope = m.where(m.abs(d) < ctx.delta, d, m.sign(d) * ctx.delta)
-        return _pair_grads(ctx, m, slope * _scaled(ctx, grad)) + (None, None)
+        slope = m.elementwise(_huber_grad, x, t, ctx.delta, _scaled(ctx, grad))
+        return _pair_grads(ctx, m, slope) + (None, None)
+
+
+@elementwise_formula
+def _huber_values(m, x, t, delta, half_delta):
+    size = m.abs(x - t)
+    return m.cast(m.where(size < delta, 0.5 * size * size, delta * (size - half_delta)), x)
+
+
+@elementwise_formula
+def _huber_grad(m, x, t, delta, grad):
+    d = x - t
+    return m.cast(m.where(m.abs(d) < delta, d, m.sign(d) * delta) * grad, x)
 
 
 class SoftMarginLoss(Function):
@@ -1386,19 +1439,30 @@ class SoftMarginLoss(Function):
     def forward(ctx, x, y, reduction):
         _start(ctx, reduction, x.shape, y.shape)
         ctx.save_for_backward(x, y)
-        z = -y * x
-        xp = ctx.xp
-        loss = xp.maximum(z, 0) + xp.log1p(xp.exp(-xp.abs(z)))
-        return _reduce_array(xp, loss.astype(x.dtype, copy=False), reduction)
+        loss = array_math(ctx.xp).elementwise(_soft_margin_values, x, y)
+        return _reduce_array(ctx.xp, loss, reduction)
 
     @staticmethod
     def backward(ctx, grad):
         m = ctx.math
         x, y = ctx.saved_tensors
         need_x, need_y = ctx.needs_input_grad[:2]
-        common = -m.sigmoid(-y * x) * _scaled(ctx, grad)
+        common = m.elementwise(_soft_margin_grad, x, y, _scaled(ctx, grad))
         return (m.sum_to_shape(common * y, ctx.shapes[0]) if need_x else None,
                 m.sum_to_shape(common * x, ctx.shapes[1]) if need_y else None, None)
+
+
+@elementwise_formula
+def _soft_margin_values(m, x, y):
+    z = -y * x
+    return m.cast(m.maximum(z, 0) + m.log1p(m.exp(-m.abs(z))), x)
+
+
+@elementwise_formula
+def _soft_margin_grad(m, x, y, grad):
+    """The gradient of the loss with respect to ``-y x``'s factor: times y for x, times x
+    for y."""
+    return m.cast(-m.sigmoid(-y * x) * grad, x)
 
 
 class BinaryCrossEntropyWithLogits(Function):
@@ -1412,10 +1476,8 @@ class BinaryCrossEntropyWithLogits(Function):
     def forward(ctx, x, t, weight, pos_weight, reduction):
         _start(ctx, reduction, x.shape)
         ctx.save_for_backward(x, t, weight, pos_weight)
-        xp = ctx.xp
-        rest = xp.maximum(-x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
-        loss = BinaryCrossEntropyWithLogits.pointwise(rest, x, t, weight, pos_weight)
-        return _reduce_array(xp, loss.astype(x.dtype, copy=False), reduction)
+        loss = array_math(ctx.xp).elementwise(_bce_logits_values, x, t, weight, pos_weight)
+        return _reduce_array(ctx.xp, loss, reduction)
 
     @staticmethod
     def pointwise(rest, x, t, weight, pos_weight):
@@ -1436,8 +1498,8 @@ class BinaryCrossEntropyWithLogits(Function):
         grads = [None] * 5
         rest = m.softplus(-x, 1.0, math.inf)
         if need_x:
-            scale = 1.0 if pos_weight is None else 1.0 + (pos_weight - 1.0) * t
-            grads[0] = m.sum_to_shape(((1.0 - t) - scale * m.sigmoid(-x)) * g, x.shape)
+            grads[0] = m.sum_to_shape(m.elementwise(_bce_logits_grad_input, x, t, pos_weight, g),
+                                      x.shape)
         if need_t:
             slope = -x if pos_weight is None else (pos_weight - 1.0) * rest - x
             grads[1] = m.sum_to_shape(slope * g, t.shape)
@@ -1447,6 +1509,18 @@ class BinaryCrossEntropyWithLogits(Function):
         if need_p:
             grads[3] = m.sum_to_shape(t * rest * g, pos_weight.shape)
         return tuple(grads)
+
+
+@elementwise_formula
+def _bce_logits_values(m, x, t, weight, pos_weight):
+    rest = m.maximum(-x, 0) + m.log1p(m.exp(-m.abs(x)))  # softplus(-x)
+    return m.cast(BinaryCrossEntropyWithLogits.pointwise(rest, x, t, weight, pos_weight), x)
+
+
+@elementwise_formula
+def _bce_logits_grad_input(m, x, t, pos_weight, grad):
+    scale = 1.0 if pos_weight is None else 1.0 + (pos_weight - 1.0) * t
+    return m.cast(((1.0 - t) - scale * m.sigmoid(-x)) * grad, x)
 
 
 class NllLoss(Function):

@@ -8,7 +8,8 @@ shift``; the backward is the closed-form gradient, written once against ``ctx.ma
 which recomputes the statistics from x under create_graph so the double backward
 differentiates them. instance_norm, rms_norm and local_response_norm are PyTorch's
 compositions of ember ops, node for node. Running statistics are updated in place,
-outside the graph, as PyTorch does.
+outside the graph, as PyTorch does. The elementwise steps after the reductions are
+formulas (``elementwise_formula``): one fused kernel each on CUDA.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import math
 
 from .. import dtypes, tracing
 from ..autograd import grad_mode
+from ..autograd.backward_math import array_math, elementwise_formula
 from ..autograd.function import Function
 from ._util import ensure_tensor, wrap_dim
 from .conv import _sizes
@@ -169,8 +171,8 @@ class BatchNorm(Function):
         if need_x:
             k = invstd if weight is None else invstd * m.reshape(weight, stat)
             if training:  # k (g - mean(g) - xhat mean(g xhat)), xhat = (x - mean) invstd
-                grad_x = (k * g3 - k * sum_g / count
-                          - centered * (k * invstd * invstd * sum_gc / count))
+                grad_x = m.elementwise(_batch_norm_grad_input, g3, centered, k, invstd, sum_g,
+                                       sum_gc, count)
             else:
                 grad_x = k * g3
             grad_x = m.reshape(grad_x, shape)
@@ -179,6 +181,11 @@ class BatchNorm(Function):
         if need_b:
             grad_b = m.reshape(sum_g, ctx.bias_shape)
         return grad_x, grad_w, grad_b, None, None, None, None
+
+
+@elementwise_formula
+def _batch_norm_grad_input(m, grad, centered, k, invstd, sum_g, sum_gc, count):
+    return k * grad - k * sum_g / count - centered * (k * invstd * invstd * sum_gc / count)
 
 
 def _same_dtype(input, params, op):
@@ -321,12 +328,8 @@ class LayerNorm(Function):
         mean = x.mean(axis=dims, keepdims=True)
         centered = x - mean
         var = (centered * centered).mean(axis=dims, keepdims=True)
-        out = centered / xp.sqrt(var + eps)
-        if weight is not None:
-            out = out * weight
-        if bias is not None:
-            out = out + bias
-        return out.astype(x.dtype, copy=False)
+        return array_math(xp).elementwise(_layer_norm_values, x, centered, var, eps, weight,
+                                          bias)
 
     @staticmethod
     def backward(ctx, grad):
@@ -340,12 +343,28 @@ class LayerNorm(Function):
         grad_x = grad_w = grad_b = None
         if need_x:
             g = grad * weight if weight is not None else grad
-            grad_x = rstd * (g - m.mean(g, dims, True) - xhat * m.mean(g * xhat, dims, True))
+            grad_x = m.elementwise(_layer_norm_grad_input, rstd, g, m.mean(g, dims, True), xhat,
+                                   m.mean(g * xhat, dims, True))
         if need_w:
             grad_w = m.sum_to_shape(grad * xhat, weight.shape)
         if need_b:
             grad_b = m.sum_to_shape(grad, ctx.saved_bias_shape)
         return grad_x, grad_w, grad_b, None, None
+
+
+@elementwise_formula
+def _layer_norm_values(m, x, centered, var, eps, weight, bias):
+    out = centered / m.sqrt(var + eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return m.cast(out, x)
+
+
+@elementwise_formula
+def _layer_norm_grad_input(m, rstd, grad, mean_grad, xhat, mean_grad_xhat):
+    return rstd * (grad - mean_grad - xhat * mean_grad_xhat)
 
 
 @register_op(namespace="nn.functional", exported_in=("ember",),
@@ -476,13 +495,19 @@ class GroupNorm(Function):
             mean_g = per_channel(m.sum(m.reshape(wg, (batch, groups, per_group)), 2) / size)
             mean_gx = per_channel(m.sum(m.reshape(wgx, (batch, groups, per_group)), 2) / size)
             k = invstd_c if w is None else invstd_c * m.reshape(w, (1, channels, 1))
-            grad_x = k * g3 - invstd_c * mean_g - centered * (invstd_c * invstd_c * mean_gx)
+            grad_x = m.elementwise(_group_norm_grad_input, g3, centered, k, invstd_c, mean_g,
+                                   mean_gx)
             grad_x = m.reshape(grad_x, shape)
         if need_w:
             grad_w = m.reshape(m.sum(scaled, 0), weight.shape)
         if need_b:
             grad_b = m.reshape(m.sum(sum_g, 0), ctx.bias_shape)
         return grad_x, grad_w, grad_b, None, None
+
+
+@elementwise_formula
+def _group_norm_grad_input(m, grad, centered, k, invstd, mean_g, mean_gx):
+    return k * grad - invstd * mean_g - centered * (invstd * invstd * mean_gx)
 
 
 def _instance_norm_samples(make):

@@ -1,8 +1,12 @@
 """The Adam family: Adam, AdamW, Adamax, NAdam and RAdam. Each keeps running averages of
-the gradient (first moment) and of its square or maximum (second moment)."""
+the gradient (first moment) and of its square or maximum (second moment). On CUDA, Adam's
+and AdamW's update of one parameter is one fused kernel (``_adam_update``)."""
 from __future__ import annotations
 
+import numpy as np
+
 from .. import backend
+from ..autograd.backward_math import array_math, elementwise_formula
 from .optimizer import (
     Optimizer,
     algorithm_flags,
@@ -39,6 +43,38 @@ def _moments(xp, state: dict, grad, beta1: float, beta2: float, scratch):
     scratch *= 1 - beta2
     exp_avg_sq += scratch
     return exp_avg, exp_avg_sq
+
+
+@elementwise_formula
+def _adam_update(m, param, grad, exp_avg, exp_avg_sq, one_minus_beta1, beta2,
+                 one_minus_beta2, bias_correction2_sqrt, eps, step_size):
+    """Adam's step of one parameter, in place: the moments, then the parameter, in the
+    order of operations of the CPU's scratch-array code (which it matches to the bit)."""
+    exp_avg += (grad - exp_avg) * one_minus_beta1
+    exp_avg_sq *= beta2
+    exp_avg_sq += grad * grad * one_minus_beta2
+    param -= exp_avg / (m.sqrt(exp_avg_sq) / bias_correction2_sqrt + eps) * step_size
+
+
+@elementwise_formula
+def _amsgrad_update(m, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, one_minus_beta1,
+                    beta2, one_minus_beta2, bias_correction2_sqrt, eps, step_size):
+    """``_adam_update`` with the running maximum of the second moment (AMSGrad)."""
+    exp_avg += (grad - exp_avg) * one_minus_beta1
+    exp_avg_sq *= beta2
+    exp_avg_sq += grad * grad * one_minus_beta2
+    max_exp_avg_sq[...] = m.maximum(max_exp_avg_sq, exp_avg_sq)
+    param -= exp_avg / (m.sqrt(max_exp_avg_sq) / bias_correction2_sqrt + eps) * step_size
+
+
+def _fused_adam_step(xp, state: dict, param, grad, beta1, beta2, eps, step_size,
+                     bias_correction2_sqrt, amsgrad: bool) -> None:
+    moments = (state["exp_avg"]._data, state["exp_avg_sq"]._data)
+    if amsgrad:
+        moments += (state["max_exp_avg_sq"]._data,)
+    array_math(xp).elementwise(_amsgrad_update if amsgrad else _adam_update, param, grad,
+                               *moments, 1 - beta1, beta2, 1 - beta2, bias_correction2_sqrt,
+                               eps, step_size)
 
 
 def _begin(state: dict, p, names, scalars=()) -> float:
@@ -103,10 +139,15 @@ class Adam(Optimizer):
                 step = _begin(state, p, names)
                 grad = _decay(param, grad, lr, group["weight_decay"],
                               group["decoupled_weight_decay"])
-                scratch = xp.empty_like(param)
-                exp_avg, exp_avg_sq = _moments(xp, state, grad, beta1, beta2, scratch)
                 step_size = lr / (1 - beta1 ** step)
                 bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+                if xp is not np:  # one kernel for the whole update
+                    _fused_adam_step(xp, state, param, grad, beta1, beta2, eps, step_size,
+                                     bias_correction2_sqrt, amsgrad)
+                    p._version_counter.value += 1
+                    continue
+                scratch = xp.empty_like(param)
+                exp_avg, exp_avg_sq = _moments(xp, state, grad, beta1, beta2, scratch)
                 if amsgrad:
                     max_sq = state["max_exp_avg_sq"]._data
                     xp.maximum(max_sq, exp_avg_sq, out=max_sq)

@@ -1,12 +1,32 @@
-"""Stochastic gradient descent with momentum, Nesterov momentum and weight decay."""
+"""Stochastic gradient descent with momentum, Nesterov momentum and weight decay. On CUDA a
+momentum step of one parameter without dampening is one fused kernel."""
 from __future__ import annotations
 
+import numpy as np
+
 from .. import backend
+from ..autograd.backward_math import array_math, elementwise_formula
 from ..backend import scratch
 from ..tensor import Tensor
 from .optimizer import Optimizer, algorithm_flags, as_float, check_hyperparameter
 
 __all__ = ["SGD"]
+
+
+@elementwise_formula
+def _momentum_update(m, param, grad, buffer, momentum, lr):
+    """``b = momentum b + g; param -= lr b`` in place (the CPU's steps, to the bit)."""
+    buffer *= momentum
+    buffer += grad
+    param -= buffer * lr
+
+
+@elementwise_formula
+def _nesterov_update(m, param, grad, buffer, momentum, lr):
+    """``b = momentum b + g; param -= lr (g + momentum b)`` in place."""
+    buffer *= momentum
+    buffer += grad
+    param -= (grad + momentum * buffer) * lr
 
 
 class SGD(Optimizer):
@@ -56,9 +76,16 @@ class SGD(Optimizer):
                 if momentum != 0:
                     state = self.state[p]
                     buffer = state.get("momentum_buffer")
-                    if buffer is None:
+                    if buffer is None:  # an array even where grad is a 0-d result's scalar
                         state["momentum_buffer"] = buffer = Tensor._make(
-                            grad.copy(), p._device, False)
+                            backend.xp_of(param).array(grad, copy=True), p._device, False)
+                    elif not dampening and type(param) is not np.ndarray and \
+                            buffer._data.dtype == param.dtype == grad.dtype:
+                        formula = _nesterov_update if nesterov else _momentum_update
+                        array_math(backend.xp_of(param)).elementwise(
+                            formula, param, grad, buffer._data, momentum, lr)
+                        p._version_counter.value += 1
+                        continue
                     else:
                         buf = buffer._data
                         buf *= momentum
