@@ -113,9 +113,7 @@ class ndarray:
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if _fusing[0]:
             _traced(f"NumPy's {ufunc.__name__}")
-        if "out" in kwargs:
-            kwargs["out"] = tuple(_unwrap(o) for o in kwargs["out"])
-        return _call(getattr(ufunc, method), inputs, kwargs)
+        return _call(getattr(ufunc, method), inputs, kwargs)  # (out= is unwrapped there)
 
     def __array_function__(self, func, types, args, kwargs):
         if _fusing[0]:
@@ -211,8 +209,10 @@ class ndarray:
         def method(*args, **kwargs):
             if name in ("tolist", "item"):
                 return attr(*args, **kwargs)
-            return _wrap(attr(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()}),
-                         device)
+            out = attr(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()})
+            if out is self._a:  # astype(same dtype, copy=False): CuPy returns the array itself
+                return self
+            return _wrap(out, device)
         return method
 
     def __reduce__(self):
@@ -241,6 +241,8 @@ def _binary(name):
         if isinstance(other, np.ndarray):
             _refuse(repr(type(other)))
         result = getattr(self._a, name)(_value(other))
+        if result is self._a:  # in place (a += b): the same array, as on CuPy
+            return self
         return NotImplemented if result is NotImplemented else _wrap(result, self._device)
     op.__name__ = name
     return op
@@ -268,7 +270,12 @@ ndarray.__hash__ = None  # type: ignore[assignment]
 
 # ----------------------------------------------------------------------------- functions
 def _call(function, args, kwargs):
-    return _wrap(function(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()}))
+    out = function(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()})
+    given = kwargs.get("out")
+    for a in args + (given if isinstance(given, tuple) else (given,)):
+        if type(a) is ndarray and out is a._a:  # an input handed back (out=, a no-op
+            return a                            # cast): CuPy gives back that array
+    return _wrap(out)
 
 
 # the non-ufunc functions CuPy's fusion tracer takes
@@ -380,9 +387,11 @@ def _asnumpy(value, stream=None, **_):
 
 
 def _ascontiguousarray(value, dtype=None):
-    return ndarray(np.ascontiguousarray(value._a if type(value) is ndarray else
-                                        _refuse(repr(type(value))), dtype=dtype),
-                   _current[0])
+    out = np.ascontiguousarray(value._a if type(value) is ndarray else
+                               _refuse(repr(type(value))), dtype=dtype)
+    if out is value._a and value._device == _current[0]:  # already C-ordered: itself
+        return value
+    return ndarray(out, _current[0])
 
 
 class _MemoryPool:
