@@ -690,24 +690,23 @@ def _unrecorded_out(result, enabled):
     out._device = CPU
     out._requires_grad = False
     out.grad_fn = None
-    out._version_counter = _counter(enabled)
+    out._version_counter = _new(_VersionCounter) if enabled else \
+        _new(_InferenceCounter) if _state.inference else _new(_NoGradCounter)  # (_counter)
     return out
 
 
 def _recorded_out(ctx, result):
-    """The output tensor of a recorded op (linked to ``ctx`` when differentiable)."""
+    """The output tensor of a recorded op, linked to ``ctx``. (A lane's op maps float
+    inputs to a float output and marks nothing non-differentiable: the output is always
+    differentiable; tests/autograd/test_fast_lane.py checks each op against apply.)"""
     if type(result) is not _ndarray:
         result = _np.asarray(result)
     out = _new(Tensor)
     out._data = result
     out._device = CPU
     out._version_counter = _new(_VersionCounter)
-    if result.dtype.kind in "fV" and id(result) not in ctx._non_differentiable:
-        out._requires_grad = True
-        out.grad_fn = ctx
-    else:
-        out._requires_grad = False
-        out.grad_fn = None
+    out._requires_grad = True
+    out.grad_fn = ctx
     return out
 
 
@@ -740,7 +739,7 @@ def _fast_unary(cls, slow, reduction):
                             if reduction else forward(ctx, data)
                         out = _recorded_out(ctx, original)
                         saved = ctx._to_save
-                        if saved and out._requires_grad:
+                        if saved:
                             ctx._saved = _resolve_saved_one(saved, data, input, original, out)
                             ctx._to_save = ()
                         return out
@@ -796,7 +795,7 @@ def _fast_binary(cls, slow):
                             return slow(input, other)
                         out = _recorded_out(ctx, original)
                         saved = ctx._to_save
-                        if saved and out._requires_grad:
+                        if saved:
                             ctx._saved = _resolve_saved_two(
                                 saved, data, y, input, other, original, out) if \
                                 kind is Tensor else _resolve_saved_one(
@@ -846,7 +845,7 @@ def _fast_reflected(cls, slow):
                         original = forward(ctx, other, data)
                         out = _recorded_out(ctx, original)
                         saved = ctx._to_save
-                        if saved and out._requires_grad:
+                        if saved:
                             ctx._saved = _resolve_saved(saved, (other, data), (other, self),
                                                         (original,), (out,))
                             ctx._to_save = ()
