@@ -199,7 +199,8 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
             node = ready.pop()
             grads = pop_buffer(node, None)
             children = node._next
-            if plain and grads is not None and node._num_outputs == 1 and \
+            ran = False  # whether the plain branch ran the node (its results to route)
+            while plain and grads is not None and node._num_outputs == 1 and \
                     not node._hooked and node.array_backward and type(node) is not AccumulateGrad:
                 node.math = numpy_math if node.xp is np else array_math(node.xp)
                 results = type(node).backward(node, grads)
@@ -212,19 +213,31 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 elif node._saved:
                     node._saved = ()
                     node._freed = True
-                if len(children) == 1:  # a chain's link: route without the loop below
-                    child = children[0]
-                    g = results[0]
-                    if child is not None and (g is None or child._num_outputs == 1):
-                        if g is not None:
-                            previous_g = get_buffer(child)
-                            buffers[child] = g if previous_g is None else previous_g + g
-                        count = deps[child] - 1
-                        deps[child] = count
-                        if count == 0:
-                            ready.append(child)
-                        continue
-            elif grads is not None and (needed is None or node in needed):
+                ran = True
+                if len(children) != 1:
+                    break
+                # a chain's link: route without the loop below, and where this node is its
+                # child's only producer, go on with the child without the ready list
+                child = children[0]
+                g = results[0]
+                if child is None or g is not None and child._num_outputs != 1:
+                    break
+                count = deps[child] - 1
+                if count == 0 and g is not None and child not in buffers:
+                    node, grads, children = child, g, child._next
+                    ran = False
+                    continue
+                if g is not None:
+                    previous_g = get_buffer(child)
+                    buffers[child] = g if previous_g is None else previous_g + g
+                deps[child] = count
+                if count == 0:
+                    ready.append(child)
+                ran = None  # routed
+                break
+            if ran is None:
+                continue  # the chain's last link was routed above
+            if not ran and grads is not None and (needed is None or node in needed):
                 if node._num_outputs == 1:
                     grads = (grads,)
                 if node._hooked or anomaly or (arrays and not node.array_backward):
@@ -273,7 +286,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 elif node._saved:
                     node._saved = ()
                     node._freed = True
-            else:  # nothing flows through this node: only release its children
+            elif not ran:  # nothing flows through this node: only release its children
                 for child in children:
                     if child is not None:
                         count = deps[child] - 1
