@@ -19,6 +19,7 @@ from ._util import (
     binary_operands,
     broadcast_error,
     ensure_tensor,
+    float_operands,
     number_array,
     scalar_value,
     shape_of,
@@ -219,11 +220,11 @@ def div(input, other, *, rounding_mode=None):
             return RoundedDivide.apply(a, b, rounding_mode)
         except ValueError:
             raise broadcast_error("div", shape_of(a), shape_of(b)) from None
-    a, b = binary_operands(input, other, "div")
-    if (a._data if isinstance(a, Tensor) else b._data).dtype.kind not in "fV":
-        default = dtypes.get_default_dtype()
-        a = a.to(default) if isinstance(a, Tensor) else float(a)
-        b = b.to(default) if isinstance(b, Tensor) else float(b)
+    if isinstance(input, Tensor) and input._data.dtype.kind in "fV" or \
+            isinstance(other, Tensor) and other._data.dtype.kind in "fV":
+        a, b = binary_operands(input, other, "div")
+    else:  # integers, bools or numbers: each to the float dtype directly
+        a, b = float_operands(input, other, "div")
     return _binary(Div, a, b, "div")
 
 
@@ -653,7 +654,7 @@ def copysign(input, other):
     >>> ember.copysign(ember.tensor([1.5, -2.0]), -1.0)
     tensor([-1.5000, -2.0000])
     """
-    if isinstance(other, (int, float)) and not isinstance(other, bool):
+    if isinstance(other, (int, float)):  # (a bool too: True is +1, False +0)
         ensure_tensor(input, "copysign")
         a = input if input._data.dtype.kind in "fV" else input.to(dtypes.get_default_dtype())
         return Copysign.apply(a, float(other))

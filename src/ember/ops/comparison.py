@@ -18,7 +18,14 @@ from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
 from . import _samples
-from ._util import _WEAK, binary_operands, broadcast_error, scalar_value, shape_of
+from ._util import (
+    _WEAK,
+    binary_operands,
+    broadcast_error,
+    float_operands,
+    scalar_value,
+    shape_of,
+)
 from .registry import Sample, register_op
 
 
@@ -463,14 +470,14 @@ for _name, _ufunc, _answer, _doc in (
 def _tensor_operands(input, other, op: str, float_only: bool = False, to_float: bool = False):
     """Two tensors (PyTorch's signature), promoted; integers become the default float with
     to_float and raise with float_only."""
-    a, b = _tensor_pair(input, other, op)
-    if a._data.dtype.kind not in "fV":
-        if float_only:
-            raise NotImplementedError(f'"{op}" is not defined for {a.dtype.name} tensors '
-                                      f"({op} needs floating-point tensors)")
-        if to_float:
-            default = dtypes.get_default_dtype()
-            a, b = a.to(default), b.to(default)
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+        _tensor_pair(input, other, op)  # raises
+    if to_float and input._data.dtype.kind not in "fV" and other._data.dtype.kind not in "fV":
+        return float_operands(input, other, op)
+    a, b = binary_operands(input, other, op)
+    if float_only and a._data.dtype.kind not in "fV":
+        raise NotImplementedError(f'"{op}" is not defined for {a.dtype.name} tensors '
+                                  f"({op} needs floating-point tensors)")
     return a, b
 
 
