@@ -517,10 +517,10 @@ class Amax(Function):
         m = ctx.math
         x, out = ctx.saved_tensors
         shape, dims, keepdim = ctx.shape, ctx.dims, ctx.keepdim
-        ties = x == _keep(out, shape, dims, keepdim, m)
-        count = m.cast(m.sum(ties, dims, True), grad)
-        return m.where(ties, _keep(grad, shape, dims, keepdim, m), 0.0) / count, \
-            None, None, None
+        ties = m.cast(x == _keep(out, shape, dims, keepdim, m), grad)
+        # times the mask, not a where: a NaN gradient reaches every element (PyTorch's)
+        count = m.sum(ties, dims, True)
+        return _keep(grad, shape, dims, keepdim, m) / count * ties, None, None, None
 
 
 def _amax_samples(make):
