@@ -299,3 +299,14 @@ def test_maximum_and_minimum_send_the_gradient_to_both_operands_at_nan():
         b = ember.tensor([float("nan"), 0.5], dtype=ember.float64, requires_grad=True)
         function(a, b).sum().backward()
         assert a.grad.tolist() == [1.0, 1.0] and b.grad.tolist() == [1.0, 1.0]
+
+
+def test_xlog1py_gradient_at_a_zero_input_is_log1p_of_other():
+    # PyTorch's: d/dx = log1p(y), 0 where x == 0 and y <= -1; d/dy = x / (1 + y)
+    x = ember.tensor([0.0, 0.0, 2.0, 0.0], dtype=ember.float64, requires_grad=True)
+    y = ember.tensor([1.0, -1.0, -2.0, -3.0], dtype=ember.float64, requires_grad=True)
+    out = ember.special.xlog1py(x, y)
+    assert out.tolist()[:2] == [0.0, 0.0] and out.tolist()[3] == 0.0
+    out.sum().backward()
+    assert x.grad.tolist()[:2] == [np.log(2.0), 0.0] and x.grad.tolist()[3] == 0.0
+    assert y.grad.tolist()[0] == 0.0 and y.grad.tolist()[2] == -2.0

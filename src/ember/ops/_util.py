@@ -94,6 +94,8 @@ def float_operands(a, b, op: str):
     Each operand goes to the float dtype directly: through the promoted integer dtype first,
     an int8 0-d -7 meeting a uint8 tensor would wrap to 249."""
     a_is, b_is = isinstance(a, Tensor), isinstance(b, Tensor)
+    if a_is and a._data.dtype.kind in "fV" or b_is and b._data.dtype.kind in "fV":
+        return binary_operands(a, b, op)  # a float result: promotion as usual
     if not (a_is or b_is):
         raise TypeError(f"{op}(): expected at least one Tensor, got {type(a).__name__} and "
                         f"{type(b).__name__}")
