@@ -603,7 +603,9 @@ class Atan2(Function):
         m = ctx.math
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        scaled = grad / (a * a + b * b)
+        # 0 where r^2 is 0 (the origin, or underflow), as in PyTorch: grad / inf
+        squared = a * a + b * b
+        scaled = grad / m.where(squared == 0, float("inf"), squared)
         return (m.sum_to_shape(scaled * b, ctx.shapes[0]) if need_a else None,
                 m.sum_to_shape(-scaled * a, ctx.shapes[1]) if need_b else None)
 
