@@ -23,7 +23,8 @@ DTYPES = [d.name for d in ember.dtypes.ALL]
 SCALARS = {"bool": True, "int": 3, "float": 2.5}
 TENSOR_KINDS = ("tensor", "0-d tensor")
 BINARY = ("add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "maximum",
-          "minimum", "atan2", "copysign", "eq", "lt", "logical_and", "bitwise_and", "where")
+          "minimum", "atan2", "copysign", "xlogy", "eq", "lt", "logical_and", "bitwise_and",
+          "where")
 
 
 def _operand(library, kind: str, dtype: str, values=(1, 2)):
@@ -207,3 +208,6 @@ def test_true_division_casts_each_integer_operand_to_float():
     assert abs((small / ember.tensor(300, dtype=ember.int16)).item() - 0.02) < 1e-6
     assert abs(ember.atan2(small, ember.tensor(1000)).item() - 0.006) < 1e-6
     assert ember.copysign(numerator, ember.tensor(-7, dtype=ember.int8)).item() == -6.0
+    thousand = ember.tensor(1000, dtype=ember.int16)
+    assert abs(ember.xlogy(small, thousand).item() - 6 * np.log(1000)) < 1e-4
+    assert abs(ember.special.xlog1py(small, thousand).item() - 6 * np.log(1001)) < 1e-4

@@ -220,11 +220,7 @@ def div(input, other, *, rounding_mode=None):
             return RoundedDivide.apply(a, b, rounding_mode)
         except ValueError:
             raise broadcast_error("div", shape_of(a), shape_of(b)) from None
-    if isinstance(input, Tensor) and input._data.dtype.kind in "fV" or \
-            isinstance(other, Tensor) and other._data.dtype.kind in "fV":
-        a, b = binary_operands(input, other, "div")
-    else:  # integers, bools or numbers: each to the float dtype directly
-        a, b = float_operands(input, other, "div")
+    a, b = float_operands(input, other, "div")
     return _binary(Div, a, b, "div")
 
 
@@ -474,12 +470,7 @@ def _xlogy_samples(make):
 def xlogy(input, other):
     """``input * log(other)``, and 0 where input is 0 (unless other is NaN): the entropy
     term ``p log p`` without NaN at p = 0."""
-    a, b = binary_operands(input, other, "xlogy")
-    tensor = a if isinstance(a, Tensor) else b
-    if tensor._data.dtype.kind not in "fV":
-        default = dtypes.get_default_dtype()
-        a = a.to(default) if isinstance(a, Tensor) else float(a)
-        b = b.to(default) if isinstance(b, Tensor) else float(b)
+    a, b = float_operands(input, other, "xlogy")
     return _binary(Xlogy, a, b, "xlogy")
 
 

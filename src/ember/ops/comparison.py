@@ -472,7 +472,7 @@ def _tensor_operands(input, other, op: str, float_only: bool = False, to_float: 
     to_float and raise with float_only."""
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
         _tensor_pair(input, other, op)  # raises
-    if to_float and input._data.dtype.kind not in "fV" and other._data.dtype.kind not in "fV":
+    if to_float:
         return float_operands(input, other, op)
     a, b = binary_operands(input, other, op)
     if float_only and a._data.dtype.kind not in "fV":
