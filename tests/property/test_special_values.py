@@ -284,9 +284,6 @@ def test_zero_slope_of_relu_and_sign_stops_a_nan_gradient():
     assert y.grad.tolist() == [0.0, 0.0]
 
 
-@pytest.mark.xfail(strict=True, reason="maximum's and minimum's backward give a NaN "
-                   "operand's place to the second operand only; PyTorch gives the gradient "
-                   "to both operands wherever either is NaN (the result is NaN through both)")
 def test_maximum_and_minimum_send_the_gradient_to_both_operands_at_nan():
     for function in (ember.maximum, ember.minimum):
         a = ember.tensor([0.5, float("nan")], dtype=ember.float64, requires_grad=True)

@@ -51,7 +51,8 @@ def _binary(cls, a, b, op: str):
 
 # ----------------------------------------------------------------------------- maximum, minimum
 class Maximum(Function):
-    """Elementwise max/min of two tensors; ties split the gradient in half."""
+    """Elementwise max/min of two tensors; ties split the gradient in half, and where
+    either is NaN (the result is NaN) both get the whole gradient, as in PyTorch."""
 
     array_backward = True
     node_name = "MaximumBackward0"
@@ -70,11 +71,12 @@ class Maximum(Function):
         m = ctx.math
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad[:2]
-        a_wins = (a > b) if ctx.largest else (a < b)
+        # only the strict loser gets 0: where either is NaN, both get the gradient
         share = m.where(a == b, grad / 2, grad)
-        return (m.sum_to_shape(m.where(a_wins | (a == b), share, 0.0), ctx.shapes[0])
-                if need_a else None,
-                m.sum_to_shape(m.where(a_wins, 0.0, share), ctx.shapes[1]) if need_b else None,
+        return (m.sum_to_shape(m.where((a < b) if ctx.largest else (a > b), 0.0, share),
+                               ctx.shapes[0]) if need_a else None,
+                m.sum_to_shape(m.where((a > b) if ctx.largest else (a < b), 0.0, share),
+                               ctx.shapes[1]) if need_b else None,
                 None)
 
 
