@@ -253,9 +253,6 @@ def test_prod_gradient_with_a_zero_and_a_huge_rest():
     assert y.grad.tolist() == [5e-324, 0.5]
 
 
-@pytest.mark.xfail(strict=True, reason="sinc's and hypot's backward divide by a square that "
-                   "underflows to 0 at subnormal inputs, giving nan; the true gradients "
-                   "(PyTorch's) are 0")
 def test_sinc_and_hypot_gradients_at_subnormal_inputs():
     x = ember.tensor(1e-310, dtype=ember.float64, requires_grad=True)
     ember.sinc(x).backward()

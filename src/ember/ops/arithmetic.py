@@ -671,9 +671,9 @@ class Hypot(Function):
         m = ctx.math
         a, b, out = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        scaled = grad / out
-        return (m.sum_to_shape(scaled * a, ctx.shapes[0]) if need_a else None,
-                m.sum_to_shape(scaled * b, ctx.shapes[1]) if need_b else None)
+        # grad * a first: 1 / out overflows at a subnormal out, and inf * 0 is nan
+        return (m.sum_to_shape(grad * a / out, ctx.shapes[0]) if need_a else None,
+                m.sum_to_shape(grad * b / out, ctx.shapes[1]) if need_b else None)
 
 
 @register_op(inplace=("hypot_",), methods=("hypot",),
