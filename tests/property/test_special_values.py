@@ -154,7 +154,9 @@ def test_reductions_propagate_nan_and_inf_like_pytorch(name, data, keepdim):
     values = data.draw(salted(tuple(data.draw(st.lists(st.integers(1, 3), min_size=1,
                                                        max_size=3)))))
     dim = data.draw(st.integers(-values.ndim, values.ndim - 1))
-    if name in ("var", "std"):  # see test_variance_of_huge_equal_values_is_zero
+    if name in ("var", "std"):
+        # where the sum of the values overflows, ember's var is 0 for equal values (as
+        # PyTorch's over a dim) and nan otherwise, where PyTorch's Welford pass gives inf
         hypothesis.assume(not (np.abs(values) > 1e300).any())
     _compare_with_torch(name, lambda x: EMBER.op(name)(x, dim, keepdim=keepdim),
                         lambda x: TORCH.op(name)(x, dim, keepdim=keepdim), [values])
@@ -259,12 +261,14 @@ def test_sinc_and_hypot_gradients_at_subnormal_inputs():
     assert a.grad.item() == 0.0, a.grad
 
 
-@pytest.mark.xfail(strict=True, reason="var and std sum the values before dividing, which "
-                   "overflows to inf for values near float64's limit; PyTorch's (Welford) "
-                   "variance of equal values is 0 at any magnitude")
 def test_variance_of_huge_equal_values_is_zero():
     x = ember.tensor([1e308, 1e308], dtype=ember.float64)
     assert ember.var(x).item() == 0.0 and ember.std(x).item() == 0.0
+    # over a dim too (PyTorch's Welford pass agrees there), with the mean of var_mean
+    rows = ember.full((2, 3), 1e308, dtype=ember.float64)
+    variance, mean = ember.var_mean(rows, 0)
+    assert variance.tolist() == [0.0] * 3 and mean.tolist() == [1e308] * 3
+    assert np.isnan(ember.var(ember.tensor([1e308, 1.5e308], dtype=ember.float64)).item())
 
 
 def test_zero_slope_of_relu_and_sign_stops_a_nan_gradient():

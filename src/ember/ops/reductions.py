@@ -44,6 +44,10 @@ def _reduced_dims(input: Tensor, dim, op: str) -> tuple:
     return dims if input._data.ndim else ()
 
 
+def _reduced_shape(shape: tuple, dims: tuple) -> tuple:
+    return tuple(s for i, s in enumerate(shape) if i not in dims)
+
+
 def _keepdim_shape(shape: tuple, dims: tuple) -> tuple:
     return tuple(1 if i in dims else s for i, s in enumerate(shape))
 
@@ -669,11 +673,30 @@ class Variance(Function):
         ctx.take_sqrt, ctx.with_mean = take_sqrt, with_mean
         ctx.node_name = ("Std" if take_sqrt else "Var") + ("Mean" if with_mean else "") + \
             "Backward0"
-        with np.errstate(invalid="ignore", divide="ignore"):
-            centre = xp.mean(x, axis=dims, keepdims=True) if n else \
-                xp.full(_keepdim_shape(x.shape, dims), np.nan, x.dtype)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            overflow = None
+            if n:
+                centre = plain = xp.mean(x, axis=dims, keepdims=True)
+                # the sum of values near the dtype's limit overflows: centre those on the
+                # first value, so equal values give exactly 0 (others stay nan). (NumPy:
+                # only when some mean is not finite; CuPy: always, a check would sync.)
+                if xp is not np or (not math.isfinite(plain.item()) if plain.size == 1
+                                    else not np.isfinite(plain).all()):
+                    overflow = ~xp.isfinite(plain)
+                    first = x[tuple(slice(0, 1) if d in dims else slice(None)
+                                    for d in range(x.ndim))]
+                    centre = xp.where(overflow, first, plain)
+            else:
+                centre = xp.full(_keepdim_shape(x.shape, dims), np.nan, x.dtype)
             diff = x - centre
-            total = xp.sum(diff * diff, axis=dims, keepdims=keepdim)
+            diff = xp.multiply(diff, diff, out=diff) if diff.ndim else diff * diff
+            total = xp.sum(diff, axis=dims, keepdims=keepdim or overflow is not None)
+            if overflow is not None:
+                unequal = overflow & (total != 0)
+                total = xp.where(unequal, x.dtype.type(np.nan), total)
+                centre = xp.where(unequal, plain, centre)
+                if not keepdim:
+                    total = total.reshape(_reduced_shape(x.shape, dims))
             out = (total / x.dtype.type(ctx.divisor)).astype(x.dtype, copy=False)
             if take_sqrt:
                 out = xp.sqrt(out)
