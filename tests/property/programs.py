@@ -34,11 +34,10 @@ REDUCTIONS = ("sum", "mean", "prod", "amax", "amin", "logsumexp", "var", "std")
 NEEDS_ELEMENTS = ("amax", "amin")
 # Ops whose result for a NaN input differs from PyTorch's: test_special_values.py has the
 # strict xfail tests that show each; random graphs leave them out.
-KNOWN_NAN_BUGS = ("sign", "nn.functional.hardshrink", "nn.functional.softshrink", "maximum",
-                  "minimum")
+KNOWN_NAN_BUGS = ()
 # Ops whose backward sends a NaN gradient elsewhere than PyTorch's does (see
 # test_graphs._known_nan_gradient and the xfail tests of test_special_values.py).
-KNOWN_NAN_GRADIENT_OPS = ("amax", "amin", "relu", "sign", "abs")
+KNOWN_NAN_GRADIENT_OPS = ("relu", "sign", "abs")
 VIEWS = ("transpose", "permute", "slice", "select", "expand", "unsqueeze", "reshape", "flip")
 LAYOUTS = ("as is", "negative strides", "fortran", "strided")
 

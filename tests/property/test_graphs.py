@@ -69,11 +69,10 @@ def _check_error(program, leaves, arrays, error):
 
 def _known_nan_gradient(program, ours, theirs) -> bool:
     """Known differences in where a NaN gradient goes (test_special_values.py has a strict
-    xfail test for each): PyTorch's amax/amin backward multiplies by the selection mask, so
-    NaN reaches every element, where ember's gives 0 off the selection; PyTorch's relu and
-    sign backward select (0 where the slope is 0, and sign/abs at a NaN input), where
-    ember's multiply, so NaN * 0 stays NaN. True when every difference has a NaN on one side
-    only (other paths may add finite gradients to the same element)."""
+    xfail test for each): PyTorch's relu and sign backward select (0 where the slope is 0,
+    and sign/abs at a NaN input), where ember's multiply, so NaN * 0 stays NaN. True when
+    every difference has a NaN on one side only (other paths may add finite gradients to
+    the same element)."""
     if not any(i[0] != "view" and i[1] in KNOWN_NAN_GRADIENT_OPS for i in program):
         return False
     with np.errstate(invalid="ignore"):

@@ -88,6 +88,28 @@ def binary_operands(a, b, op: str):
                     f"{type(b).__name__}")
 
 
+def float_operands(a, b, op: str):
+    """Operands of an op whose integer results are floats (true division, atan2): cast to
+    PyTorch's result dtype, or to the default float dtype where that is bool or integer.
+    Each operand goes to the float dtype directly: through the promoted integer dtype first,
+    an int8 0-d -7 meeting a uint8 tensor would wrap to 249."""
+    a_is, b_is = isinstance(a, Tensor), isinstance(b, Tensor)
+    if a_is and a._data.dtype.kind in "fV" or b_is and b._data.dtype.kind in "fV":
+        return binary_operands(a, b, op)  # a float result: promotion as usual
+    if not (a_is or b_is):
+        raise TypeError(f"{op}(): expected at least one Tensor, got {type(a).__name__} and "
+                        f"{type(b).__name__}")
+    if not a_is:
+        a = scalar_value(a, op, "input")
+    if not b_is:
+        b = scalar_value(b, op, "other")
+    result = dtypes.result_type(a, b)
+    if result._category != 2:
+        result = dtypes.get_default_dtype()
+    return (_cast(a, result) if a_is else _scalar_as(a, result),
+            _cast(b, result) if b_is else _scalar_as(b, result))
+
+
 def _cast(t: Tensor, d) -> Tensor:
     return t if t._data.dtype == d.numpy else t.to(d)
 

@@ -19,6 +19,7 @@ from ._util import (
     binary_operands,
     broadcast_error,
     ensure_tensor,
+    float_operands,
     number_array,
     scalar_value,
     shape_of,
@@ -219,11 +220,7 @@ def div(input, other, *, rounding_mode=None):
             return RoundedDivide.apply(a, b, rounding_mode)
         except ValueError:
             raise broadcast_error("div", shape_of(a), shape_of(b)) from None
-    a, b = binary_operands(input, other, "div")
-    if (a._data if isinstance(a, Tensor) else b._data).dtype.kind not in "fV":
-        default = dtypes.get_default_dtype()
-        a = a.to(default) if isinstance(a, Tensor) else float(a)
-        b = b.to(default) if isinstance(b, Tensor) else float(b)
+    a, b = float_operands(input, other, "div")
     return _binary(Div, a, b, "div")
 
 
@@ -473,12 +470,7 @@ def _xlogy_samples(make):
 def xlogy(input, other):
     """``input * log(other)``, and 0 where input is 0 (unless other is NaN): the entropy
     term ``p log p`` without NaN at p = 0."""
-    a, b = binary_operands(input, other, "xlogy")
-    tensor = a if isinstance(a, Tensor) else b
-    if tensor._data.dtype.kind not in "fV":
-        default = dtypes.get_default_dtype()
-        a = a.to(default) if isinstance(a, Tensor) else float(a)
-        b = b.to(default) if isinstance(b, Tensor) else float(b)
+    a, b = float_operands(input, other, "xlogy")
     return _binary(Xlogy, a, b, "xlogy")
 
 
@@ -602,7 +594,9 @@ class Atan2(Function):
         m = ctx.math
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        scaled = grad / (a * a + b * b)
+        # 0 where r^2 is 0 (the origin, or underflow), as in PyTorch: grad / inf
+        squared = a * a + b * b
+        scaled = grad / m.where(squared == 0, float("inf"), squared)
         return (m.sum_to_shape(scaled * b, ctx.shapes[0]) if need_a else None,
                 m.sum_to_shape(-scaled * a, ctx.shapes[1]) if need_b else None)
 
@@ -653,7 +647,7 @@ def copysign(input, other):
     >>> ember.copysign(ember.tensor([1.5, -2.0]), -1.0)
     tensor([-1.5000, -2.0000])
     """
-    if isinstance(other, (int, float)) and not isinstance(other, bool):
+    if isinstance(other, (int, float)):  # (a bool too: True is +1, False +0)
         ensure_tensor(input, "copysign")
         a = input if input._data.dtype.kind in "fV" else input.to(dtypes.get_default_dtype())
         return Copysign.apply(a, float(other))
@@ -677,9 +671,9 @@ class Hypot(Function):
         m = ctx.math
         a, b, out = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        scaled = grad / out
-        return (m.sum_to_shape(scaled * a, ctx.shapes[0]) if need_a else None,
-                m.sum_to_shape(scaled * b, ctx.shapes[1]) if need_b else None)
+        # grad * a first: 1 / out overflows at a subnormal out, and inf * 0 is nan
+        return (m.sum_to_shape(grad * a / out, ctx.shapes[0]) if need_a else None,
+                m.sum_to_shape(grad * b / out, ctx.shapes[1]) if need_b else None)
 
 
 @register_op(inplace=("hypot_",), methods=("hypot",),

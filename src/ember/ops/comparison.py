@@ -18,7 +18,14 @@ from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor
 from . import _samples
-from ._util import _WEAK, binary_operands, broadcast_error, scalar_value, shape_of
+from ._util import (
+    _WEAK,
+    binary_operands,
+    broadcast_error,
+    float_operands,
+    scalar_value,
+    shape_of,
+)
 from .registry import Sample, register_op
 
 
@@ -44,7 +51,8 @@ def _binary(cls, a, b, op: str):
 
 # ----------------------------------------------------------------------------- maximum, minimum
 class Maximum(Function):
-    """Elementwise max/min of two tensors; ties split the gradient in half."""
+    """Elementwise max/min of two tensors; ties split the gradient in half, and where
+    either is NaN (the result is NaN) both get the whole gradient, as in PyTorch."""
 
     array_backward = True
     node_name = "MaximumBackward0"
@@ -63,11 +71,12 @@ class Maximum(Function):
         m = ctx.math
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad[:2]
-        a_wins = (a > b) if ctx.largest else (a < b)
+        # only the strict loser gets 0: where either is NaN, both get the gradient
         share = m.where(a == b, grad / 2, grad)
-        return (m.sum_to_shape(m.where(a_wins | (a == b), share, 0.0), ctx.shapes[0])
-                if need_a else None,
-                m.sum_to_shape(m.where(a_wins, 0.0, share), ctx.shapes[1]) if need_b else None,
+        return (m.sum_to_shape(m.where((a < b) if ctx.largest else (a > b), 0.0, share),
+                               ctx.shapes[0]) if need_a else None,
+                m.sum_to_shape(m.where((a > b) if ctx.largest else (a < b), 0.0, share),
+                               ctx.shapes[1]) if need_b else None,
                 None)
 
 
@@ -463,14 +472,14 @@ for _name, _ufunc, _answer, _doc in (
 def _tensor_operands(input, other, op: str, float_only: bool = False, to_float: bool = False):
     """Two tensors (PyTorch's signature), promoted; integers become the default float with
     to_float and raise with float_only."""
-    a, b = _tensor_pair(input, other, op)
-    if a._data.dtype.kind not in "fV":
-        if float_only:
-            raise NotImplementedError(f'"{op}" is not defined for {a.dtype.name} tensors '
-                                      f"({op} needs floating-point tensors)")
-        if to_float:
-            default = dtypes.get_default_dtype()
-            a, b = a.to(default), b.to(default)
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+        _tensor_pair(input, other, op)  # raises
+    if to_float:
+        return float_operands(input, other, op)
+    a, b = binary_operands(input, other, op)
+    if float_only and a._data.dtype.kind not in "fV":
+        raise NotImplementedError(f'"{op}" is not defined for {a.dtype.name} tensors '
+                                  f"({op} needs floating-point tensors)")
     return a, b
 
 

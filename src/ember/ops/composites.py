@@ -10,13 +10,12 @@ from ..autograd.function import Function
 from ..creation import full_like, ones_like
 from ..tensor import Tensor
 from . import _samples, comparison, pooling
-from ._util import ensure_tensor, float_operand
+from ._util import broadcast_error, ensure_tensor, float_operand, float_operands
 from .arithmetic import pow
 from .neural import log_softmax, pairwise_distance, softmax
 from .products import tensordot
 from .registry import NAMESPACES, Sample, bind_method, register_op
 from .shape import roll, split, stack, transpose
-from .unary import log1p
 
 
 def _ternary(make):
@@ -271,17 +270,53 @@ NAMESPACES["special"]["softmax"] = softmax
 NAMESPACES["special"]["log_softmax"] = log_softmax
 
 
+class Xlog1py(Function):
+    array_backward = True
+    node_name = "SpecialXlog1PyBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        xp = ctx.xp
+        ctx.save_for_backward(a, b)
+        ctx.shapes = (a.shape, b.shape)
+        zero = (a == 0) & ~xp.isnan(b)  # 0 * log1p(y) is 0 for every y but NaN
+        return xp.where(zero, 0, a * xp.log1p(xp.where(zero, 0, b))).astype(a.dtype,
+                                                                            copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        m = ctx.math
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        grad_a = grad_b = None
+        if need_a:
+            # PyTorch's: xlog1py(grad, y), and 0 where x == 0 and y <= -1
+            zero = ((grad == 0) & (b == b)) | ((a == 0) & (b <= -1))
+            grad_a = m.sum_to_shape(m.where(zero, 0.0, grad * m.log1p(b)), ctx.shapes[0])
+        if need_b:
+            grad_b = m.sum_to_shape(grad * a / (b + 1), ctx.shapes[1])
+        return grad_a, grad_b
+
+
 @register_op(namespace="special", samples=_samples.binary(0.1, 2.0, -0.5, 2.0,
                                                                 scalars=(0.5, 2.5)))
 def xlog1py(input, other):
-    """``input * log1p(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
+    """``input * log1p(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN); at
+    ``input == 0`` its gradient is ``log1p(other)`` (0 where ``other <= -1``).
+
+    >>> ember.special.xlog1py(ember.tensor([0.0, 2.0]), ember.tensor([-1.0, 1.0]))
+    tensor([0.0000, 1.3863])
+    """
     if not isinstance(input, Tensor):
         ensure_tensor(other, "special.xlog1py", "other")
         input = full_like(_to_float(other), input)
     elif not isinstance(other, Tensor):
         other = full_like(_to_float(input), other)
-    product = input * log1p(other)
-    return comparison.where((input == 0) & (other == other), 0.0, product)
+    a, b = float_operands(input, other, "special.xlog1py")
+    try:
+        return Xlog1py.apply(a, b)
+    except ValueError:
+        raise broadcast_error("special.xlog1py", a.shape, b.shape) from None
 
 
 class Entr(Function):

@@ -44,6 +44,10 @@ def _reduced_dims(input: Tensor, dim, op: str) -> tuple:
     return dims if input._data.ndim else ()
 
 
+def _reduced_shape(shape: tuple, dims: tuple) -> tuple:
+    return tuple(s for i, s in enumerate(shape) if i not in dims)
+
+
 def _keepdim_shape(shape: tuple, dims: tuple) -> tuple:
     return tuple(1 if i in dims else s for i, s in enumerate(shape))
 
@@ -355,24 +359,61 @@ class Prod(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        # d/dx_i prod_j x_j = prod_{j != i} x_j, written so that zeros in x are exact and
-        # the second derivative is right too: with P the product of the non-zero entries
-        # and Z the product of the zero entries (1 if none), non-zero x_i get P / x_i * Z;
-        # a zero x_i gets P times the product of the other zeros, whose value is 1 when it
-        # is the only zero, 0 otherwise, and whose slope matters only with two zeros.
         m = ctx.math
         (x,) = ctx.saved_tensors
         dims, dtype = ctx.dims, ctx.in_dtype
         g = _expand_back(_cast_back(grad, dtype, m), ctx.shape, dims, ctx.keepdim, m)
+        others = _others_by_division(x, dims) if m.arrays and m.xp is np else None
+        if others is None:
+            others = _product_of_others(m, x, dims, dtype)
+        return g * others, None, None, None
+
+
+def _others_by_division(x, dims: tuple):
+    """``prod_{j != i} x_j`` on NumPy arrays as ``P / x_i`` (P: the product of the non-zero
+    entries), several times faster than NumPy's cumulative products; None where some P is
+    not a normal number (0 or subnormal by underflow, inf, nan), and so inexact."""
+    with np.errstate(all="ignore"):
         zero = x == 0
-        x_safe = m.where(zero, 1.0, x)
-        p_safe = m.apply(Prod, x_safe, dims, True, dtype)
-        z_prod = m.apply(Prod, m.where(zero, x, 1.0), dims, True, dtype)
-        n_zeros = m.sum(zero, dims, True)
-        zero_sum = m.sum(m.where(zero, x, 0.0), dims, True)
-        other_zeros = m.where(n_zeros == 1, 1.0, m.where(n_zeros == 2, zero_sum - x, 0.0))
-        return g * m.where(zero, p_safe * other_zeros, p_safe / x_safe * z_prod), \
-            None, None, None
+        safe = np.where(zero, x.dtype.type(1), x)
+        p = np.multiply.reduce(safe, axis=dims, keepdims=True)
+        size = np.abs(p)
+        if not ((size >= np.finfo(x.dtype).tiny) & (size < np.inf)).all():
+            return None
+        if not zero.any():
+            return p / safe
+        n_zeros = zero.sum(axis=dims, keepdims=True)
+        # a zero entry: P if it is the only zero, else 0; the others: 0 where a zero is
+        return np.where(zero, np.where(n_zeros == 1, p, 0), np.where(n_zeros == 0, p / safe, 0)
+                        ).astype(x.dtype, copy=False)
+
+
+def _product_of_others(m, x, dims: tuple, dtype):
+    """``prod_{j != i} x_j`` over ``dims`` for every ``i``: the exclusive cumulative products
+    from both sides, multiplied. No division, so zeros are exact, and no product of all the
+    entries, which can overflow or underflow where the product of the others does not; its
+    gradient (through Cumprod's, exact with zeros) gives exact second derivatives too."""
+    if not dims:
+        return m.ones_like(x)
+    if len(dims) == 1:
+        return _others_along(m, x, dims[0], dtype)
+    # several dims: moved to the end and flattened into one
+    shape = x.shape
+    kept = [d for d in range(len(shape)) if d not in dims]
+    moved = m.permute(x, kept + list(dims))
+    rows = m.reshape(moved, tuple(shape[d] for d in kept) + (_count(shape, dims),))
+    others = m.reshape(_others_along(m, rows, len(kept), dtype), moved.shape)
+    return m.permute(others, [(kept + list(dims)).index(d) for d in range(len(shape))])
+
+
+def _others_along(m, x, axis: int, dtype):
+    n = x.shape[axis]
+    if n <= 1:
+        return m.ones_like(x)
+    one = m.ones_like(m.narrow(x, axis, 0, 1))
+    left = m.apply(Cumprod, m.narrow(x, axis, 0, n - 1), axis, dtype)
+    right = m.apply(Cumprod, m.flip(m.narrow(x, axis, 1, n - 1), (axis,)), axis, dtype)
+    return m.cat([one, left], axis) * m.flip(m.cat([one, right], axis), (axis,))
 
 
 def prod_dims(x: Tensor, dims: tuple) -> Tensor:
@@ -517,10 +558,10 @@ class Amax(Function):
         m = ctx.math
         x, out = ctx.saved_tensors
         shape, dims, keepdim = ctx.shape, ctx.dims, ctx.keepdim
-        ties = x == _keep(out, shape, dims, keepdim, m)
-        count = m.cast(m.sum(ties, dims, True), grad)
-        return m.where(ties, _keep(grad, shape, dims, keepdim, m), 0.0) / count, \
-            None, None, None
+        ties = m.cast(x == _keep(out, shape, dims, keepdim, m), grad)
+        # times the mask, not a where: a NaN gradient reaches every element (PyTorch's)
+        count = m.sum(ties, dims, True)
+        return _keep(grad, shape, dims, keepdim, m) / count * ties, None, None, None
 
 
 def _amax_samples(make):
@@ -632,11 +673,30 @@ class Variance(Function):
         ctx.take_sqrt, ctx.with_mean = take_sqrt, with_mean
         ctx.node_name = ("Std" if take_sqrt else "Var") + ("Mean" if with_mean else "") + \
             "Backward0"
-        with np.errstate(invalid="ignore", divide="ignore"):
-            centre = xp.mean(x, axis=dims, keepdims=True) if n else \
-                xp.full(_keepdim_shape(x.shape, dims), np.nan, x.dtype)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            overflow = None
+            if n:
+                centre = plain = xp.mean(x, axis=dims, keepdims=True)
+                # the sum of values near the dtype's limit overflows: centre those on the
+                # first value, so equal values give exactly 0 (others stay nan). (NumPy:
+                # only when some mean is not finite; CuPy: always, a check would sync.)
+                if xp is not np or (not math.isfinite(plain.item()) if plain.size == 1
+                                    else not np.isfinite(plain).all()):
+                    overflow = ~xp.isfinite(plain)
+                    first = x[tuple(slice(0, 1) if d in dims else slice(None)
+                                    for d in range(x.ndim))]
+                    centre = xp.where(overflow, first, plain)
+            else:
+                centre = xp.full(_keepdim_shape(x.shape, dims), np.nan, x.dtype)
             diff = x - centre
-            total = xp.sum(diff * diff, axis=dims, keepdims=keepdim)
+            diff = xp.multiply(diff, diff, out=diff) if diff.ndim else diff * diff
+            total = xp.sum(diff, axis=dims, keepdims=keepdim or overflow is not None)
+            if overflow is not None:
+                unequal = overflow & (total != 0)
+                total = xp.where(unequal, x.dtype.type(np.nan), total)
+                centre = xp.where(unequal, plain, centre)
+                if not keepdim:
+                    total = total.reshape(_reduced_shape(x.shape, dims))
             out = (total / x.dtype.type(ctx.divisor)).astype(x.dtype, copy=False)
             if take_sqrt:
                 out = xp.sqrt(out)

@@ -1026,11 +1026,13 @@ class Sinc(Function):
     def backward(ctx, grad):
         m = ctx.math
         (x,) = ctx.saved_tensors
-        # d/dx sin(pi x)/(pi x) = (pi x cos(pi x) - sin(pi x)) / (pi x^2); 0 at x = 0
-        safe = m.where(x == 0, 1.0, x)
-        angle = safe * math.pi
-        slope = (angle * m.cos(angle) - m.sin(angle)) / (angle * safe)
-        return m.where(x == 0, 0.0, grad * slope)
+        # d/dx sin(pi x)/(pi x) = (pi x cos(pi x) - sin(pi x)) / (pi x^2); 0 where pi x^2
+        # is 0 (x = 0, or a subnormal x whose square underflows), as in PyTorch
+        angle = x * math.pi
+        square = angle * x
+        zero = square == 0
+        slope = (angle * m.cos(angle) - m.sin(angle)) / m.where(zero, 1.0, square)
+        return m.where(zero, 0.0, grad * slope)
 
 
 @register_op(inplace=("sinc_",), methods=("sinc",), exported_in=("special",),
