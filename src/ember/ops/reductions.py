@@ -363,7 +363,10 @@ class Prod(Function):
         (x,) = ctx.saved_tensors
         dims, dtype = ctx.dims, ctx.in_dtype
         g = _expand_back(_cast_back(grad, dtype, m), ctx.shape, dims, ctx.keepdim, m)
-        others = _others_by_division(x, dims) if m.arrays and m.xp is np else None
+        # host arrays (NumPy's, or ember.compile's recording of them, which then keeps this
+        # backward's own call: the check reads values) divide; CuPy would sync to check
+        host = m.arrays and m.xp.ndarray is np.ndarray
+        others = _others_by_division(x, dims) if host else None
         if others is None:
             others = _product_of_others(m, x, dims, dtype)
         return g * others, None, None, None
