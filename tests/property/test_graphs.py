@@ -14,6 +14,7 @@ from .budget import examples, hypothesis
 from .programs import (
     KNOWN_NAN_GRADIENT_OPS,
     NEEDS_ELEMENTS,
+    TORCH_APPROXIMATE,
     Library,
     describe,
     differentiable,
@@ -119,7 +120,9 @@ def test_random_graphs_match_pytorch_and_finite_differences(case):
         assert out.dtype.name == str(t_out.dtype).removeprefix("torch."), (out.dtype, t_out.dtype)
         if differentiable(program):
             assert out.requires_grad == t_out.requires_grad
-        _close(_host(out), _host(t_out), "forward values differ from PyTorch")
+        approximate = any(i[0] != "view" and i[1] in TORCH_APPROXIMATE for i in program)
+        _close(_host(out), _host(t_out), "forward values differ from PyTorch",
+               atol=1e-5 if approximate else 1e-9)
         if grads is not None:
             t_grads = torch.autograd.grad(t_out, t_leaves, torch.tensor(upstream),
                                           allow_unused=True)
@@ -128,7 +131,8 @@ def test_random_graphs_match_pytorch_and_finite_differences(case):
                 if _known_nan_gradient(program, g, tg):
                     event("known bug: where a NaN gradient goes")
                     continue
-                _close(g, tg, f"gradient of leaf {k} differs from PyTorch", atol=1e-8)
+                _close(g, tg, f"gradient of leaf {k} differs from PyTorch",
+                       atol=1e-5 if approximate else 1e-8)
 
     if grads is not None and _small_enough(leaves, out) and \
             np.isfinite(_host(out)).all() and all(np.isfinite(g).all() for g in grads):

@@ -328,12 +328,13 @@ class Relu(Function):
     def backward(ctx, grad):
         m = ctx.math
         (out,) = ctx.saved_tensors
-        # select, not multiply: a nan or inf gradient where the slope is 0 gives 0
-        return m.where(out > 0, grad, 0.0) if m.arrays else ReluGrad.apply(grad, out)
+        # select, not multiply: a nan or inf gradient where the slope is 0 gives 0; and,
+        # as PyTorch's threshold_backward, the gradient passes unless out <= 0 (at nan too)
+        return m.where(~(out <= 0), grad, 0.0) if m.arrays else ReluGrad.apply(grad, out)
 
 
 class ReluGrad(Function):
-    """relu's backward, ``grad`` where ``out > 0`` else 0, as one op; its derivative
+    """relu's backward, 0 where ``out <= 0`` else ``grad``, as one op; its derivative
     w.r.t. ``out`` is zero almost everywhere."""
 
     array_backward = True
@@ -342,7 +343,7 @@ class ReluGrad(Function):
 
     @staticmethod
     def forward(ctx, grad, out):
-        mask = out > 0
+        mask = ~(out <= 0)
         ctx.save_for_backward(mask)
         return ctx.xp.where(mask, grad, 0.0)
 
