@@ -330,24 +330,12 @@ class TensorMath:
     @staticmethod
     def maximum(a, b):
         """``ember.maximum``, where either side may also be a Python number."""
-        import ember
-
-        if not hasattr(b, "dtype"):
-            return ember.clamp(a, min=b)
-        if not hasattr(a, "dtype"):
-            return ember.clamp(b, min=a)
-        return ember.maximum(a, b)
+        return _extremum("maximum", "min", a, b)
 
     @staticmethod
     def minimum(a, b):
         """``ember.minimum``, where either side may also be a Python number."""
-        import ember
-
-        if not hasattr(b, "dtype"):
-            return ember.clamp(a, max=b)
-        if not hasattr(a, "dtype"):
-            return ember.clamp(b, max=a)
-        return ember.minimum(a, b)
+        return _extremum("minimum", "max", a, b)
 
     def __getattr__(self, name: str):
         import ember  # the public functions, found once by name
@@ -425,6 +413,19 @@ class TensorMath:
         from ..nn import functional
 
         return functional.__dict__["one_hot"](indices, num_classes)
+
+
+def _extremum(name: str, bound: str, a, b):
+    """``ember.<name>(a, b)`` on Tensors; against a Python number, ``clamp`` with that
+    number as the ``bound`` (``maximum(x, 0)`` is ``clamp(x, min=0)``)."""
+    import ember
+
+    clamp = getattr(ember, "clamp")  # (registered by the ops at import)
+    if not hasattr(b, "dtype"):
+        return clamp(a, **{bound: b})
+    if not hasattr(a, "dtype"):
+        return clamp(b, **{bound: a})
+    return getattr(ember, name)(a, b)
 
 
 TENSOR_MATH = TensorMath()
