@@ -214,10 +214,11 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     node._saved = ()
                     node._freed = True
                 ran = True
-                if len(children) != 1:
-                    break
-                # a chain's link: route without the loop below, and where this node is its
+                # a chain's link (one child, or one and a Python number's empty edge:
+                # ``y * 0.5``): route without the loop below, and where this node is its
                 # child's only producer, go on with the child without the ready list
+                if len(children) != 1 and (len(children) != 2 or children[1] is not None):
+                    break
                 child = children[0]
                 g = results[0]
                 if child is None or g is not None and child._num_outputs != 1:
