@@ -104,18 +104,21 @@ def _ones_like(t):
 def dependencies(root_nodes):
     """How many edges point at each node reachable from the roots."""
     deps = {}
-    seen = set(root_nodes)
-    stack = list(seen)
+    roots = set(root_nodes)
+    stack = list(roots)
     get = deps.get
     while stack:
         node = stack.pop()
         for child in node._next:
             if child is None:
                 continue
-            deps[child] = get(child, 0) + 1
-            if child not in seen:
-                seen.add(child)
-                stack.append(child)
+            count = get(child)
+            if count is None:  # first seen: walk it (roots are walked from the start)
+                deps[child] = 1
+                if child not in roots:
+                    stack.append(child)
+            else:
+                deps[child] = count + 1
     return deps
 
 
