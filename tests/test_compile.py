@@ -492,3 +492,67 @@ def test_clearing_grad_inside_the_step_is_replayed():
         assert compiled(ember.ones(3)).item() == 1.5 and w.grad.tolist() == [1.0, 1.0, 1.0]
     assert compiled.stats["replays"] == 0
     assert "assigning a tensor to .grad" in compiled.explain()[0]
+
+
+@pytest.mark.parametrize("lower", [False, True])
+def test_calls_from_several_threads_at_once_match_eager(lower):
+    """Each op-level call keeps its op's ctx (and the call's arguments) between forward
+    and backward: threads replaying one signature at once must not see each other's."""
+    import sys
+    import threading
+
+    from .test_compile_lower import _Normalized
+
+    weight = ember.tensor(np.linspace(-1.0, 1.0, 12).reshape(3, 4).astype(np.float32))
+
+    def f(x):
+        scaled = _Normalized.apply(x * 3.0)  # kept as an op-level call by the lowering
+        hidden = ember.tanh(scaled @ weight)
+        loss = (ember.sort(hidden, dim=1).values * hidden).sum()
+        loss.backward()
+        return loss, hidden.softmax(1)
+
+    g = ember.compile(f, options={"lower": lower})
+    CALLS = 100
+    rng = np.random.default_rng(3)
+    inputs = [(rng.standard_normal((5, 3)) * (i + 1)).astype(np.float32) for i in range(4)]
+    expected = []
+    for data in inputs:
+        x = ember.tensor(data, requires_grad=True)
+        loss, soft = f(x)
+        expected.append((loss.item(), soft.detach().numpy(), x.grad.numpy()))
+    g(ember.tensor(inputs[0], requires_grad=True))  # the trace
+    failures = []
+    barrier = threading.Barrier(len(inputs))
+
+    def worker(i):
+        barrier.wait()
+        for _ in range(CALLS):
+            x = ember.tensor(inputs[i], requires_grad=True)
+            try:
+                loss, soft = g(x)
+            except Exception as error:  # a replay that met another thread's state
+                failures.append(repr(error))
+                continue
+            want_loss, want_soft, want_grad = expected[i]
+            if not (np.isclose(loss.item(), want_loss, rtol=1e-5) and
+                    np.allclose(soft.numpy(), want_soft, rtol=1e-5, atol=1e-6) and
+                    x.grad is not None and
+                    np.allclose(x.grad.numpy(), want_grad, rtol=1e-5, atol=1e-6)):
+                failures.append(f"thread {i}: a result differs from eager")
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often, inside the replays
+    try:
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(inputs))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+    finally:
+        sys.setswitchinterval(interval)
+    assert g.stats["traces"] == 1 and g.stats["replays"] >= 1
+    assert (g.lowered()[0] is not None) == lower
+    if lower:
+        assert "_Normalized" in dict(g.lowered()[0]["fallback"])
+    assert not failures, f"{len(failures)} of {CALLS * len(inputs)} calls: {failures[:3]}"

@@ -223,7 +223,7 @@ def test_cuda_ops_run_their_formulas_fused(op, names):
     if not cuda.STANDIN:
         pytest.skip("counts the stand-in's cupy.fuse calls")
     x = ember.randn(3, 4, device="cuda", requires_grad=True)
-    op(x)  # makes the fused functions
+    op(x).sum().backward()  # makes the fused functions (the gradient's too)
     kernels = [cuda.fused_formulas()[_A + n] for n in names]
     before = [k.kernel.calls for k in kernels]
     op(x).sum().backward()
@@ -364,3 +364,66 @@ def test_examples_in_the_docstrings():
         for test in doctest.DocTestFinder().find(target, name, globs=dict(globs)):
             runner.run(test)
     assert runner.failures == 0
+
+
+@requires_cuda
+@pytest.mark.parametrize("name, spec", list(_cases()))
+def test_cuda_fused_formula_keeps_eagers_dtype_under_cupy13s_scalar_promotion(
+        name, spec, monkeypatch):
+    """CuPy before 14 types a scalar argument of a fused kernel as float64, so float32
+    inputs came back float64: the result is cast back to the dtype eager gives."""
+    if not cuda.STANDIN:
+        pytest.skip("the stand-in emulates CuPy 13's fused scalar types")
+    from ember.backend import standin
+
+    monkeypatch.setattr(cuda, "_fused", {})  # kernels made under the old CuPy (and kept
+    monkeypatch.setattr(standin, "FUSED", [])  # apart from the ones other tests count)
+    formula = FORMULAS[name]
+    args = _arguments(spec, np.float32, "matrix")
+    xp = _cuda_xp()
+    device_args = _to_device(xp, args)
+    with np.errstate(all="ignore"):
+        expected = _run(array_math(np), formula, args, fused=False)
+    with standin.legacy_fuse_scalars(), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = _run(array_math(xp), formula, device_args, fused=True)
+        again = _run(array_math(xp), formula,  # (a second call: the dtypes kept)
+                     _to_device(xp, _arguments(spec, np.float32, "matrix")), fused=True)
+    for g, e in zip(got + again, expected + expected):
+        host = cuda.to_host(g)
+        assert host.dtype == e.dtype and host.shape == e.shape, name
+        # float64 steps inside the kernel round differently from float32's
+        np.testing.assert_allclose(host, e, rtol=2e-5, atol=2e-6)
+    assert cuda.fused_formulas()[name].casts
+
+
+@requires_cuda
+def test_cuda_fused_formula_casts_only_where_the_dtypes_differ(monkeypatch):
+    if not cuda.STANDIN:
+        pytest.skip("the stand-in emulates CuPy 13's fused scalar types")
+    from ember.backend import standin
+
+    monkeypatch.setattr(cuda, "_fused", {})
+    monkeypatch.setattr(standin, "FUSED", [])
+    xp = _cuda_xp()
+    lane = array_math(xp)
+    x32 = xp.asarray(np.linspace(-1.0, 1.0, 6, dtype=np.float32))
+    x64 = xp.asarray(np.linspace(-1.0, 1.0, 6))
+    with standin.legacy_fuse_scalars():
+        scaled = lane.elementwise(_scaled_and_positive, x32, 2.5)
+        wide = lane.elementwise(_scaled_and_positive, x64, 2.5)
+        kernel = cuda.fused_formulas()[f"{__name__}._scaled_and_positive"]
+        raw = kernel.kernel(x64, 2.5)
+    assert [r.dtype for r in scaled] == [np.float32, np.bool_]
+    assert [r.dtype for r in wide] == [np.float64, np.bool_]
+    assert cuda.to_host(scaled[0]).tolist() == (np.linspace(-1, 1, 6, dtype=np.float32) *
+                                                np.float32(2.5)).tolist()
+    assert raw[0].dtype == np.float64  # (the kernel itself gives float64 either way)
+    # CuPy 14 types scalars as eager does: nothing to cast, nothing checked
+    monkeypatch.setattr(cuda, "_fused", {})
+    lane.elementwise(_scaled_and_positive, x32, 2.5)
+    assert not cuda.fused_formulas()[f"{__name__}._scaled_and_positive"].casts
+
+
+def _scaled_and_positive(m, x, scale):
+    return x * scale, x > 0

@@ -164,6 +164,84 @@ def test_var_mean_gradients_of_both_outputs_match_pytorch():
     _close(ours.grad, theirs.grad, rtol=1e-10)
 
 
+# values whose sum, or sum of squared deviations, overflows the dtype
+_OVERFLOWING = [[3e38, -3e38, 1e38], [1e38, 2e38, 3e38], [3e38, 1e38], [3e38, -3e38],
+                [-3e38, -3e38, 3e38, 1.0], [2e19, -2e19, 1.0], [1e20, -1e20, 3.0],
+                [3.4e38, 3.4e38, 3.3e38], [3.4e38, 3.4e38, -3.4e38, -3.4e38]]
+
+
+@requires_torch
+@pytest.mark.parametrize("values", _OVERFLOWING)
+@pytest.mark.parametrize("correction", [1, 0])
+def test_var_and_std_past_float32s_limit_match_pytorch(values, correction, device):
+    """inf (or a finite std) where the true variance is past the limit, never nan. The
+    reference is PyTorch's float64-accumulating pass over a dim; its single-output pass
+    gives the same var (its std is inf wherever its float32 mean overflows)."""
+    torch = pytest.importorskip("torch")
+    rows = np.array([values, [1.0] * len(values), values[::-1]], dtype=np.float32)
+    ours = ember.tensor(rows, device=device)
+    theirs = torch.tensor(rows)
+    for name in ("var", "std"):
+        expected = getattr(theirs, name)(1, correction=correction).numpy()
+        got = getattr(ours, name)(1, correction=correction).cpu().numpy()
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+        got_all = getattr(ours[0], name)(correction=correction).item()
+        np.testing.assert_allclose(got_all, expected[0], rtol=1e-6)
+        pair = getattr(ember, name + "_mean")(ours.t(), 0, correction=correction)
+        expected_pair = getattr(torch, name + "_mean")(theirs.t(), 0, correction=correction)
+        for got_part, expected_part in zip(pair, expected_pair):
+            np.testing.assert_allclose(got_part.cpu().numpy(), expected_part.numpy(),
+                                       rtol=1e-6)
+    np.testing.assert_allclose(ours[0].var(correction=correction).item(),
+                               theirs[0].var(correction=correction).item(), rtol=1e-6)
+
+
+@requires_torch
+def test_var_past_the_limit_in_float64_and_float16_is_inf_like_pytorch():
+    torch = pytest.importorskip("torch")
+    for values, dtype in (([1e308, 1.5e308, 1.7e308], "float64"),
+                          ([1e155, -1e155, 1.0], "float64"),
+                          ([6e4, -6e4, 1e4], "float16"), ([60000.0, 60032.0], "float16")):
+        ours, theirs = _pair(values, dtype, requires_grad=False)
+        names = ("var", "std") if dtype == "float16" else ("var",)
+        for name in names:
+            expected = getattr(torch.stack([theirs, theirs]), name)(1)[0].item()
+            assert getattr(ours, name)().item() == expected, (values, name)
+    # a half tensor's std is the float32 std rounded once, as PyTorch's
+    ours, theirs = _pair([6e4, -6e4, 1e4], "float16", requires_grad=False)
+    assert ours.std().item() == theirs.std().item() == 60288.0
+    # float64 has no wider accumulator: PyTorch's overflows (inf or nan) where a sum does,
+    # ember's results are the true ones wherever they are representable
+    x = ember.tensor([1e308, 1.5e308, 1.7e308], dtype=ember.float64)
+    np.testing.assert_allclose(x.std().item(), np.sqrt(13.0) * 1e307, rtol=1e-12)
+    x = ember.tensor([1e154, -1e154, 1.0], dtype=ember.float64)
+    np.testing.assert_allclose(x.var().item(), 1e308, rtol=1e-12)
+
+
+@requires_torch
+def test_gradients_of_var_and_std_past_float32s_limit_match_pytorch():
+    pytest.importorskip("torch")
+    for values in ([3e38, -3e38, 1e38], [2e19, -2e19, 1.0]):
+        for name in ("var", "std"):
+            ours, theirs = _pair(values, "float32")
+            getattr(ours, name)().backward()
+            getattr(theirs, name)().backward()
+            _close(ours.grad, theirs.grad, rtol=1e-6)
+
+
+def test_var_and_std_of_huge_equal_values_stay_zero_beside_overflowing_rows(device):
+    rows = ember.tensor([[3e38] * 3, [3e38, -3e38, 1e38], [1.0, 2.0, 3.0]], device=device)
+    assert rows.var(1).cpu().tolist()[0] == 0.0
+    assert rows.std(1).cpu().tolist()[0] == 0.0
+    assert rows.var(1).cpu().tolist()[1:] == [INF, 1.0]
+    variance, mean = ember.var_mean(rows, 1)
+    assert variance.cpu().tolist() == [0.0, INF, 1.0]
+    assert mean.cpu().numpy()[0] == np.float32(3e38)
+    # NaN and infinite inputs still give NaN, as PyTorch's
+    for values in ([INF, 1.0], [3e38, NAN], [INF, INF]):
+        assert math.isnan(ember.tensor(values, device=device).var().item())
+
+
 # ----------------------------------------------------------------------------- norms
 @requires_torch
 @pytest.mark.parametrize("p", [2, 1, 3, 0.5, INF, -INF, 0, -1])

@@ -138,6 +138,50 @@ def test_expanded_views_are_read_only():
     assert x.tolist() == [[1.0], [1.0], [1.0]]
 
 
+@requires_torch
+@pytest.mark.parametrize("shapes", [((3, 1), (2, 1, 4)), ((), (2,), (3, 1)), ((2, 3), (3,)),
+                                    ((2, 3), (2, 3)), ((4,),), ((1, 4), (3, 1))])
+def test_broadcast_tensors_are_expanded_views_as_in_pytorch(shapes):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    ours = [ember.tensor(a, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    got, expected = ember.broadcast_tensors(*ours), torch.broadcast_tensors(*theirs)
+    upstream = rng.standard_normal(tuple(expected[0].shape))
+    sum(((o * ember.tensor(upstream)).sum() * (i + 1) for i, o in enumerate(got))).backward()
+    sum(((o * torch.tensor(upstream)).sum() * (i + 1) for i, o in enumerate(expected))
+        ).backward()
+    for x, y, a, b in zip(got, expected, ours, theirs):
+        assert tuple(x.shape) == tuple(y.shape)
+        assert (x is a) == (y is b)
+        assert (x._base is a) == (y._base is b)
+        assert (x.grad_fn is None) == (y.grad_fn is None)
+        if y.grad_fn is not None:
+            assert x.grad_fn.name() == y.grad_fn.name()
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy())
+    # without grad: writes through an expanded view raise as PyTorch's do; the inputs'
+    # in-place changes show through their views, with one version counter
+    plain = [ember.tensor(a) for a in arrays]
+    plain_torch = [torch.tensor(a) for a in arrays]
+    views = ember.broadcast_tensors(*plain)
+    torch_views = torch.broadcast_tensors(*plain_torch)
+    for x, y, a in zip(views, torch_views, plain):
+        try:
+            y.add_(1.0)
+            torch_raised = False
+        except RuntimeError:
+            torch_raised = True
+        if torch_raised:
+            with pytest.raises(RuntimeError, match="single memory location"):
+                x.add_(1.0)
+        else:
+            x.add_(1.0)
+        a.mul_(2.0)
+        assert x._version == a._version
+        np.testing.assert_allclose(x.numpy(), np.broadcast_to(a.numpy(), x.shape))
+
+
 # ----------------------------------------------------------------------------- F.pad
 PADS = [
     ((2, 3, 5), (1, 2), "constant"),

@@ -369,3 +369,42 @@ def test_docstring_examples_run_and_print_what_they_show():
         assert test.examples, f"{name} has no example"
         runner.run(test)
     assert runner.failures == 0
+
+
+# ----------------------------------------------------------------------------- gradients
+def _zeta_pair(requires_grad_s=True):
+    torch = pytest.importorskip("torch")
+    s, q = [2.0, 3.0], [1.5, 2.5]
+    ours = (_t(s, requires_grad=requires_grad_s), _t(q, requires_grad=True))
+    theirs = (torch.tensor(s, dtype=torch.float64, requires_grad=requires_grad_s),
+              torch.tensor(q, dtype=torch.float64, requires_grad=True))
+    return torch, ours, theirs
+
+
+@pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch is not installed")
+def test_zeta_raises_for_its_first_arguments_gradient_only_where_it_is_needed():
+    torch, (s, q), (ts, tq) = _zeta_pair()
+    for ours, theirs in ((lambda: special.zeta(s, q).sum().backward(),
+                          lambda: torch.special.zeta(ts, tq).sum().backward()),
+                         (lambda: ember.autograd.grad(special.zeta(s, q).sum(), s),
+                          lambda: torch.autograd.grad(torch.special.zeta(ts, tq).sum(), ts))):
+        with pytest.raises(NotImplementedError) as theirs_error:
+            theirs()
+        with pytest.raises(NotImplementedError) as ours_error:
+            ours()
+        assert str(ours_error.value) == str(theirs_error.value)
+    torch, (s, q), (ts, tq) = _zeta_pair(requires_grad_s=False)
+    (got,) = ember.autograd.grad(special.zeta(s, q).sum(), q)
+    (expected,) = torch.autograd.grad(torch.special.zeta(ts, tq).sum(), tq)
+    _close(got.numpy(), expected.numpy(), 1e-12)
+
+
+@pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch is not installed")
+@pytest.mark.xfail(strict=True, raises=NotImplementedError,
+                   reason="ctx.needs_input_grad is fixed at forward; PyTorch's nodes ask per "
+                          "backward call which inputs' gradients that call needs")
+def test_zeta_gradient_in_q_alone_while_s_requires_grad_matches_pytorch():
+    torch, (s, q), (ts, tq) = _zeta_pair()
+    (expected,) = torch.autograd.grad(torch.special.zeta(ts, tq).sum(), tq)
+    (got,) = ember.autograd.grad(special.zeta(s, q).sum(), q)
+    _close(got.numpy(), expected.numpy(), 1e-12)

@@ -383,3 +383,21 @@ def test_cuda_tensors_are_labelled_with_their_device():
     assert lines[1] == "[50, 50] float32 cuda:0"
     assert lines[2].startswith("value mean ")
     assert "cuda:0" in g.nodes[0].lines[2]
+
+
+@pytest.mark.parametrize("make, op", [(lambda x: x * 2, "MulBackward0"),
+                                      (lambda x: 2 * x, "MulBackward0"),
+                                      (lambda x: x + 1, "AddBackward0"),
+                                      (lambda x: x ** 2, "PowBackward0"),
+                                      (lambda x: 2.5 / x, None)])
+def test_ops_with_a_python_number_show_the_tensors_shape(make, op):
+    """A number is a 0-d wrapped scalar in PyTorch's graph: it has no edge, and the op's
+    output has the tensor operand's shape (never the number's [])."""
+    x = ember.ones(2, 3, requires_grad=True)
+    y = make(x)
+    g = ember.viz.graph(y, params={"x": x})
+    assert g.nodes[0].lines[1] == (op or y.grad_fn.name())
+    assert g.nodes[0].lines[2] == "[2, 3] float32 cpu"
+    assert all(n.lines[1] == "[2, 3] float32 cpu" for n in g.nodes[1:])
+    assert g.node("x").lines[1] == "[2, 3] float32 cpu"
+    assert len(g.edges) == len(g.nodes) - 1  # no box for the number

@@ -265,9 +265,12 @@ class FusedFormula:
     dtype its ufuncs lack), that call runs the same formula unfused, op by op, and the
     reason is kept in ``unfused`` (and warned about once): the results stay right, only
     slower. Inputs that are wrong anyway raise their own error from that unfused run.
+    On CuPy before 14, whose fused kernels type scalar arguments as 64-bit, results come
+    back with the dtypes eager gives (cast where they differ).
     """
 
-    __slots__ = ("formula", "namespace", "name", "kernel", "unfused", "_errors")
+    __slots__ = ("formula", "namespace", "name", "kernel", "unfused", "_errors", "casts",
+                 "_dtypes")
 
     def __init__(self, formula, namespace):
         self.formula = formula
@@ -284,14 +287,18 @@ class FusedFormula:
         self.kernel = cupy().fuse(kernel_name=kernel_name)(traced)
         self.unfused: dict = {}
         self._errors = _compile_errors()
+        self.casts = _fuse_widens_scalars()  # results are checked against eager's dtypes
+        self._dtypes: dict = {}  # signature -> the dtypes eager's results have
 
     def __call__(self, *args):
         if self.unfused and _signature(args) in self.unfused:
             return self.formula(self.namespace, *args)
         try:
-            return self.kernel(*args)
+            out = self.kernel(*args)
         except self._errors as error:
             reason = f"{type(error).__name__}: {error}"
+        else:
+            return out if out is None or not self.casts else self._as_eager(args, out)
         out = self.formula(self.namespace, *args)  # wrong inputs raise their own error here
         self.unfused[_signature(args)] = reason
         warnings.warn(f"ember: cupy.fuse could not fuse {self.name} for {_signature(args)} "
@@ -299,8 +306,43 @@ class FusedFormula:
                       stacklevel=2)
         return out
 
+    def _as_eager(self, args, out):
+        """``out`` with the dtypes eager's results have, cast only where they differ."""
+        key = _signature(args)
+        dtypes = self._dtypes.get(key)
+        if dtypes is None:
+            dtypes = self._dtypes[key] = self._eager_dtypes(args)
+        if type(out) is not tuple:
+            return out if not dtypes or out.dtype == dtypes[0] else out.astype(dtypes[0])
+        return tuple(r if i >= len(dtypes) or r.dtype == dtypes[i] else r.astype(dtypes[i])
+                     for i, r in enumerate(out))
+
+    def _eager_dtypes(self, args) -> tuple:
+        """The result dtypes of the formula run on the host on one-element arrays of the
+        arguments' dtypes and ndims (scalars as they are): eager's type promotion, Python
+        numbers weak. Empty where that run fails (then nothing is cast)."""
+        import numpy as np
+
+        host = [np.ones((1,) * a.ndim, a.dtype) if isinstance(a, cupy().ndarray) else a
+                for a in args]
+        try:
+            with np.errstate(all="ignore"):
+                out = self.formula(type(self.namespace)(np), *host)
+        except Exception:  # a formula that only runs on device arrays: keep its dtypes
+            return ()
+        results = out if type(out) is tuple else (out,)
+        return tuple(getattr(r, "dtype", None) for r in results)
+
     def __repr__(self):
         return f"<FusedFormula {self.name}>"
+
+
+def _fuse_widens_scalars() -> bool:
+    """CuPy before 14 types a scalar argument of a fused kernel as a 64-bit array, so a
+    float32 array times a Python float comes out float64 where eager keeps float32."""
+    version = str(getattr(cupy(), "__version__", ""))
+    major = version.split(".")[0]
+    return major.isdigit() and int(major) < 14
 
 
 _ATOMIC_MULTIPLY = r"""

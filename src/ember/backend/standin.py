@@ -321,6 +321,36 @@ class _Namespace:
 
 # ----------------------------------------------------------------------------- cupy.fuse
 _FUSE_ARGUMENTS = (ndarray, np.generic, bool, int, float, complex, type(None))
+VERSION = "14.0.0"  # what cupy.__version__ reads (13.6.0 under legacy_fuse_scalars)
+_legacy = [False]
+
+
+@contextlib.contextmanager
+def legacy_fuse_scalars():
+    """Within the block, the stand-in acts as CuPy before 14: ``cupy.fuse`` types a scalar
+    argument (Python's or NumPy's) as a 64-bit array, so a float32 array times a Python
+    float gives float64 (cupy/cupy#9400), and ``cupy.__version__`` reads 13.6.0."""
+    _legacy[0] = True
+    cupy._overrides["__version__"] = "13.6.0"
+    try:
+        yield
+    finally:
+        _legacy[0] = False
+        cupy._overrides["__version__"] = VERSION
+
+
+def _typed_scalar(value):
+    """A scalar argument of a fused function as CuPy before 14 types it."""
+    if isinstance(value, (bool, np.bool_)):
+        return value
+    if isinstance(value, np.number):
+        kind = value.dtype.kind
+    elif isinstance(value, (int, float, complex)):
+        kind = "i" if isinstance(value, int) else "f" if isinstance(value, float) else "c"
+    else:
+        return value
+    wide = {"i": np.int64, "u": np.uint64, "f": np.float64, "c": np.complex128}[kind]
+    return ndarray(np.asarray(value, wide), _current[0])
 
 
 class Fusion:
@@ -343,6 +373,8 @@ class Fusion:
         self.calls += 1
         if not any(type(a) is ndarray for a in args):
             return self.function(*args)  # no device array: CuPy just calls it
+        if _legacy[0]:
+            args = tuple(_typed_scalar(a) for a in args)
         _fusing[0] += 1
         try:
             out = self.function(*args)
@@ -502,7 +534,7 @@ cupy = _Namespace(np, {
     "ascontiguousarray": _ascontiguousarray, "cuda": _cuda, "fuse": fuse,
     "get_default_memory_pool": lambda: _MemoryPool(),
     "random": types.SimpleNamespace(RandomState=_RandomState),
-    "__name__": "ember.backend.standin.cupy",
+    "__name__": "ember.backend.standin.cupy", "__version__": VERSION,
 })
 
 cupyx = types.SimpleNamespace(

@@ -72,6 +72,7 @@ class _Held:
         self.gpu_draws = 0        # the GPU generators' draws when the trace began
         self.graph = None         # the GraphReplay, where the record can be captured
         self.graph_refusal = None  # why it cannot be
+        self.lock = threading.Lock()  # op-level calls keep state between calls: one at once
 
     # ------------------------------------------------------------------ recording
     def unsafe(self, why: str) -> None:
@@ -369,30 +370,39 @@ class _Held:
         self.program = None
 
     def replay(self, flat):
-        if self.lowered is not None:
+        lowered = self.lowered
+        if lowered is not None:
             try:
-                return self.lowered(flat)
+                if not lowered.fallback:  # its variables are the call's own: threads at once
+                    return lowered(flat)
+                with self.lock:  # an op-level call keeps its ctx from forward to backward
+                    return lowered(flat)
             except ShapeChanged:  # raised before anything changed state: op by op from now
-                self.lowered = None
-                self.build(lowering=False)
+                with self.lock:
+                    if self.lowered is lowered:
+                        self.lowered = None
+                        self.build(lowering=False)
                 raise
         if self.graph is not None:
             return self.graph(flat)
         return self.replay_calls(flat)
 
     def replay_calls(self, flat):
-        """The op-level replay: each op's own forward and backward on raw arrays."""
+        """The op-level replay: each op's own forward and backward on raw arrays (each op
+        keeps one ctx, and the backward reads the call's arguments from ``flat_box``, so
+        one call runs at a time)."""
         env = [None] * self.nslots
         for slot, position in self.inputs:
             env[slot] = flat[position]._data
         for slot, t, _, _, _, _ in self.externals:
             env[slot] = t._data
-        self.flat_box[0] = flat
-        try:
-            for call in self.calls:
-                call(env)
-        finally:
-            self.flat_box[0] = None
+        with self.lock:
+            self.flat_box[0] = flat
+            try:
+                for call in self.calls:
+                    call(env)
+            finally:
+                self.flat_box[0] = None
         return _rebuild(self.output, env, flat)
 
     def rebuild(self, env, flat):
@@ -657,7 +667,10 @@ class CompiledFunction:
         flat, key = self._signature(args, kwargs)
         held = self._cache.get(key)
         if held is not None:
-            self._cache.move_to_end(key)
+            try:
+                self._cache.move_to_end(key)
+            except KeyError:  # another thread's trace pushed it out just now
+                pass
             if held.reason is not None:
                 self.stats["eager"] += 1
                 return self._fn(*args, **kwargs)
@@ -669,7 +682,7 @@ class CompiledFunction:
                     return self._fn(*args, **kwargs)
                 self.stats["replays"] += 1
                 return result
-            del self._cache[key]
+            self._cache.pop(key, None)
         return self._trace(key, flat, args, kwargs)
 
     def _trace(self, key, flat, args, kwargs):

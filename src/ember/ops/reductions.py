@@ -676,38 +676,34 @@ class Variance(Function):
         ctx.take_sqrt, ctx.with_mean = take_sqrt, with_mean
         ctx.node_name = ("Std" if take_sqrt else "Var") + ("Mean" if with_mean else "") + \
             "Backward0"
+        # half types work in float32 (PyTorch's accumulator), rounded once at the end
+        work = x if x.dtype in (np.float32, np.float64) else x.astype(np.float32)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            overflow = None
             if n:
-                centre = plain = xp.mean(x, axis=dims, keepdims=True)
-                # the sum of values near the dtype's limit overflows: centre those on the
-                # first value, so equal values give exactly 0 (others stay nan). (NumPy:
-                # only when some mean is not finite; CuPy: always, a check would sync.)
-                if xp is not np or (not math.isfinite(plain.item()) if plain.size == 1
-                                    else not np.isfinite(plain).all()):
-                    overflow = ~xp.isfinite(plain)
-                    first = x[tuple(slice(0, 1) if d in dims else slice(None)
-                                    for d in range(x.ndim))]
-                    centre = xp.where(overflow, first, plain)
+                centre = xp.mean(work, axis=dims, keepdims=True)
+                diff = work - centre
+                diff = xp.multiply(diff, diff, out=diff) if diff.ndim else diff * diff
+                total = xp.sum(diff, axis=dims, keepdims=True)
             else:
-                centre = xp.full(_keepdim_shape(x.shape, dims), np.nan, x.dtype)
-            diff = x - centre
-            diff = xp.multiply(diff, diff, out=diff) if diff.ndim else diff * diff
-            total = xp.sum(diff, axis=dims, keepdims=keepdim or overflow is not None)
-            if overflow is not None:
-                unequal = overflow & (total != 0)
-                total = xp.where(unequal, x.dtype.type(np.nan), total)
-                centre = xp.where(unequal, plain, centre)
-                if not keepdim:
-                    total = total.reshape(_reduced_shape(x.shape, dims))
-            out = (total / x.dtype.type(ctx.divisor)).astype(x.dtype, copy=False)
+                centre = xp.full(_keepdim_shape(x.shape, dims), np.nan, work.dtype)
+                total = xp.zeros(centre.shape, work.dtype)
+            out = (total / work.dtype.type(ctx.divisor)).astype(work.dtype, copy=False)
             if take_sqrt:
                 out = xp.sqrt(out)
+            # a sum (of values or of squares) past the dtype's limit: redo those slices on
+            # scaled values (NumPy: only when one is not finite; CuPy: always, a check
+            # would sync)
+            if n and (xp is not np or not (_all_finite(centre) and _all_finite(total))):
+                out, centre = _variance_scaled(xp, work, dims, ctx.divisor, take_sqrt,
+                                               centre, total, out)
+            out = out.astype(x.dtype, copy=False)
+            if not keepdim:
+                out = out.reshape(_reduced_shape(x.shape, dims))
         ctx.save_for_backward(x, out)
         if not with_mean:
             return out
         mean_out = centre if keepdim else centre.reshape(out.shape)
-        return out, mean_out.copy()
+        return out, mean_out.astype(x.dtype, copy=True)
 
     @staticmethod
     def backward(ctx, grad, grad_mean=None):
@@ -720,14 +716,47 @@ class Variance(Function):
             centred = x - m.mean(x, dims, True)
             if ctx.take_sqrt:
                 # d std = (x - mean) / (divisor * std); 0 where std is 0, as in PyTorch
+                # (whose 2 * std may overflow to inf near the limit: a 0 gradient there)
                 std = _keep(out, shape, dims, keepdim, m)
                 std_safe = m.where(std == 0, 1.0, std)
-                g = m.where(std == 0, 0.0, g / std_safe) / 2
+                with np.errstate(over="ignore"):
+                    g = m.where(std == 0, 0.0, g / (2 * std_safe))
             result = g * centred * (2.0 / ctx.divisor if ctx.divisor else math.inf)
         if ctx.with_mean and grad_mean is not None:
             spread = _expand_back(grad_mean / ctx.count, shape, dims, keepdim, m)
             result = spread if result is None else result + spread
         return result, None, None, None, None, None
+
+
+def _all_finite(array) -> bool:
+    return math.isfinite(array.item()) if array.size == 1 else bool(np.isfinite(array).all())
+
+
+def _variance_scaled(xp, x, dims, divisor, take_sqrt, centre, total, out):
+    """var (or std) and mean, keepdims, where ``centre`` or ``total`` overflowed. Each
+    slice is scaled by a power of two (exact) so that its largest magnitude is below 1,
+    centred on the plain mean or, where that overflowed, on its first value plus the mean
+    offset from it (so equal values give 0), and scaled back: a result overflows only
+    when the true variance does, as with PyTorch's float64 accumulation. The other slices
+    keep the plain pass's bits."""
+    largest = xp.max(xp.abs(x), axis=dims, keepdims=True)
+    exponent = xp.frexp(largest)[1]
+    exponent = xp.where(xp.isfinite(largest) & (exponent > 0), exponent, 0)
+    scaled = xp.ldexp(x, -exponent)
+    first = scaled[tuple(slice(0, 1) if d in dims else slice(None) for d in range(x.ndim))]
+    plain = xp.isfinite(centre)
+    shifted = xp.where(plain, xp.ldexp(centre, -exponent),
+                       first + xp.mean(scaled - first, axis=dims, keepdims=True))
+    diff = scaled - shifted
+    spread = xp.sum(diff * diff, axis=dims, keepdims=True) / x.dtype.type(divisor)
+    if take_sqrt:
+        fixed = xp.ldexp(xp.sqrt(spread), exponent)
+    else:
+        fixed = xp.ldexp(spread, 2 * exponent)
+    overflowed = ~(xp.isfinite(centre) & xp.isfinite(total))
+    out = xp.where(overflowed, fixed, out)
+    centre = xp.where(plain, centre, xp.ldexp(shifted, exponent))
+    return out, centre
 
 
 def _variance(input, dim, unbiased, keepdim, correction, op, take_sqrt, with_mean):

@@ -571,7 +571,14 @@ def movedim(input, source, destination):
 @register_op(samples=lambda make: [Sample((make((3, 1)), make((2, 1, 4)))),
                                    Sample((make(()), make((2,)), make((3, 1))))])
 def broadcast_tensors(*tensors):
-    """The tensors expanded to their common broadcast shape (read-only views)."""
+    """The tensors expanded to their common broadcast shape: expanded views sharing memory
+    (and the version counter) with their inputs, read-only where a dim repeats; a tensor
+    that already has that shape comes back as itself, as in PyTorch.
+
+    >>> a, b = ember.broadcast_tensors(ember.zeros(3, 1), ember.ones(4))
+    >>> a.shape, b.shape
+    (ember.Size([3, 4]), ember.Size([3, 4]))
+    """
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     for i, t in enumerate(tensors):
@@ -581,7 +588,7 @@ def broadcast_tensors(*tensors):
     except ValueError:
         raise RuntimeError(f"broadcast_tensors(): shapes {[list(t.shape) for t in tensors]} "
                            f"don't broadcast") from None
-    return tuple(expand(t, shape) for t in tensors)
+    return tuple(t if t._data.shape == shape else expand(t, shape) for t in tensors)
 
 
 def broadcast_shapes(*shapes):
