@@ -206,6 +206,34 @@ def test_backward_inputs_restricts_accumulation():
     assert a.grad.item() == 2.0 and b.grad is None
 
 
+def test_a_pass_computes_only_the_gradients_it_wants():
+    # as PyTorch's nodes do: needs_input_grad narrows per call, then is restored
+    w = ember.tensor([1.0, 2.0], requires_grad=True)
+    x = ember.tensor([3.0, 4.0], requires_grad=True)
+    y = w * x
+    node = y.grad_fn
+    seen = []
+    node.register_prehook(lambda grads: seen.append(tuple(node.needs_input_grad)))
+    (gx,) = ember.autograd.grad(y.sum(), x, retain_graph=True)
+    assert gx.tolist() == [1.0, 2.0] and seen == [(False, True)]
+    assert tuple(node.needs_input_grad) == (True, True)
+    y.sum().backward(retain_graph=True)
+    assert seen[-1] == (True, True)
+    assert w.grad.tolist() == [3.0, 4.0] and x.grad.tolist() == [1.0, 2.0]
+
+
+def test_needs_input_grad_is_restored_when_a_backward_raises():
+    s = ember.tensor([2.0, 3.0], dtype=ember.float64, requires_grad=True)
+    q = ember.tensor([1.5, 2.5], dtype=ember.float64, requires_grad=True)
+    z = ember.special.zeta(s, q)
+    forward_needs = tuple(z.grad_fn.needs_input_grad)
+    with pytest.raises(NotImplementedError):  # the derivative in s is not implemented
+        ember.autograd.grad(z.sum(), s, retain_graph=True)
+    assert tuple(z.grad_fn.needs_input_grad) == forward_needs
+    (gq,) = ember.autograd.grad(z.sum(), q)  # needs only q's: works, as in PyTorch
+    assert gq.shape == (2,) and tuple(z.grad_fn.needs_input_grad) == forward_needs
+
+
 def test_hooks_on_leaf_and_non_leaf():
     x = ember.tensor([1.0, 2.0], requires_grad=True)
     seen = []

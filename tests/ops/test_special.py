@@ -400,9 +400,6 @@ def test_zeta_raises_for_its_first_arguments_gradient_only_where_it_is_needed():
 
 
 @pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch is not installed")
-@pytest.mark.xfail(strict=True, raises=NotImplementedError,
-                   reason="ctx.needs_input_grad is fixed at forward; PyTorch's nodes ask per "
-                          "backward call which inputs' gradients that call needs")
 def test_zeta_gradient_in_q_alone_while_s_requires_grad_matches_pytorch():
     torch, (s, q), (ts, tq) = _zeta_pair()
     (expected,) = torch.autograd.grad(torch.special.zeta(ts, tq).sum(), tq)

@@ -266,25 +266,31 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 if not accumulate and node in targets and \
                         not any(c is not None and c in needed for c in children):
                     continue  # the gradient we wanted is captured; nothing below matters
-                if on_tensors:
-                    node.__dict__.pop("math", None)  # the class default: Tensors
-                    results = _call(node, grads, anomaly)
-                    if arrays:
-                        results = [r._data if r is not None else None for r in results]
-                else:
-                    if node._num_outputs > 1 and node._materialize_grads:
-                        grads = _materialize(node, grads, arrays)
-                    if not arrays:
-                        node.__dict__.pop("math", None)
-                    elif node.xp is np:
-                        node.math = numpy_math
+                # only the gradients this pass wants (autograd.grad, backward(inputs=))
+                wider = _narrow_needs(node, needed) if needed is not None else None
+                try:
+                    if on_tensors:
+                        node.__dict__.pop("math", None)  # the class default: Tensors
+                        results = _call(node, grads, anomaly)
+                        if arrays:
+                            results = [r._data if r is not None else None for r in results]
                     else:
-                        node.math = array_math(node.xp)
-                    results = type(node).backward(node, *grads)
-                    if type(results) is not tuple:
-                        results = (results,)
-                    if len(results) != len(children):
-                        results = _fit_gradients(node, results)
+                        if node._num_outputs > 1 and node._materialize_grads:
+                            grads = _materialize(node, grads, arrays)
+                        if not arrays:
+                            node.__dict__.pop("math", None)
+                        elif node.xp is np:
+                            node.math = numpy_math
+                        else:
+                            node.math = array_math(node.xp)
+                        results = type(node).backward(node, *grads)
+                        if type(results) is not tuple:
+                            results = (results,)
+                        if len(results) != len(children):
+                            results = _fit_gradients(node, results)
+                finally:
+                    if wider is not None:
+                        node.needs_input_grad = wider
                 if retain_graph:
                     node.__dict__.pop("math", None)  # later calls see Tensors again
                 elif node._saved:
@@ -329,6 +335,25 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     "graph. Set allow_unused=True if this is the desired behavior.")
         return tuple(captured)
     return None
+
+
+def _narrow_needs(node, needed):
+    """Set ``node.needs_input_grad`` for one backward call: an input whose edge leads to no
+    wanted gradient is not needed, as PyTorch's own nodes ask per call (so a derivative
+    that is not implemented raises only when it is wanted). Returns the forward's value to
+    restore, or None where nothing changed. User Functions keep theirs, as in PyTorch."""
+    if node._custom:
+        return None
+    needs = node.needs_input_grad
+    children = node._next
+    if len(needs) != len(children):
+        return None
+    narrowed = tuple(need and child is not None and child in needed
+                     for need, child in zip(needs, children))
+    if narrowed == tuple(needs):
+        return None
+    node.needs_input_grad = narrowed
+    return needs
 
 
 def _add_to_buffer(buffers, node, nr, g) -> None:
