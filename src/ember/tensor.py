@@ -228,6 +228,15 @@ class Tensor:
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (its ``_base``), as in PyTorch.
+
+        >>> a = ember.ones(3)
+        >>> a[1:]._is_view(), (a + 1)._is_view()
+        (True, False)
+        """
+        return self._base is not None
+
     @property
     def output_nr(self) -> int:
         return self._output_nr

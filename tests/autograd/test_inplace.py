@@ -30,6 +30,15 @@ def test_version_counter_shared_by_views():
     assert x[1, 2].item() == 9 and x._version == 2
 
 
+def test_is_view_and_base_as_in_pytorch():
+    a = ember.ones(3)
+    b = a[1:]
+    d = b.view(2)  # a view of a view has the first tensor as its base
+    assert not a._is_view() and b._is_view() and d._is_view()
+    assert b._base is a and d._base is a
+    assert not (a + 1)._is_view() and not b.clone()._is_view()
+
+
 def test_modified_saved_tensor_raises_naming_op_and_versions():
     x = ember.ones(3, requires_grad=True)
     y = x * 2
