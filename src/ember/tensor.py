@@ -44,30 +44,85 @@ class Size(tuple):
 
 
 class _VersionCounter:
-    """Shared by a tensor and its views; in-place changes bump it. (No __init__: one is
-    made per tensor, and the class default keeps making it cheap.)"""
+    """Shared by a tensor and its views; in-place changes bump it."""
 
-    value = 0
+    __slots__ = ("value",)
     no_grad = False
     inference = False
+    unwritten = False
+
+    def __init__(self) -> None:
+        self.value = 0
 
 
 class _NoGradCounter(_VersionCounter):
     """The counter of a tensor made while grad mode was off, so that an error can say so
     (the type carries the fact: nothing extra is stored per tensor)."""
 
+    __slots__ = ()
     no_grad = True
 
 
 class _InferenceCounter(_NoGradCounter):
     """The counter of a tensor made under ``inference_mode`` (and shared by its views)."""
 
+    __slots__ = ()
     inference = True
 
 
+class _Unwritten:
+    """The counter of a new tensor until something needs its own: one read-only object at
+    version 0 shared by all such tensors, so that making a tensor allocates no counter.
+    ``counter_of`` swaps in a real one before a bump or before a view shares it; a write
+    through this one raises AttributeError rather than change every tensor's version."""
+
+    __slots__ = ()
+    value = 0
+    no_grad = False
+    inference = False
+    unwritten = True
+    kind = _VersionCounter
+
+
+class _UnwrittenNoGrad(_Unwritten):
+    __slots__ = ()
+    no_grad = True
+    kind = _NoGradCounter
+
+
+class _UnwrittenInference(_UnwrittenNoGrad):
+    __slots__ = ()
+    inference = True
+    kind = _InferenceCounter
+
+
+UNWRITTEN, UNWRITTEN_NO_GRAD, UNWRITTEN_INFERENCE = \
+    _Unwritten(), _UnwrittenNoGrad(), _UnwrittenInference()
+
+
+def new_counter():
+    """The counter a tensor made now starts with (in the current grad mode)."""
+    if _state.enabled:
+        return UNWRITTEN
+    return UNWRITTEN_INFERENCE if _state.inference else UNWRITTEN_NO_GRAD
+
+
+def counter_of(t):
+    """``t``'s own version counter, made now if it still has the shared unwritten one: for
+    whatever keeps or shares the counter (views, detach, saved outputs) or bumps it."""
+    counter = t._version_counter
+    if counter.unwritten:
+        counter = t._version_counter = counter.kind()
+    return counter
+
+
+def bump_version(t) -> None:
+    """Record an in-place change of ``t``'s memory (seen by its views and saved values)."""
+    counter_of(t).value += 1
+
+
 # for the core's fast lane (autograd.function), which makes tensors as ``_make`` does
-VersionCounter, NoGradCounter, InferenceCounter = \
-    _VersionCounter, _NoGradCounter, _InferenceCounter
+VersionCounter = _VersionCounter
 
 
 class Tensor:
@@ -117,8 +172,8 @@ class Tensor:
         t._device = device
         t._requires_grad = requires_grad
         t.grad_fn = None
-        t._version_counter = _VersionCounter() if _state.enabled else (
-            _InferenceCounter() if _state.inference else _NoGradCounter())
+        t._version_counter = UNWRITTEN if _state.enabled else (
+            UNWRITTEN_INFERENCE if _state.inference else UNWRITTEN_NO_GRAD)
         return t
 
     # ----------------------------------------------------------------- basic properties
@@ -287,7 +342,7 @@ class Tensor:
     def data(self) -> "Tensor":
         """The same memory as a tensor outside the graph (prefer ``detach()``)."""
         out = Tensor._make(self._data, self._device, False)
-        out._version_counter = self._version_counter
+        out._version_counter = counter_of(self)
         return out
 
     @data.setter
@@ -300,7 +355,7 @@ class Tensor:
     def detach(self) -> "Tensor":
         """A tensor sharing this one's memory and version counter, outside the graph."""
         out = Tensor._make(self._data, self._device, False)
-        out._version_counter = self._version_counter
+        out._version_counter = counter_of(self)
         out._cut = "detach"
         return out
 
@@ -816,7 +871,7 @@ def apply_inplace(self: Tensor, function, *args, **kwargs) -> Tensor:
             "operation. Do it inside `with ember.no_grad():`, or clone the tensor first.")
     result = function(self, *args, **kwargs)
     if result.grad_fn is not None:
-        _snapshot_saved(result.grad_fn, self._version_counter)
+        _snapshot_saved(result.grad_fn, counter_of(self))
     if result.shape != self.shape:
         raise RuntimeError(
             f"output with shape {list(self.shape)} doesn't match the broadcast shape "
@@ -831,7 +886,7 @@ def apply_inplace(self: Tensor, function, *args, **kwargs) -> Tensor:
         self._data[()] = result._data
     else:
         self._data[...] = result._data
-    self._version_counter.value += 1
+    bump_version(self)
     if result._requires_grad:
         if base is not None and (base._requires_grad or result._requires_grad):
             _F["_rebase_view"](self, result)

@@ -30,6 +30,42 @@ def test_version_counter_shared_by_views():
     assert x[1, 2].item() == 9 and x._version == 2
 
 
+def test_new_tensors_share_one_read_only_counter_until_a_change():
+    # no counter is made per op: new tensors read one shared, read-only version 0
+    a, b = ember.ones(2) + 1, ember.ones(2) * 2
+    assert a._version_counter is b._version_counter and a._version == 0
+    with pytest.raises(AttributeError):  # a write through it would change every tensor
+        a._version_counter.value += 1
+    a.add_(1)  # the change gives a its own counter first
+    assert a._version == 1 and b._version == 0
+    c = ember.ones(2) - 1
+    d = c.detach()  # sharing a counter gives both the same real one
+    e = c[1:]
+    d.mul_(3)
+    assert c._version == d._version == e._version == 1
+    with ember.no_grad():
+        f = ember.ones(2) + 1
+    f.add_(1)
+    assert f._version == 1 and f._version_counter.no_grad and not f.is_inference()
+    with ember.inference_mode():
+        g = ember.ones(2) + 1
+    assert g.is_inference() and not (ember.ones(2) + 1).is_inference()
+
+
+def test_no_module_shares_a_counter_without_counter_of():
+    # ``t._version_counter = other._version_counter`` would share the read-only one: a
+    # bump through one tensor would then miss the other (a silent wrong version check)
+    import pathlib
+    import re
+
+    src = pathlib.Path(ember.__file__).parent
+    pattern = re.compile(r"_version_counter\s*=\s*[\w.\[\]]+\._version_counter\b")
+    offenders = [f"{path.relative_to(src)}:{n}" for path in src.rglob("*.py")
+                 for n, line in enumerate(path.read_text().splitlines(), 1)
+                 if pattern.search(line)]
+    assert offenders == []
+
+
 def test_is_view_and_base_as_in_pytorch():
     a = ember.ones(3)
     b = a[1:]

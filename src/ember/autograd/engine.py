@@ -16,7 +16,7 @@ import threading
 import numpy as np
 
 from .. import backend, grad_mode, tracing
-from ..tensor import Tensor
+from ..tensor import Tensor, bump_version
 from .anomaly import is_anomaly_enabled
 from .backward_math import array_math
 from .function import AccumulateGrad, _fit_gradients, _materialize, accumulator_of
@@ -491,7 +491,7 @@ def _accumulate(variable, grad, create_graph, stored):
             stored.add(owner)
         else:
             current._data += grad
-            current._version_counter.value += 1
+            bump_version(current)
     if variable._post_accumulate_hooks:
         _post_accumulate(variable)
 
@@ -534,6 +534,6 @@ def _accumulate_tensor(variable, grad, create_graph, stored):
             variable._grad = current + grad
         else:
             current._data += grad._data
-            current._version_counter.value += 1
+            bump_version(current)
     if variable._post_accumulate_hooks:
         _post_accumulate(variable)

@@ -26,10 +26,14 @@ from .. import backend, grad_mode
 from ..amp.autocast_mode import ACTIVE as _AUTOCAST
 from ..backend import CPU
 from ..hooks import RemovableHandle
-from ..tensor import InferenceCounter as _InferenceCounter
-from ..tensor import NoGradCounter as _NoGradCounter
-from ..tensor import Tensor
-from ..tensor import VersionCounter as _VersionCounter
+from ..tensor import (
+    UNWRITTEN,
+    UNWRITTEN_INFERENCE,
+    UNWRITTEN_NO_GRAD,
+    Tensor,
+    bump_version,
+    counter_of,
+)
 from ..tracing import state as _trace_state
 from . import anomaly as _anomaly
 from .backward_math import TENSOR_MATH
@@ -56,8 +60,8 @@ class _SavedOutput:
 
     def __init__(self, tensor):
         self.data = tensor._data
-        self.version_counter = tensor._version_counter
-        self.version = tensor._version_counter.value
+        self.version_counter = counter_of(tensor)
+        self.version = self.version_counter.value
         self.output_nr = tensor._output_nr
         self.requires_grad = tensor._requires_grad
 
@@ -644,13 +648,6 @@ def _apply_two(cls, a, b, kwargs):
 _MISSING = object()
 
 
-def _counter(enabled):
-    """A new tensor's version counter, as ``Tensor._make`` makes it."""
-    if enabled:
-        return _new(_VersionCounter)
-    return _new(_InferenceCounter) if _state.inference else _new(_NoGradCounter)
-
-
 def fast_lane(kind: str, cls, slow):
     """The op's method for the plain case, falling back to ``slow`` (its public function).
 
@@ -690,8 +687,8 @@ def _unrecorded_out(result, enabled):
     out._device = CPU
     out._requires_grad = False
     out.grad_fn = None
-    out._version_counter = _new(_VersionCounter) if enabled else \
-        _new(_InferenceCounter) if _state.inference else _new(_NoGradCounter)  # (_counter)
+    out._version_counter = UNWRITTEN if enabled else \
+        UNWRITTEN_INFERENCE if _state.inference else UNWRITTEN_NO_GRAD  # (new_counter)
     return out
 
 
@@ -704,7 +701,7 @@ def _recorded_out(ctx, result):
     out = _new(Tensor)
     out._data = result
     out._device = CPU
-    out._version_counter = _new(_VersionCounter)
+    out._version_counter = UNWRITTEN
     out._requires_grad = True
     out.grad_fn = ctx
     return out
@@ -1039,7 +1036,7 @@ def _resolve_saved_one(values, data, tensor, original, out):
             return (tensor, tensor._version_counter.value)
         if v is original:  # _SavedOutput(out) of the new output, without the call
             saved = _new(_SavedOutput)
-            saved.data, saved.version_counter = out._data, out._version_counter
+            saved.data, saved.version_counter = out._data, counter_of(out)
             saved.version = saved.output_nr = 0
             saved.requires_grad = True
             return (saved, None)
@@ -1076,7 +1073,7 @@ def _link_view(cls, args, outputs, base_input):
         if t._data.base is None and not cls.always_view:
             continue  # NumPy had to copy (e.g. reshape of a non-contiguous array)
         t._base = base
-        t._version_counter = base._version_counter
+        t._version_counter = counter_of(base)
         t._view_chain = chain + ((cls, args[1:], i if isinstance(outputs, list) else None),)
 
 
@@ -1098,7 +1095,7 @@ def _apply_tensor_forward(cls, ctx, args, kwargs, tensors, requires_grad):
         if id(out) in input_ids and id(out) not in dirty:
             out = out.detach()  # returning an input as-is: a new tensor, as PyTorch does (view)
         elif id(out) in dirty:
-            out._version_counter.value += 1
+            bump_version(out)
         differentiable = requires_grad and out.dtype.is_floating_point and id(out) not in non_diff
         out._requires_grad = differentiable
         if differentiable:

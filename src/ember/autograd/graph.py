@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import backend
-from ..tensor import Tensor
+from ..tensor import Tensor, bump_version
 from .function import Node, edge_of
 from .function import saved_hooks as _hook_state
 
@@ -90,7 +90,7 @@ def increment_version(tensor):
     for t in tensors:
         if not isinstance(t, Tensor):
             raise TypeError(f"increment_version expects Tensors, but got {type(t).__name__}")
-        t._version_counter.value += 1
+        bump_version(t)
 
 
 # ----------------------------------------------------------------- backward runs

@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 from .. import random
+from ..tensor import bump_version
 from .record import Lowering, _Rec, _Refuse
 
 _FORWARD, _BACKWARD, _CALL, _COPY = 0, 1, 2, 3
@@ -79,7 +80,7 @@ def _owner_id(g):
 
 def _copy(target, source, tensor):
     target[...] = source
-    tensor._version_counter.value += 1
+    bump_version(tensor)
 
 
 # ---------------------------------------------------------------------- the pass

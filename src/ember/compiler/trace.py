@@ -26,7 +26,7 @@ from ..autograd.backward_math import array_math
 from ..autograd.engine import accumulate_grad as _accumulate
 from ..autograd.engine import dependencies
 from ..autograd.function import AccumulateGrad, accumulator_of
-from ..tensor import Tensor
+from ..tensor import Tensor, bump_version
 from .graphs import GraphReplay, refusal
 from .lower import ShapeChanged, lower
 
@@ -459,7 +459,7 @@ def _forward_call(rcls, spec, kwargs, out, multi, needs, xp, guard):
 def _copy_call(target, source, tensor):
     def call(env):
         env[target][...] = env[source]
-        tensor._version_counter.value += 1
+        bump_version(tensor)
     return call
 
 

@@ -20,7 +20,7 @@ import sys
 import numpy as np
 
 from .. import backend
-from ..tensor import Tensor
+from ..tensor import Tensor, bump_version
 from ._group import (
     NOT_INITIALIZED,
     DistBackendError,
@@ -308,7 +308,7 @@ def _staged(tensor: Tensor, group):
         host = np.ascontiguousarray(backend.move(data, device, backend.CPU))
         return host, lambda: _write(tensor, host)
     if data.flags.c_contiguous:
-        tensor._version_counter.value += 1
+        bump_version(tensor)
         return data, None
     xp = backend.xp_for_device(device)
     with _on(group, tensor):
@@ -333,7 +333,7 @@ def _write(tensor: Tensor, array) -> None:
     if device.type != "cpu" and isinstance(array, np.ndarray):
         array = backend.move(array, backend.CPU, device)
     tensor._data[...] = array
-    tensor._version_counter.value += 1
+    bump_version(tensor)
 
 
 def _run(work: Work, finish, async_op: bool):

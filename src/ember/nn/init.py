@@ -22,7 +22,7 @@ from .._mt_stream import normal as mt_normal
 from .._mt_stream import randperm as mt_randperm
 from .._mt_stream import uniform as mt_uniform
 from ..random import generator_for
-from ..tensor import Tensor
+from ..tensor import Tensor, bump_version
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "eye_",
            "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
@@ -39,7 +39,7 @@ def _fill(tensor: Tensor, array) -> Tensor:
             tensor._data[()] = array
         else:
             tensor._data[...] = array
-        tensor._version_counter.value += 1
+        bump_version(tensor)
     return tensor
 
 

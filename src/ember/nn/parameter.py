@@ -2,7 +2,7 @@
 one of its attributes."""
 from __future__ import annotations
 
-from ..tensor import Tensor, _VersionCounter
+from ..tensor import Tensor, VersionCounter, counter_of
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
 
@@ -15,7 +15,7 @@ def _share(target: Tensor, source: Tensor, requires_grad: bool) -> None:
     target.grad_fn = None
     target._output_nr = 0
     target._grad = None
-    target._version_counter = source._version_counter
+    target._version_counter = counter_of(source)
     target._base = None
     target._view_chain = ()
     target._accumulator = None
@@ -79,7 +79,7 @@ class UninitializedParameter(Parameter):
                       dtype=dtype if dtype is not None else self.dtype)
         requires_grad = self._requires_grad
         _share(self, fresh, False)
-        self._version_counter = _VersionCounter()
+        self._version_counter = VersionCounter()
         self.__class__ = Parameter
         self.requires_grad_(requires_grad)
 
@@ -111,7 +111,7 @@ class UninitializedBuffer(Tensor):
         fresh = empty(*shape, device=device if device is not None else self._device,
                       dtype=dtype if dtype is not None else self.dtype)
         _share(self, fresh, False)
-        self._version_counter = _VersionCounter()
+        self._version_counter = VersionCounter()
         self.__class__ = Tensor
 
     def __repr__(self) -> str:

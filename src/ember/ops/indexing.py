@@ -10,7 +10,7 @@ import numpy as np
 from .. import backend, dtypes, tracing
 from ..autograd import grad_mode
 from ..autograd.function import Function
-from ..tensor import Tensor, _check_writable
+from ..tensor import Tensor, _check_writable, bump_version, counter_of
 from ._util import ensure_tensor, wrap_dim
 from .registry import Sample, bind_method, register_op
 
@@ -502,7 +502,7 @@ def _setitem(self, index, value):
     if tracing.state.tracer is not None:
         tracing.unsupported("an assignment into a tensor (x[i] = v)")
     self._data[converted] = value._data if isinstance(value, Tensor) else value
-    self._version_counter.value += 1
+    bump_version(self)
 
 
 bind_method("__setitem__", _setitem)
@@ -739,7 +739,7 @@ def _rebase_view(view: Tensor, result: Tensor) -> None:
         _replay(mask, chain)._data[...] = 0
     snapshot = Tensor._make(base._data, base._device, base._requires_grad)
     snapshot.grad_fn, snapshot._output_nr = base.grad_fn, base._output_nr
-    snapshot._version_counter = base._version_counter
+    snapshot._version_counter = counter_of(base)
     new_base = CopySlices.apply(snapshot, result, mask)
     new_base.grad_fn.chain = chain
     base.grad_fn, base._output_nr, base._requires_grad = new_base.grad_fn, 0, True

@@ -22,7 +22,7 @@ from .._mt_stream import exponential as mt_exponential
 from ..autograd import grad_mode
 from ..autograd.backward_math import array_math
 from ..autograd.function import Function
-from ..tensor import Tensor, apply_inplace
+from ..tensor import Tensor, apply_inplace, bump_version
 from ._util import ensure_tensor, wrap_dim, xp_of
 from .arithmetic import Add, Sub, mul
 from .comparison import where
@@ -559,7 +559,7 @@ def _renorm_rows(weight: Tensor, indices: Tensor, max_norm: float, norm_type: fl
     norms = _p_norm_array(xp, values, norm_type, axis=-1)
     scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
     weight._data[rows] = (values * scale[:, None]).astype(weight._data.dtype)
-    weight._version_counter.value += 1
+    bump_version(weight)
 
 
 def _p_norm_array(xp, values, p, axis):

@@ -19,6 +19,7 @@ from .. import dtypes, tracing
 from ..autograd import grad_mode
 from ..autograd.backward_math import array_math, elementwise_formula
 from ..autograd.function import Function
+from ..tensor import bump_version
 from ._util import ensure_tensor, wrap_dim
 from .conv import _sizes
 from .neural import add_scalar
@@ -78,7 +79,7 @@ def _copy_into(running, new):
     if tracer is not None:
         tracer.record_copy(running, new)
     running._data[...] = new._data
-    running._version_counter.value += 1
+    bump_version(running)
 
 
 # ----------------------------------------------------------------------------- batch_norm

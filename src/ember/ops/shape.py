@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import backend, dtypes
 from ..autograd.function import Function
-from ..tensor import Tensor, apply_inplace
+from ..tensor import Tensor, apply_inplace, bump_version, counter_of
 from ._util import ensure_tensor, parse_shape, wrap_dim
 from .indexing import AdvancedIndex, clone, select_scatter, slice_scatter
 from .registry import NAMESPACES, Sample, register_op
@@ -157,7 +157,7 @@ def view_dtype(input, dtype):
     reinterpreted = data.view(target.numpy) if data.ndim else data.reshape(1).view(
         target.numpy).reshape(())
     out = Tensor._make(reinterpreted, input._device, False)
-    out._version_counter = input._version_counter  # the same memory
+    out._version_counter = counter_of(input)  # the same memory
     return out
 
 
@@ -1500,7 +1500,7 @@ def _view_inplace(self: Tensor, function, *args, node_name=None) -> Tensor:
     if node_name is not None and result.grad_fn is not None:
         result.grad_fn.node_name = node_name  # PyTorch names the in-place forms apart
     self._data = result._data
-    self._version_counter.value += 1
+    bump_version(self)
     if result.grad_fn is not None:
         self.grad_fn, self._output_nr = result.grad_fn, result._output_nr
     if self._base is not None:
@@ -1895,7 +1895,7 @@ def _resize_(self, *sizes, memory_format=None):
             keep = min(count, data.size)
             fresh.reshape(-1)[:keep] = data.reshape(-1)[:keep]
         self._data = fresh
-    self._version_counter.value += 1
+    bump_version(self)
     return self
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import backend
+from ..tensor import bump_version
 from .optimizer import (
     Optimizer,
     algorithm_flags,
@@ -71,5 +72,5 @@ class Adadelta(Optimizer):
                 acc_delta += scratch
                 delta *= lr
                 param -= delta
-                p._version_counter.value += 1
+                bump_version(p)
         return loss

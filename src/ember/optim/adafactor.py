@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
+from ..tensor import bump_version
 from .optimizer import Optimizer, algorithm_flags, as_float, step_tensor, zeros_like_state
 
 __all__ = ["Adafactor"]
@@ -86,7 +87,7 @@ class Adafactor(Optimizer):
                         state["variance"] = zeros_like_state(p)
                 state["step"]._data += 1
                 self._update(xp, group, state, param, grad, lr, eps1, eps2)
-                p._version_counter.value += 1
+                bump_version(p)
         return loss
 
     @staticmethod

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import backend
+from ..tensor import bump_version
 from .optimizer import (
     Optimizer,
     algorithm_flags,
@@ -73,5 +74,5 @@ class Adagrad(Optimizer):
                 update = xp.divide(grad, std, out=scratch)
                 update *= clr
                 param -= update
-                p._version_counter.value += 1
+                bump_version(p)
         return loss

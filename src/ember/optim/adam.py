@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd.backward_math import array_math, elementwise_formula
+from ..tensor import bump_version
 from .optimizer import (
     Optimizer,
     algorithm_flags,
@@ -144,7 +145,7 @@ class Adam(Optimizer):
                 if xp is not np:  # one kernel for the whole update
                     _fused_adam_step(xp, state, param, grad, beta1, beta2, eps, step_size,
                                      bias_correction2_sqrt, amsgrad)
-                    p._version_counter.value += 1
+                    bump_version(p)
                     continue
                 scratch = xp.empty_like(param)
                 exp_avg, exp_avg_sq = _moments(xp, state, grad, beta1, beta2, scratch)
@@ -158,7 +159,7 @@ class Adam(Optimizer):
                 update = xp.divide(exp_avg, denom, out=scratch)
                 update *= step_size
                 param -= update
-                p._version_counter.value += 1
+                bump_version(p)
         return loss
 
 
@@ -222,7 +223,7 @@ class Adamax(Adam):
                 update = xp.divide(exp_avg, exp_inf, out=scratch)
                 update *= lr / (1 - beta1 ** step)
                 param -= update
-                p._version_counter.value += 1
+                bump_version(p)
         return loss
 
 
@@ -283,7 +284,7 @@ class NAdam(Adam):
                 update = xp.divide(exp_avg, denom, out=scratch)
                 update *= lr * mu_next / (1.0 - mu_product * mu_next)
                 param -= update
-                p._version_counter.value += 1
+                bump_version(p)
         return loss
 
 
@@ -341,5 +342,5 @@ class RAdam(Adam):
                 else:
                     corrected *= lr
                 param -= corrected
-                p._version_counter.value += 1
+                bump_version(p)
         return loss

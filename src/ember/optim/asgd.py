@@ -1,6 +1,7 @@
 """ASGD: stochastic gradient descent with a running average of the iterates."""
 from __future__ import annotations
 
+from ..tensor import bump_version
 from .optimizer import (
     Optimizer,
     algorithm_flags,
@@ -76,5 +77,5 @@ class ASGD(Optimizer):
                     ax[...] = param
                 state["eta"]._data[...] = lr / ((1 + lambd * lr * step) ** alpha)
                 state["mu"]._data[...] = 1 / max(1, step - t0)
-                p._version_counter.value += 1
+                bump_version(p)
         return loss

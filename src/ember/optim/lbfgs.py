@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .. import backend, grad_mode
-from ..tensor import Tensor
+from ..tensor import Tensor, bump_version
 from .optimizer import Optimizer, as_float
 
 __all__ = ["LBFGS"]
@@ -185,7 +185,7 @@ class LBFGS(Optimizer):
         for p in self._params:
             size = p._data.size
             p._data += step_size * direction[offset:offset + size].reshape(p._data.shape)
-            p._version_counter.value += 1
+            bump_version(p)
             offset += size
 
     def _evaluate(self, closure, x, t, d):
@@ -195,7 +195,7 @@ class LBFGS(Optimizer):
         flat_grad = self._flat_grad()
         for p, saved in zip(self._params, x):
             p._data[...] = saved
-            p._version_counter.value += 1
+            bump_version(p)
         return loss, flat_grad
 
     def step(self, closure):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from .. import backend
+from ..tensor import bump_version
 from .adafactor import lerp_
 from .optimizer import Optimizer, as_float, zeros_like_state
 
@@ -127,5 +128,5 @@ class Muon(Optimizer):
                 param *= 1 - lr * group["weight_decay"]
                 param -= _adjusted_lr(lr, group["adjust_lr_fn"], param.shape) * \
                     update.astype(param.dtype)
-                p._version_counter.value += 1
+                bump_version(p)
         return loss

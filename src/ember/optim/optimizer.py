@@ -17,7 +17,7 @@ import numpy as np
 from .. import backend, grad_mode, tracing
 from ..autograd import graph_watch
 from ..hooks import RemovableHandle
-from ..tensor import Tensor
+from ..tensor import Tensor, bump_version
 
 # The helpers every algorithm uses: state tensors, PyTorch's argument checks and options.
 __all__ = ["Optimizer", "required", "step_tensor", "zeros_like_state", "check_hyperparameter",
@@ -236,7 +236,7 @@ class Optimizer:
                 else:
                     grad._requires_grad = False
                 grad._data.fill(0)
-                grad._version_counter.value += 1
+                bump_version(grad)
 
     def step(self, closure=None):
         """Do one optimization step; ``closure`` (re-evaluating the model and returning the

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import backend
+from ..tensor import bump_version
 from .optimizer import (
     Optimizer,
     algorithm_flags,
@@ -83,5 +84,5 @@ class RMSprop(Optimizer):
                 else:
                     ratio *= lr
                 param -= ratio
-                p._version_counter.value += 1
+                bump_version(p)
         return loss

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import backend
+from ..tensor import bump_version
 from .optimizer import (
     Optimizer,
     algorithm_flags,
@@ -67,5 +68,5 @@ class Rprop(Optimizer):
                 grad = xp.where(agreement < 0, 0, grad).astype(grad.dtype)
                 param -= xp.sign(grad) * size
                 prev[...] = grad
-                p._version_counter.value += 1
+                bump_version(p)
         return loss

@@ -7,7 +7,7 @@ import numpy as np
 from .. import backend
 from ..autograd.backward_math import array_math, elementwise_formula
 from ..backend import scratch
-from ..tensor import Tensor
+from ..tensor import Tensor, bump_version
 from .optimizer import Optimizer, algorithm_flags, as_float, check_hyperparameter
 
 __all__ = ["SGD"]
@@ -84,7 +84,7 @@ class SGD(Optimizer):
                         formula = _nesterov_update if nesterov else _momentum_update
                         array_math(backend.xp_of(param)).elementwise(
                             formula, param, grad, buffer._data, momentum, lr)
-                        p._version_counter.value += 1
+                        bump_version(p)
                         continue
                     else:
                         buf = buffer._data
@@ -95,5 +95,5 @@ class SGD(Optimizer):
                             buf += grad  # no scaled temporary in the common case
                     grad = grad + momentum * buffer._data if nesterov else buffer._data
                 scratch.subtract_scaled(backend.xp_of(param), param, lr, grad)
-                p._version_counter.value += 1
+                bump_version(p)
         return loss

@@ -9,7 +9,7 @@ import numpy as np
 from ... import backend
 from ...autograd import grad_mode
 from ...autograd.function import AccumulateGrad
-from ...tensor import Tensor
+from ...tensor import Tensor, bump_version
 from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel"]
@@ -300,7 +300,7 @@ class _Reducer:
                     result = Tensor._make(averaged, p.device, False)
                 elif p._grad is not None and not self.as_view:
                     p._grad._data[...] = averaged
-                    p._grad._version_counter.value += 1
+                    bump_version(p._grad)
                 else:
                     p._grad = Tensor._make(averaged, p.device, False)
         return result
@@ -459,7 +459,7 @@ def _broadcast_coalesced(group, tensors, cap_bytes: int) -> None:
             start = 0
             for t in chunk:
                 t._data[...] = flat[start:start + t._data.size].reshape(t._data.shape)
-                t._version_counter.value += 1
+                bump_version(t)
                 start += t._data.size
 
 
