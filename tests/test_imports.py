@@ -102,8 +102,7 @@ def _package_of(module: str) -> str:
 KNOWN_PRIVATE = {
     ("autograd/backward_math.py", "_in_float64"), ("creation.py", "_legacy_type_name"),
     ("nn/modules/container.py", "_legacy_type_name"), ("nn/modules/module.py", "_parse_to"),
-    ("nn/parameter.py", "_VersionCounter"), ("ops/arithmetic.py", "_F"),
-    ("ops/indexing.py", "_check_writable"), ("ops/registry.py", "_F"),
+    ("ops/arithmetic.py", "_F"), ("ops/registry.py", "_F"),
     ("ops/sampling.py", "_device"), ("ops/sampling.py", "_dtype_or_default"),
     ("ops/sampling.py", "_finish"), ("ops/sampling.py", "_shape"),
 }

@@ -251,7 +251,10 @@ class Tensor:
 
     @property
     def _version(self) -> int:
-        return self._version_counter.value
+        counter = self._version_counter
+        if counter.inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
+        return counter.value
 
     # ----------------------------------------------------------------- autograd state
     @property
@@ -272,6 +275,11 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use "
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
+        if requires_grad and self._version_counter.inference and not _state.inference:
+            raise RuntimeError(
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                "allowed (it was made under ember.inference_mode(); clone it first: "
+                "x = x.clone().requires_grad_())")
         if requires_grad and self._data.dtype.kind not in "fV":
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients "
@@ -839,9 +847,17 @@ def _legacy_type_name(t: Tensor) -> str:
     return prefix + t.dtype.scalar_name + "Tensor"
 
 
-def _check_writable(self: Tensor) -> None:
-    """Expanded views repeat one memory location along a stride-0 dim: writing is refused
-    (NumPy marks them read-only, CuPy doesn't)."""
+def check_writable(self: Tensor) -> None:
+    """Refuse an in-place write PyTorch refuses: into an inference tensor outside
+    ``inference_mode``, or into an expanded view, whose stride-0 dims repeat one memory
+    location (NumPy marks those read-only, CuPy doesn't)."""
+    if self._version_counter.inference and not _state.inference:
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed. It was "
+            "made under ember.inference_mode(); make a clone to get a normal tensor before "
+            "the in-place update (x = x.clone()), or do the update inside inference_mode.")
+    if self._base is None:
+        return
     data = self._data
     if any(stride == 0 and size > 1 for stride, size in zip(data.strides, data.shape)):
         raise RuntimeError(
@@ -857,8 +873,7 @@ def apply_inplace(self: Tensor, function, *args, **kwargs) -> Tensor:
     grad_on = _state.enabled
     if _tracing.state.tracer is not None:
         _tracing.unsupported("an in-place op")
-    if self._base is not None:
-        _check_writable(self)
+    check_writable(self)
     if grad_on and self.grad_fn is None and self._requires_grad:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation. "

@@ -66,6 +66,40 @@ def test_no_module_shares_a_counter_without_counter_of():
     assert offenders == []
 
 
+INFERENCE_CASES = {
+    "in-place outside inference_mode": lambda lib, t, w: t.add_(1),
+    "assignment outside inference_mode": lambda lib, t, w: t.__setitem__(0, 3.0),
+    "its version": lambda lib, t, w: t._version,
+    "saved for backward": lambda lib, t, w: (w * t).sum().backward(),
+    "requires_grad_ outside inference_mode": lambda lib, t, w: t.requires_grad_(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INFERENCE_CASES))
+def test_inference_tensors_refuse_what_pytorch_refuses(case):
+    torch = pytest.importorskip("torch")
+    for lib in (torch, ember):
+        with lib.inference_mode():
+            t = lib.ones(2) + 1
+        w = lib.ones(2, requires_grad=True)
+        with pytest.raises(RuntimeError, match="[Ii]nference tensor"):
+            INFERENCE_CASES[case](lib, t, w)
+
+
+def test_inference_tensors_allow_what_pytorch_allows():
+    with ember.inference_mode():
+        t = ember.ones(2) + 1
+        t.add_(1)  # in-place inside inference_mode
+    w = ember.ones(2, requires_grad=True)
+    (w + t).sum().backward()  # an addition saves nothing
+    assert w.grad.tolist() == [1.0, 1.0] and t.tolist() == [3.0, 3.0]
+    c = t.clone()  # a clone is a normal tensor
+    c.add_(1)
+    assert c._version == 1 and not c.is_inference()
+    (w * c).sum().backward()
+    assert w.grad.tolist() == [5.0, 5.0]
+
+
 def test_is_view_and_base_as_in_pytorch():
     a = ember.ones(3)
     b = a[1:]

@@ -991,6 +991,22 @@ def _edges(args):
     return tuple(nexts), _flat_nrs(nrs)
 
 
+INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd (it was made under "
+    "ember.inference_mode()); make a clone to get a normal tensor and use that instead, or "
+    "create it under ember.no_grad().")
+
+
+def _version_to_save(tensor):
+    """The version a saved tensor is checked against in backward; inference tensors keep no
+    version, so they cannot be saved (as in PyTorch)."""
+    counter = tensor._version_counter
+    if counter.inference:
+        raise RuntimeError(INFERENCE_SAVED)
+    return counter.value
+
+
 def _resolve_saved(values, arrays, args, outputs, wrapped):
     """Flat (value, version) pairs for what forward saved (see ``FunctionCtx._saved``)."""
     hooks = saved_hooks.stack[-1] if saved_hooks.stack else None
@@ -1004,7 +1020,7 @@ def _resolve_saved(values, arrays, args, outputs, wrapped):
                 if hooks is not None:
                     saved += (_Packed(arg, hooks, None), None)
                 else:
-                    saved += (arg, arg._version_counter.value)
+                    saved += (arg, _version_to_save(arg))
                 break
         else:
             for nr, (out, t) in enumerate(zip(outputs, wrapped)):
@@ -1016,7 +1032,7 @@ def _resolve_saved(values, arrays, args, outputs, wrapped):
                     break
             else:  # an array made inside forward (a mask, indices): a constant
                 if isinstance(v, Tensor):
-                    saved += (v, v._version_counter.value)
+                    saved += (v, _version_to_save(v))
                 else:
                     saved += (v, None)
     return tuple(saved)
@@ -1033,7 +1049,10 @@ def _resolve_saved_one(values, data, tensor, original, out):
     if len(values) == 1:
         v = values[0]
         if v is data:
-            return (tensor, tensor._version_counter.value)
+            counter = tensor._version_counter
+            if counter.inference:
+                raise RuntimeError(INFERENCE_SAVED)
+            return (tensor, counter.value)
         if v is original:  # _SavedOutput(out) of the new output, without the call
             saved = _new(_SavedOutput)
             saved.data, saved.version_counter = out._data, counter_of(out)
@@ -1045,13 +1064,13 @@ def _resolve_saved_one(values, data, tensor, original, out):
     saved = []
     for v in values:
         if v is data:
-            saved += (tensor, tensor._version_counter.value)
+            saved += (tensor, _version_to_save(tensor))
         elif v is None:
             saved += (None, None)
         elif v is original:
             saved += (_SavedOutput(out), None)
         elif isinstance(v, Tensor):
-            saved += (v, v._version_counter.value)
+            saved += (v, _version_to_save(v))
         else:  # an array made inside forward: a constant
             saved += (v, None)
     return tuple(saved)
@@ -1060,7 +1079,10 @@ def _resolve_saved_one(values, data, tensor, original, out):
 def _resolve_saved_two(values, x, y, a, b, original, out):
     """``_resolve_saved`` for an op with two tensor arguments and one output."""
     if len(values) == 2 and values[0] is x and values[1] is y and not saved_hooks.stack:
-        return (a, a._version_counter.value, b, b._version_counter.value)
+        counter_a, counter_b = a._version_counter, b._version_counter
+        if counter_a.inference or counter_b.inference:
+            raise RuntimeError(INFERENCE_SAVED)
+        return (a, counter_a.value, b, counter_b.value)
     return _resolve_saved(values, (x, y), (a, b), (original,), (out,))
 
 
@@ -1119,7 +1141,7 @@ def _apply_tensor_forward(cls, ctx, args, kwargs, tensors, requires_grad):
             elif hooks is not None:
                 saved += (_Packed(v, hooks, None), None)
             else:
-                saved += (v, v._version_counter.value)
+                saved += (v, _version_to_save(v))
         ctx._saved = tuple(saved)
     ctx._to_save = ()
     return tuple(wrapped) if multiple else wrapped[0]

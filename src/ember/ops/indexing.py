@@ -10,7 +10,7 @@ import numpy as np
 from .. import backend, dtypes, tracing
 from ..autograd import grad_mode
 from ..autograd.function import Function
-from ..tensor import Tensor, _check_writable, bump_version, counter_of
+from ..tensor import Tensor, bump_version, check_writable, counter_of
 from ._util import ensure_tensor, wrap_dim
 from .registry import Sample, bind_method, register_op
 
@@ -495,8 +495,7 @@ def _setitem(self, index, value):
 
         apply_inplace(self, _index_put, index, value)
         return
-    if self._base is not None:
-        _check_writable(self)
+    check_writable(self)
     converted, basic = convert_index(index, self)
     value = _value_for(self, value, "__setitem__")
     if tracing.state.tracer is not None:
