@@ -6,6 +6,7 @@ the registry. What lives here is what a tensor *is*: its data, its autograd stat
 """
 from __future__ import annotations
 
+import threading
 import warnings
 
 import numpy as np
@@ -112,8 +113,14 @@ def counter_of(t):
     whatever keeps or shares the counter (views, detach, saved outputs) or bumps it."""
     counter = t._version_counter
     if counter.unwritten:
-        counter = t._version_counter = counter.kind()
+        with _counter_lock:  # two threads must not each give t a counter of its own
+            counter = t._version_counter
+            if counter.unwritten:
+                counter = t._version_counter = counter.kind()
     return counter
+
+
+_counter_lock = threading.Lock()
 
 
 def bump_version(t) -> None:

@@ -142,3 +142,31 @@ def test_threads_backpropagating_into_one_leaf_lose_no_gradient():
         wrong = int((w.grad.numpy() != sum(range(1, count + 1))).sum())
         assert wrong == 0, f"{wrong} of {size} gradient elements lost an update"
 
+
+
+def test_threads_viewing_one_new_tensor_share_one_version_counter(monkeypatch):
+    # a new tensor gets its own counter on first need; two threads must not each give it
+    # one (a counter that is slow to make holds the first thread inside that step)
+    import sys
+    import time
+
+    tensor_module = sys.modules["ember.tensor"]
+
+    class SlowCounter(tensor_module.VersionCounter):
+        __slots__ = ()
+
+        def __init__(self):
+            time.sleep(0.01)
+            super().__init__()
+
+    monkeypatch.setattr(tensor_module._Unwritten, "kind", SlowCounter)
+    t = ember.ones(4) + 1
+    seen = [None, None]
+
+    def view(index):
+        seen[index] = t[index:]._version_counter
+
+    _run_threads(view, 2)
+    assert seen[0] is seen[1] is t._version_counter
+    t[1:].add_(1)
+    assert t._version == 1

@@ -31,6 +31,7 @@ from ..tensor import (
     UNWRITTEN_INFERENCE,
     UNWRITTEN_NO_GRAD,
     Tensor,
+    VersionCounter,
     bump_version,
     counter_of,
 )
@@ -1055,7 +1056,9 @@ def _resolve_saved_one(values, data, tensor, original, out):
             return (tensor, counter.value)
         if v is original:  # _SavedOutput(out) of the new output, without the call
             saved = _new(_SavedOutput)
-            saved.data, saved.version_counter = out._data, counter_of(out)
+            # (out is this call's new tensor, seen by no other thread: no lock needed)
+            saved.data = out._data
+            saved.version_counter = out._version_counter = VersionCounter()
             saved.version = saved.output_nr = 0
             saved.requires_grad = True
             return (saved, None)
