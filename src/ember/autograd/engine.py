@@ -156,7 +156,12 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     arrays = not create_graph
     roots, root_grads, given = _roots(tensors, grad_tensors, who, arrays)
     root_nodes = [n for n, _ in roots]
-    deps = dependencies(root_nodes)
+    anomaly = is_anomaly_enabled()
+    # From a single root, a chain of links (nodes with one edge) needs no dependency count:
+    # every node of it has the previous one as its only producer in this graph (the others
+    # lie below it). The count is taken where the chain ends, from the node there.
+    walk = arrays and not anomaly and inputs is None and accumulate and len(roots) == 1
+    deps = None if walk else dependencies(root_nodes)
 
     # What to capture: (node, output_nr) -> position in inputs.
     capture = {}
@@ -181,13 +186,12 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     for (node, nr), g in zip(roots, root_grads):
         _add_to_buffer(buffers, node, nr, g)
     if len(root_nodes) == 1:
-        ready = root_nodes if root_nodes[0] not in deps else []
+        ready = root_nodes if walk or root_nodes[0] not in deps else []
     else:
         ready = [n for n in dict.fromkeys(root_nodes) if deps.get(n, 0) == 0]
     # memory already handed out (the caller's gradients): copy before storing into .grad
     stored = {id(_owner(g._data, True) if arrays else _owner(g, False)) for g in given} \
         if given else set()
-    anomaly = is_anomaly_enabled()
 
     previous = _state.enabled
     _state.enabled = create_graph
@@ -226,11 +230,14 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 g = results[0]
                 if child is None or g is not None and child._num_outputs != 1:
                     break
-                count = deps[child] - 1
+                count = deps[child] - 1 if deps is not None else 0
                 if count == 0 and g is not None and child not in buffers:
                     node, grads, children = child, g, child._next
                     ran = False
                     continue
+                if deps is None:  # the chain from the root passes no gradient on: done
+                    ran = None
+                    break
                 if g is not None:
                     previous_g = get_buffer(child)
                     buffers[child] = g if previous_g is None else previous_g + g
@@ -241,6 +248,8 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 break
             if ran is None:
                 continue  # the chain's last link was routed above
+            if deps is None:  # the chain from the root ends here: count what lies below
+                deps = dependencies([node])
             if not ran and grads is not None and (needed is None or node in needed):
                 if node._num_outputs == 1:
                     grads = (grads,)
