@@ -76,6 +76,23 @@ def test_diamond_sums_both_paths():
     assert x.grad.item() == pytest.approx(8 * 3 + 2 * np.exp(6))
 
 
+def test_chain_then_branches_matches_pytorch():
+    # the engine walks a chain from the root without counting, then counts where it
+    # branches; consumers outside the graph being run must not hold anything up
+    torch = pytest.importorskip("torch")
+    grads = []
+    for lib in (torch, ember):
+        x = lib.tensor([0.1, -0.2, 0.3], dtype=lib.float64, requires_grad=True)
+        h = (x * 3).exp()
+        a, b = h.sin(), h * h             # a diamond below the chain
+        unused = h.cos() * 2              # a consumer this backward never reaches
+        y = ((a + b) * 0.5).tanh() ** 2   # the chain from the root
+        y.sum().backward()
+        grads.append(x.grad.numpy())
+        del unused
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-9)
+
+
 def test_second_backward_raises_unless_retain_graph():
     x = ember.tensor(2.0, requires_grad=True)
     y = x.exp()
