@@ -101,13 +101,6 @@ UNWRITTEN, UNWRITTEN_NO_GRAD, UNWRITTEN_INFERENCE = \
     _Unwritten(), _UnwrittenNoGrad(), _UnwrittenInference()
 
 
-def new_counter():
-    """The counter a tensor made now starts with (in the current grad mode)."""
-    if _state.enabled:
-        return UNWRITTEN
-    return UNWRITTEN_INFERENCE if _state.inference else UNWRITTEN_NO_GRAD
-
-
 def counter_of(t):
     """``t``'s own version counter, made now if it still has the shared unwritten one: for
     whatever keeps or shares the counter (views, detach, saved outputs) or bumps it."""

@@ -693,7 +693,7 @@ def _unrecorded_out(result, enabled):
     out._requires_grad = False
     out.grad_fn = None
     out._version_counter = UNWRITTEN if enabled else \
-        UNWRITTEN_INFERENCE if _state.inference else UNWRITTEN_NO_GRAD  # (new_counter)
+        UNWRITTEN_INFERENCE if _state.inference else UNWRITTEN_NO_GRAD  # (as Tensor._make)
     return out
 
 
