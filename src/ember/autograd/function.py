@@ -683,32 +683,21 @@ def _idle_ctx(cls, needs):
     return ctx
 
 
-def _unrecorded_out(result, enabled):
-    """The output tensor of an op that recorded no node."""
+def _lane_out(result, grad_fn, enabled=True):
+    """A lane op's output tensor: linked to ``grad_fn`` when the op was recorded (a lane's
+    op maps float inputs to a float output and marks nothing non-differentiable, so that
+    output always requires grad; tests/autograd/test_fast_lane.py checks each op against
+    apply), else a plain tensor with the counter of the current grad mode (as
+    ``Tensor._make``)."""
     if type(result) is not _ndarray:
         result = _np.asarray(result)
     out = _new(Tensor)
     out._data = result
     out._device = CPU
-    out._requires_grad = False
-    out.grad_fn = None
+    out._requires_grad = grad_fn is not None
+    out.grad_fn = grad_fn
     out._version_counter = UNWRITTEN if enabled else \
-        UNWRITTEN_INFERENCE if _state.inference else UNWRITTEN_NO_GRAD  # (as Tensor._make)
-    return out
-
-
-def _recorded_out(ctx, result):
-    """The output tensor of a recorded op, linked to ``ctx``. (A lane's op maps float
-    inputs to a float output and marks nothing non-differentiable: the output is always
-    differentiable; tests/autograd/test_fast_lane.py checks each op against apply.)"""
-    if type(result) is not _ndarray:
-        result = _np.asarray(result)
-    out = _new(Tensor)
-    out._data = result
-    out._device = CPU
-    out._version_counter = UNWRITTEN
-    out._requires_grad = True
-    out.grad_fn = ctx
+        UNWRITTEN_INFERENCE if _state.inference else UNWRITTEN_NO_GRAD
     return out
 
 
@@ -739,7 +728,7 @@ def _fast_unary(cls, slow, reduction):
                         ctx._recording = True
                         original = forward(ctx, data, _ALL_DIMS[data.ndim], False, data.dtype) \
                             if reduction else forward(ctx, data)
-                        out = _recorded_out(ctx, original)
+                        out = _lane_out(original, ctx)
                         saved = ctx._to_save
                         if saved:
                             ctx._saved = _resolve_saved_one(saved, data, input, original, out)
@@ -750,7 +739,7 @@ def _fast_unary(cls, slow, reduction):
                     result = forward(idle, data, _ALL_DIMS[data.ndim], False, data.dtype) \
                         if reduction else forward(idle, data)
                     idle._to_save = ()
-                    return _unrecorded_out(result, enabled)
+                    return _lane_out(result, None, enabled)
         if input is _MISSING:
             return slow(*args, **kwargs)
         return slow(input, *args, **kwargs)
@@ -795,7 +784,7 @@ def _fast_binary(cls, slow):
                             original = forward(ctx, data, y)
                         except ValueError:  # no broadcast: the public function says so
                             return slow(input, other)
-                        out = _recorded_out(ctx, original)
+                        out = _lane_out(original, ctx)
                         saved = ctx._to_save
                         if saved:
                             ctx._saved = _resolve_saved_two(
@@ -813,7 +802,7 @@ def _fast_binary(cls, slow):
                     except ValueError:
                         return slow(input, other)
                     idle._to_save = ()
-                    return _unrecorded_out(result, enabled)
+                    return _lane_out(result, None, enabled)
         given = tuple(a for a in (input, other) if a is not _MISSING)
         return slow(*given, *args, **kwargs)
 
@@ -845,7 +834,7 @@ def _fast_reflected(cls, slow):
                         ctx.needs_input_grad = needs
                         ctx._recording = True
                         original = forward(ctx, other, data)
-                        out = _recorded_out(ctx, original)
+                        out = _lane_out(original, ctx)
                         saved = ctx._to_save
                         if saved:
                             ctx._saved = _resolve_saved(saved, (other, data), (other, self),
@@ -855,7 +844,7 @@ def _fast_reflected(cls, slow):
                 elif not enabled or self._cut is None and not self._version_counter.no_grad:
                     result = forward(idle, other, data)
                     idle._to_save = ()
-                    return _unrecorded_out(result, enabled)
+                    return _lane_out(result, None, enabled)
         return slow(self, other)
 
     return lane
