@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from threading import get_ident
 
+from . import detours
+
 
 class _State:
     __slots__ = ("tracer",)
@@ -16,6 +18,16 @@ class _State:
 
 
 state = _State()
+
+
+def set_tracer(tracer) -> None:
+    """Start (a tracer) or stop (None) recording; the fast lane steps aside while one is
+    set (``ember.detours``)."""
+    previous, state.tracer = state.tracer, tracer
+    if previous is None and tracer is not None:
+        detours.enter()
+    elif previous is not None and tracer is None:
+        detours.leave()
 
 
 def current():

@@ -80,13 +80,45 @@ def test_lane_matches_the_general_path(name, dtype, requires_grad):
 @pytest.mark.parametrize("name", FAST)
 def test_lane_keeps_no_grad_and_inference_mode(name):
     lane, slow = OPS[name].function, OPS[name].function.__wrapped__
-    args = _inputs(KIND[name], np.float32, True)[0]
-    for mode in (ember.no_grad, ember.inference_mode):
-        with mode():
-            got, want = lane(*args), slow(*args)
-        assert not got.requires_grad and got.grad_fn is None
-        assert type(got._version_counter) is type(want._version_counter)
-        assert got.is_inference() == want.is_inference()
+    for args in _inputs(KIND[name], np.float32, True):
+        for mode in (ember.no_grad, ember.inference_mode):
+            with mode():
+                got, want = lane(*args), slow(*args)
+            assert not got.requires_grad and got.grad_fn is None
+            assert type(got._version_counter) is type(want._version_counter)
+            assert got.is_inference() == want.is_inference()
+            np.testing.assert_array_equal(got._data, want._data)
+
+
+_SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 1e-30, 3e38, -3e38, np.inf, -np.inf, np.nan]
+_NUMBERS = [0.75, -0.0, 0.0, 2, 0, -1, 0.5, 2.0, -0.5, 1e40, 3, float("nan"), float("inf"),
+            2 ** 70]
+
+
+@pytest.mark.parametrize("name", [n for n in FAST if len(OPS[n].fast) == 3])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_kernel_is_the_forward(name, dtype):
+    # an unrecorded call runs the op's NumPy kernel instead of its forward: bit for bit
+    # the same values and dtype, on special values and every kind of Python number
+    lane, slow = OPS[name].function, OPS[name].function.__wrapped__
+    with np.errstate(all="ignore"):
+        x = ember.tensor(np.array(_SPECIAL, dtype))
+        y = ember.tensor(np.array(_SPECIAL[::-1], dtype))
+        cases = [(x,)] if KIND[name] == "unary" else \
+            [(x, n) for n in _NUMBERS] + [(x, x), (x, y), (ember.tensor(np.ones((2, 1), dtype)), x)]
+        for args in cases:
+            for mode in (ember.no_grad, ember.enable_grad):
+                with mode():
+                    try:
+                        want = slow(*args)
+                    except (RuntimeError, OverflowError) as error:
+                        with pytest.raises(type(error)):
+                            lane(*args)
+                        continue
+                    got = lane(*args)
+                assert got.dtype is want.dtype and got.shape == want.shape, args[1:]
+                np.testing.assert_array_equal(got._data, want._data)
+                np.testing.assert_array_equal(np.signbit(got._data), np.signbit(want._data))
 
 
 @pytest.mark.parametrize("name", FAST)

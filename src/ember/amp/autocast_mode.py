@@ -12,7 +12,7 @@ import functools
 import threading
 import warnings
 
-from .. import dtypes, grad_mode
+from .. import detours, dtypes, grad_mode
 from ..tensor import Tensor
 from . import lists
 
@@ -33,9 +33,8 @@ class _Flag:
     active = 0
 
 
+# (the core's fast lane steps aside for autocast through ``ember.detours``)
 _FLAG = _Flag()
-# read by the core's fast lane (``autograd.function.fast_lane``), which autocast must stop
-ACTIVE = _FLAG
 _LOCK = threading.Lock()
 
 
@@ -84,10 +83,12 @@ def set_autocast_enabled(device_type, enabled=None) -> None:
         local.switched_on.add(device_type)
         with _LOCK:
             _FLAG.active += 1
+        detours.enter()
     elif not enabled and device_type in local.switched_on:
         local.switched_on.discard(device_type)
         with _LOCK:
             _FLAG.active -= 1
+        detours.leave()
 
 
 def set_autocast_dtype(device_type: str, dtype) -> None:
@@ -244,6 +245,7 @@ class autocast:
         if self._enabled:
             with _LOCK:
                 _FLAG.active += 1
+            detours.enter()
         return self
 
     def __exit__(self, *exc):
@@ -256,6 +258,7 @@ class autocast:
         if self._enabled:
             with _LOCK:
                 _FLAG.active -= 1
+            detours.leave()
         return False
 
     def __call__(self, function):

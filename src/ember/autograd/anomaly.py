@@ -10,7 +10,7 @@ import sys
 import threading
 import traceback
 
-from .. import backend
+from .. import backend, detours
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled"]
 
@@ -21,6 +21,16 @@ class _Flag(threading.local):
 
 
 _flag = _Flag()
+
+
+def _set(enabled: bool, check_nan: bool) -> None:
+    """Switch this thread's anomaly mode; the fast lane steps aside while it is on in any
+    thread (``ember.detours``)."""
+    was, _flag.enabled, _flag.check_nan = _flag.enabled, enabled, check_nan
+    if enabled and not was:
+        detours.enter()
+    elif was and not enabled:
+        detours.leave()
 
 
 def is_anomaly_enabled() -> bool:
@@ -49,10 +59,10 @@ class detect_anomaly:
 
     def __enter__(self):
         self._previous = (_flag.enabled, _flag.check_nan)
-        _flag.enabled, _flag.check_nan = True, self.check_nan
+        _set(True, self.check_nan)
 
     def __exit__(self, *exc_info):
-        _flag.enabled, _flag.check_nan = self._previous
+        _set(*self._previous)
         return False
 
     def __call__(self, function):
@@ -67,7 +77,7 @@ class set_detect_anomaly(detect_anomaly):
 
     def __init__(self, mode: bool, check_nan: bool = True):
         self._previous = (_flag.enabled, _flag.check_nan)
-        _flag.enabled, _flag.check_nan = bool(mode), check_nan
+        _set(bool(mode), check_nan)
 
     def __enter__(self):
         return None
@@ -131,7 +141,7 @@ def _masked_branch(node, grads, bad, xp) -> str:
 
 def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
     """Switch anomaly mode on or off in this thread, outside any ``with`` block."""
-    _flag.enabled, _flag.check_nan = bool(enabled), bool(check_nan)
+    _set(bool(enabled), bool(check_nan))
 
 
 def is_anomaly_check_nan_enabled() -> bool:

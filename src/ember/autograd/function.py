@@ -23,8 +23,9 @@ from typing import Any
 import numpy as _np
 
 from .. import backend, grad_mode
-from ..amp.autocast_mode import ACTIVE as _AUTOCAST
 from ..backend import CPU
+from ..backend.cpu import number_array
+from ..detours import DETOURS as _DETOURS
 from ..hooks import RemovableHandle
 from ..tensor import (
     UNWRITTEN,
@@ -653,7 +654,7 @@ def _apply_two(cls, a, b, kwargs):
 _MISSING = object()
 
 
-def fast_lane(kind: str, cls, slow):
+def fast_lane(kind: str, cls, slow, kernel=None):
     """The op's method for the plain case, falling back to ``slow`` (its public function).
 
     kind 'unary': ``slow(input)`` is ``cls.apply(input)`` for a float CPU tensor;
@@ -662,33 +663,31 @@ def fast_lane(kind: str, cls, slow):
     'reflected': the swapped operator, ``slow(self, number)`` (``__rmul__``: ``2 * x``) is
     ``cls.apply(number, self)`` for a float CPU tensor and a Python float/int;
     'reduction': ``slow(input)`` is ``cls.apply(input, all_dims, False, input's dtype)``
-    for a float CPU tensor (sum, mean)."""
+    for a float CPU tensor (sum, mean).
+
+    kernel (unary and binary): the NumPy function whose result the op's forward returns,
+    given the forward's arrays (a Python float operand as ``number_array``, as the forwards
+    take it). A call that records nothing then runs it directly: the forward's frame and
+    its saving, which only a recorded call needs, cost as much as the ufunc itself on a
+    small array. tests/autograd/test_fast_lane.py checks each kernel against the forward."""
     if cls.is_view:
         raise ValueError(f"fast_lane: {cls.__name__} makes views; apply links them")
+    if kernel is not None and kind not in ("unary", "binary"):
+        raise ValueError(f"fast_lane: a kernel is for unary and binary ops, not {kind!r}")
     if kind == "unary" or kind == "reduction":
-        return _fast_unary(cls, slow, kind == "reduction")
+        return _fast_unary(cls, slow, kind == "reduction", kernel)
     if kind == "binary":
-        return _fast_binary(cls, slow)
+        return _fast_binary(cls, slow, kernel)
     if kind == "reflected":
         return _fast_reflected(cls, slow)
     raise ValueError(f"fast_lane: unknown kind {kind!r}")
 
 
-def _idle_ctx(cls, needs):
-    """The ctx a lane's forward gets when nothing is recorded: one per op, never a graph
-    node, so none is made per call. (Such a forward only writes to its ctx, and what it
-    keeps for backward is dropped after each call.)"""
-    ctx = _new(cls)
-    ctx.needs_input_grad = needs
-    return ctx
-
-
-def _lane_out(result, grad_fn, enabled=True):
-    """A lane op's output tensor: linked to ``grad_fn`` when the op was recorded (a lane's
-    op maps float inputs to a float output and marks nothing non-differentiable, so that
-    output always requires grad; tests/autograd/test_fast_lane.py checks each op against
-    apply), else a plain tensor with the counter of the current grad mode (as
-    ``Tensor._make``)."""
+def _lane_out(result, grad_fn):
+    """A lane op's output tensor with grad mode on: linked to ``grad_fn`` when the op was
+    recorded (a lane's op maps float inputs to a float output and marks nothing
+    non-differentiable, so that output always requires grad;
+    tests/autograd/test_fast_lane.py checks each op against apply), else a plain tensor."""
     if type(result) is not _ndarray:
         result = _np.asarray(result)
     out = _new(Tensor)
@@ -696,31 +695,71 @@ def _lane_out(result, grad_fn, enabled=True):
     out._device = CPU
     out._requires_grad = grad_fn is not None
     out.grad_fn = grad_fn
-    out._version_counter = UNWRITTEN if enabled else \
-        UNWRITTEN_INFERENCE if _state.inference else UNWRITTEN_NO_GRAD
+    out._version_counter = UNWRITTEN
     return out
+
+
+def _idle_out(result):
+    """A lane op's output under no_grad or inference mode (with that mode's counter, as
+    ``Tensor._make``)."""
+    if type(result) is not _ndarray:
+        result = _np.asarray(result)
+    out = _new(Tensor)
+    out._data = result
+    out._device = CPU
+    out._requires_grad = False
+    out.grad_fn = None
+    out._version_counter = UNWRITTEN_INFERENCE if _state.inference else UNWRITTEN_NO_GRAD
+    return out
+
+
+def _idle_kernel(cls, needs, reduction=False):
+    """For an op without a NumPy kernel: its forward on one shared ctx per op, never a
+    graph node, so that a call recording nothing makes none. (Such a forward only writes
+    to its ctx; what it keeps for backward is dropped after each call.)"""
+    forward = cls.forward
+    ctx = _new(cls)
+    ctx.needs_input_grad = needs
+
+    def reduction_kernel(data):
+        result = forward(ctx, data, _ALL_DIMS[data.ndim], False, data.dtype)
+        ctx._to_save = ()
+        return result
+
+    def unary_kernel(data):
+        result = forward(ctx, data)
+        ctx._to_save = ()
+        return result
+
+    def binary_kernel(data, other):
+        result = forward(ctx, data, other)
+        ctx._to_save = ()
+        return result
+
+    if reduction:
+        return reduction_kernel
+    return unary_kernel if len(needs) == 1 else binary_kernel
 
 
 _ALL_DIMS = tuple(tuple(range(n)) for n in range(33))
 
 
-def _fast_unary(cls, slow, reduction):
+def _fast_unary(cls, slow, reduction, kernel):
     forward = cls.forward
-    tracing = _trace_state
-    anomaly = _anomaly._flag
     hooks = saved_hooks
     needs = (True, None, None, None) if reduction else _NEEDS_FIRST[0]
-    unrecorded = _NO_GRAD[4] if reduction else _NO_GRAD[1]
     tail = (None, None, None) if reduction else ()
-    idle = _idle_ctx(cls, unrecorded)
+    if kernel is None:
+        kernel = _idle_kernel(cls, _NO_GRAD[len(needs)], reduction)
 
     def lane(input=_MISSING, /, *args, **kwargs):
         if type(input) is Tensor and not args and not kwargs and input._device is CPU and \
-                tracing.tracer is None and not _AUTOCAST.active and not anomaly.enabled:
+                not _DETOURS.count:
             data = input._data
             if data.dtype.kind in "fV" and (not reduction or data.ndim <= 32):
-                enabled = _state.enabled
-                if input._requires_grad and enabled:
+                if not _state.enabled:
+                    return _idle_out(kernel(data))
+                if input._requires_grad:
                     if not hooks.stack:
                         ctx = _new(cls)
                         _link_first(ctx, input, tail)
@@ -734,12 +773,8 @@ def _fast_unary(cls, slow, reduction):
                             ctx._saved = _resolve_saved_one(saved, data, input, original, out)
                             ctx._to_save = ()
                         return out
-                elif not enabled or input._cut is None and \
-                        not input._version_counter.no_grad:
-                    result = forward(idle, data, _ALL_DIMS[data.ndim], False, data.dtype) \
-                        if reduction else forward(idle, data)
-                    idle._to_save = ()
-                    return _lane_out(result, None, enabled)
+                elif input._cut is None and not input._version_counter.no_grad:
+                    return _lane_out(kernel(data), None)
         if input is _MISSING:
             return slow(*args, **kwargs)
         return slow(input, *args, **kwargs)
@@ -747,18 +782,16 @@ def _fast_unary(cls, slow, reduction):
     return lane
 
 
-def _fast_binary(cls, slow):
+def _fast_binary(cls, slow, kernel):
     forward = cls.forward
-    tracing = _trace_state
-    anomaly = _anomaly._flag
     hooks = saved_hooks
     needs_first = _NEEDS_FIRST[1]
-    unrecorded = _NO_GRAD[2]
-    idle = _idle_ctx(cls, unrecorded)
+    if kernel is None:
+        kernel = _idle_kernel(cls, _NO_GRAD[2])
 
     def lane(input=_MISSING, other=_MISSING, /, *args, **kwargs):
         if type(input) is Tensor and not args and not kwargs and input._device is CPU and \
-                tracing.tracer is None and not _AUTOCAST.active and not anomaly.enabled:
+                not _DETOURS.count:
             data = input._data
             kind = type(other)
             if kind is Tensor:
@@ -771,9 +804,14 @@ def _fast_binary(cls, slow):
                 plain = (kind is float or kind is int) and data.dtype.kind in "fV"
                 need_b = False
             if plain:
-                enabled = _state.enabled
                 need_a = input._requires_grad
-                if (need_a or need_b) and enabled:
+                if not _state.enabled:
+                    try:
+                        return _idle_out(kernel(data, number_array(y, data) if kind is float
+                                                else y))
+                    except ValueError:  # no broadcast: the public function says so
+                        return slow(input, other)
+                if need_a or need_b:
                     if not hooks.stack:
                         ctx = _new(cls)
                         _link_two(ctx, input, need_a, other, need_b)
@@ -782,7 +820,7 @@ def _fast_binary(cls, slow):
                         ctx._recording = True
                         try:
                             original = forward(ctx, data, y)
-                        except ValueError:  # no broadcast: the public function says so
+                        except ValueError:
                             return slow(input, other)
                         out = _lane_out(original, ctx)
                         saved = ctx._to_save
@@ -793,16 +831,14 @@ def _fast_binary(cls, slow):
                                     saved, data, input, original, out)
                             ctx._to_save = ()
                         return out
-                elif not enabled or (need_a or input._cut is None and
-                                     not input._version_counter.no_grad) and (
-                        need_b or kind is not Tensor or other._cut is None and
+                elif input._cut is None and not input._version_counter.no_grad and (
+                        kind is not Tensor or other._cut is None and
                         not other._version_counter.no_grad):
                     try:
-                        result = forward(idle, data, y)
+                        return _lane_out(kernel(data, number_array(y, data) if kind is float
+                                                else y), None)
                     except ValueError:
                         return slow(input, other)
-                    idle._to_save = ()
-                    return _lane_out(result, None, enabled)
         given = tuple(a for a in (input, other) if a is not _MISSING)
         return slow(*given, *args, **kwargs)
 
@@ -812,22 +848,19 @@ def _fast_binary(cls, slow):
 def _fast_reflected(cls, slow):
     """``number <op> tensor`` (``2 * x``, ``1 - x``): ``cls.apply(number, tensor)``."""
     forward = cls.forward
-    tracing = _trace_state
-    anomaly = _anomaly._flag
     hooks = saved_hooks
     needs = (None, True)
-    unrecorded = _NO_GRAD[2]
-    idle = _idle_ctx(cls, unrecorded)
+    kernel = _idle_kernel(cls, _NO_GRAD[2])
 
     def lane(self, other):
         kind = type(other)
         if (kind is float or kind is int) and type(self) is Tensor and \
-                self._device is CPU and tracing.tracer is None and not _AUTOCAST.active and \
-                not anomaly.enabled:
+                self._device is CPU and not _DETOURS.count:
             data = self._data
             if data.dtype.kind in "fV":
-                enabled = _state.enabled
-                if self._requires_grad and enabled:
+                if not _state.enabled:
+                    return _idle_out(kernel(other, data))
+                if self._requires_grad:
                     if not hooks.stack:
                         ctx = _new(cls)
                         _link_two(ctx, other, False, self, True)
@@ -841,10 +874,8 @@ def _fast_reflected(cls, slow):
                                                         (original,), (out,))
                             ctx._to_save = ()
                         return out
-                elif not enabled or self._cut is None and not self._version_counter.no_grad:
-                    result = forward(idle, other, data)
-                    idle._to_save = ()
-                    return _lane_out(result, None, enabled)
+                elif self._cut is None and not self._version_counter.no_grad:
+                    return _lane_out(kernel(other, data), None)
         return slow(self, other)
 
     return lane

@@ -145,11 +145,11 @@ class _Held:
         recording = recording and True in needs
         if not recording:
             needs = (False,) * len(args)
-        tracing.state.tracer = None
+        tracing.set_tracer(None)
         try:
             out = cls.apply(*args, **kwargs)
         finally:
-            tracing.state.tracer = self
+            tracing.set_tracer(self)
         self.rng = _rng_state()
         multi = type(out) is tuple
         outs = out if multi else (out,)
@@ -175,12 +175,12 @@ class _Held:
                         inputs, accumulate, allow_unused, who):
         self._check_rng()
         plan = self._plan(tensors, grad_tensors, create_graph, inputs, accumulate)
-        tracing.state.tracer = None
+        tracing.set_tracer(None)
         try:
             return run(tensors, grad_tensors, retain_graph, create_graph, inputs,
                        accumulate, allow_unused, who)
         finally:
-            tracing.state.tracer = self
+            tracing.set_tracer(self)
             if plan is not None:
                 self.program.append((_BACKWARD, plan))
                 self.backward_seen = True
@@ -191,11 +191,11 @@ class _Held:
         if kwargs.get("closure") is not None or any(callable(a) for a in args):
             self.unsafe("an optimizer step with a closure")
         self.program.append((_CALL, function, obj, args, kwargs))
-        tracing.state.tracer = None
+        tracing.set_tracer(None)
         try:
             return function(obj, *args, **kwargs)
         finally:
-            tracing.state.tracer = self
+            tracing.set_tracer(self)
             self.rng = _rng_state()
 
     def record_copy(self, target, source) -> None:
@@ -710,14 +710,14 @@ class CompiledFunction:
                 made_tensors.append(t)
             return t
 
-        tracing.state.tracer = held
+        tracing.set_tracer(held)
         Tensor._make = staticmethod(tagged)  # (restored below: only while this call runs)
         try:
             result = self._fn(*args, **kwargs)
             held._check_rng()
         finally:
             Tensor._make = staticmethod(make)
-            tracing.state.tracer = None
+            tracing.set_tracer(None)
         held.finish(result, self.lowering)
         self.stats["traces"] += 1
         self._cache[key] = held

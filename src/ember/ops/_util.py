@@ -11,30 +11,6 @@ from ..tensor import Tensor
 
 _SCALARS = (numbers.Number, np.generic)
 
-# NumPy's path for a Python number operand costs more than the op itself on a small array;
-# a read-only 0-d array of the other operand's dtype gives the same result (the number
-# takes the array's dtype either way). Zero is left out: 0.0 and -0.0 are one dict key.
-_NUMBER_ARRAYS: dict = {np.dtype(np.float32): {}, np.dtype(np.float64): {}}
-
-
-def number_array(value, like):
-    """``value`` (a Python float or int) as a cached 0-d array of ``like``'s dtype where
-    that gives the same result as the number itself; else ``value``."""
-    if type(like) is not np.ndarray:
-        return value
-    cache = _NUMBER_ARRAYS.get(like.dtype)
-    if cache is None:
-        return value
-    array = cache.get(value)
-    if array is None:
-        if type(value) is not float and type(value) is not int or \
-                not (-1e38 < value < 1e38) or value == 0:  # overflow, NaN, signed zero
-            return value
-        if len(cache) >= 512:
-            cache.clear()
-        array = cache[value] = np.array(value, like.dtype)
-        array.flags.writeable = False
-    return array
 _WEAK = (float, int)
 
 

@@ -9,10 +9,13 @@ promotion. Broadcasting is NumPy's; ``sum_to_shape`` folds gradients back.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .. import backend, dtypes
 from ..autograd.function import Function
+from ..backend.cpu import number_array
 from ..tensor import Tensor
 from . import _samples
 from ._util import (
@@ -20,7 +23,6 @@ from ._util import (
     broadcast_error,
     ensure_tensor,
     float_operands,
-    number_array,
     scalar_value,
     shape_of,
 )
@@ -84,7 +86,7 @@ class Add(Function):
 
 # (x + y == y + x: ``2 + x`` is ``add(x, 2)``, as in PyTorch, whose graph has x first)
 @register_op(operators=("__add__", "__radd__"), inplace=("add_", "__iadd__"),
-             methods=("add",), samples=_samples.binary(), fast=("binary", Add))
+             methods=("add",), samples=_samples.binary(), fast=("binary", Add, np.add))
 def add(input, other, *, alpha=1):
     """``input + alpha * other``, broadcasting, with PyTorch's type promotion."""
     if alpha != 1:
@@ -117,7 +119,7 @@ class Sub(Function):
 
 @register_op(operators=("__sub__",), reflected=("__rsub__",),
              inplace=("subtract_", "sub_", "__isub__"), methods=("sub", "subtract"),
-             also=("subtract",), samples=_samples.binary(), fast=("binary", Sub))
+             also=("subtract",), samples=_samples.binary(), fast=("binary", Sub, np.subtract))
 def sub(input, other, *, alpha=1):
     """``input - alpha * other``."""
     bools = [type(v) is bool or isinstance(v, Tensor) and v.dtype is dtypes.bool
@@ -164,7 +166,7 @@ class Mul(Function):
 
 @register_op(operators=("__mul__", "__rmul__"),
              inplace=("multiply_", "mul_", "__imul__"), methods=("mul", "multiply"),
-             also=("multiply",), samples=_samples.binary(), fast=("binary", Mul))
+             also=("multiply",), samples=_samples.binary(), fast=("binary", Mul, np.multiply))
 def mul(input, other):
     """``input * other`` elementwise."""
     return _binary(Mul, input, other, "mul")
@@ -206,7 +208,7 @@ def _div_samples(make):
 @register_op(operators=("__truediv__",),
              inplace=("divide_", "true_divide_", "div_", "__itruediv__"),
              methods=("div", "divide", "true_divide"), also=("divide", "true_divide"),
-             samples=_div_samples, fast=("binary", Div))
+             samples=_div_samples, fast=("binary", Div, np.true_divide))
 def div(input, other, *, rounding_mode=None):
     """``input / other``. Integers divide to the default float dtype; rounding_mode
     'trunc' (toward zero) or 'floor' (toward -inf) rounds the quotient, keeps integer
@@ -332,7 +334,7 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        out = a ** b
+        out = a ** (number_array(b, a) if type(b) is float else b)
         if not ctx._recording:
             return out
         ndarray = ctx.xp.ndarray
@@ -397,7 +399,7 @@ def _pow_samples(make):
 
 
 @register_op(operators=("__pow__",), reflected=("__rpow__",), inplace=("pow_", "__ipow__"),
-             methods=("pow",), samples=_pow_samples, fast=("binary", Pow))
+             methods=("pow",), samples=_pow_samples, fast=("binary", Pow, operator.pow))
 def pow(input, exponent):
     """``input ** exponent``; either may be a Python number."""
     if isinstance(input, Tensor) and input.dtype is dtypes.bool and type(exponent) is bool:

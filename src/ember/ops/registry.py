@@ -82,9 +82,10 @@ def register_op(name: str | None = None, *, namespace: str = "ember", methods=()
     operators: Python operators bound to the op (``__mul__``: ``x * y`` is ``mul(x, y)``);
     reflected: the swapped forms (``__rmul__``: ``2 * x`` is ``mul(2, x)``); inplace:
     methods that write the result into the tensor (``mul_``, ``__imul__``).
-    fast: ``(kind, OpClass)`` where the plain call (float CPU tensors; see
-    ``autograd.function.fast_lane``) is exactly ``OpClass.apply(...)``: the op is then
-    bound through the fast lane, which makes that call in one frame.
+    fast: ``(kind, OpClass)`` or ``(kind, OpClass, kernel)`` where the plain call (float
+    CPU tensors; see ``autograd.function.fast_lane``) is exactly ``OpClass.apply(...)``:
+    the op is then bound through the fast lane, which makes that call in one frame;
+    kernel, the NumPy function the forward computes, serves calls that record nothing.
     """
 
     def decorate(function: Callable) -> Callable:
@@ -92,7 +93,7 @@ def register_op(name: str | None = None, *, namespace: str = "ember", methods=()
         function = _autocast_wrap(public if namespace == "ember" else f"{namespace}.{public}",
                                   function)
         if fast is not None:
-            function = functools.wraps(function)(fast_lane(fast[0], fast[1], function))
+            function = functools.wraps(function)(fast_lane(fast[0], fast[1], function, *fast[2:]))
         _F[public if namespace == "ember" else f"{namespace}.{public}"] = function
         for method in methods + operators:
             setattr(Tensor, method, function)

@@ -16,9 +16,10 @@ import numpy as np
 
 from .. import backend, dtypes
 from ..autograd.function import Function
+from ..backend.cpu import number_array
 from ..tensor import Tensor
 from . import _samples
-from ._util import float_operand, number_array
+from ._util import float_operand
 from .registry import NAMESPACES, Sample, register_op
 
 
@@ -41,7 +42,7 @@ class Neg(Function):
 
 
 @register_op(operators=("__neg__",), inplace=("negative_", "neg_"), methods=("neg", "negative"),
-             also=("negative",), samples=_samples.unary(), fast=("unary", Neg))
+             also=("negative",), samples=_samples.unary(), fast=("unary", Neg, np.negative))
 def neg(input):
     """``-input``."""
     return Neg.apply(input)
@@ -115,7 +116,8 @@ class Exp(Function):
         return grad * out
 
 
-@register_op(inplace=("exp_",), methods=("exp",), samples=_samples.unary(), fast=("unary", Exp))
+@register_op(inplace=("exp_",), methods=("exp",), samples=_samples.unary(),
+             fast=("unary", Exp, np.exp))
 def exp(input):
     """``e ** input``."""
     return Exp.apply(float_operand(input, "exp"))
@@ -137,7 +139,7 @@ class Log(Function):
 
 
 @register_op(inplace=("log_",), methods=("log",), samples=_samples.unary(low=0.1, high=3.0),
-             fast=("unary", Log))
+             fast=("unary", Log, np.log))
 def log(input):
     """Natural logarithm (NaN below 0, -inf at 0, as in PyTorch)."""
     return Log.apply(float_operand(input, "log"))
@@ -160,7 +162,7 @@ class Sqrt(Function):
 
 
 @register_op(inplace=("sqrt_",), methods=("sqrt",), samples=_samples.unary(low=0.1, high=3.0),
-             fast=("unary", Sqrt))
+             fast=("unary", Sqrt, np.sqrt))
 def sqrt(input):
     """Square root."""
     return Sqrt.apply(float_operand(input, "sqrt"))
@@ -182,7 +184,8 @@ class Sin(Function):
         return grad * m.cos(x)
 
 
-@register_op(inplace=("sin_",), methods=("sin",), samples=_samples.unary(), fast=("unary", Sin))
+@register_op(inplace=("sin_",), methods=("sin",), samples=_samples.unary(),
+             fast=("unary", Sin, np.sin))
 def sin(input):
     """Sine (radians)."""
     return Sin.apply(float_operand(input, "sin"))
@@ -204,7 +207,8 @@ class Cos(Function):
         return -grad * m.sin(x)
 
 
-@register_op(inplace=("cos_",), methods=("cos",), samples=_samples.unary(), fast=("unary", Cos))
+@register_op(inplace=("cos_",), methods=("cos",), samples=_samples.unary(),
+             fast=("unary", Cos, np.cos))
 def cos(input):
     """Cosine (radians)."""
     return Cos.apply(float_operand(input, "cos"))
@@ -255,7 +259,7 @@ class TanhGrad(Function):
 
 
 @register_op(inplace=("tanh_",), methods=("tanh",), namespace="ember", samples=_samples.unary(),
-             fast=("unary", Tanh))
+             fast=("unary", Tanh, np.tanh))
 def tanh(input):
     """Hyperbolic tangent."""
     return Tanh.apply(float_operand(input, "tanh"))
