@@ -27,7 +27,10 @@ EMPTY_SHAPES = [(0,), (2, 0), (0, 3), (1, 0, 2)]
 # Deliberate differences, pinned in tests/ops/test_special.py (see docs/special.md): at
 # the poles (0 and the negative integers) ember's lgamma and digamma gradient are infinite
 # where PyTorch's are huge finite numbers; the modified Bessel functions I0 and I1 grow to
-# inf at +-inf and past overflow, where PyTorch gives nan.
+# inf at +-inf and past overflow, where PyTorch gives nan. Within about 1e-9 of a pole
+# PyTorch's reflection loses digits (pi * x rounds before the remainder is taken: digamma
+# at -2 + 1.8e-15 is 5% off, at -2 + 1e-10 6e-7), where ember's takes x - round(x)
+# exactly; tests/ops/test_special.py checks ember there against known values.
 AT_POLES_DIFFER = ("digamma", "lgamma")
 AT_INFINITY_DIFFER = ("i0", "special.i1", "special.modified_bessel_i0",
                       "special.modified_bessel_i1")
@@ -125,7 +128,8 @@ def test_unary_ops_propagate_nan_and_inf_like_pytorch(name, data):
     if name in KNOWN_NAN_BUGS:  # see the xfail tests below
         hypothesis.assume(not np.isnan(values).any())
     if name in AT_POLES_DIFFER:
-        hypothesis.assume(not ((values <= 0) & (values == np.round(values))).any())
+        near = np.abs(values - np.round(values)) <= 1e-9 * np.maximum(1.0, np.abs(values))
+        hypothesis.assume(not ((values <= 0) & near).any())
     if name in AT_INFINITY_DIFFER:
         hypothesis.assume(bool((np.abs(values) < 1e3).all()))
     _compare_with_torch(name, EMBER.op(name), TORCH.op(name), [values])
