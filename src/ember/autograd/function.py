@@ -1088,6 +1088,11 @@ def _resolve_saved_one(values, data, tensor, original, out):
             return (saved, None)
     elif len(values) == 2 and values[0] is None and values[1] is None:
         return _NOTHING_SAVED  # a product with a number: the number is all backward needs
+    elif len(values) == 3 and values[0] is data and values[1] is None and values[2] is None:
+        counter = tensor._version_counter  # tensor ** number: the base alone
+        if counter.inference:
+            raise RuntimeError(INFERENCE_SAVED)
+        return (tensor, counter.value, None, None, None, None)
     saved = []
     for v in values:
         if v is data:

@@ -339,12 +339,8 @@ class Pow(Function):
             return out
         ndarray = ctx.xp.ndarray
         a_arr, b_arr = isinstance(a, ndarray), isinstance(b, ndarray)
-        if a_arr and not b_arr:
-            ctx.node_name = "PowBackward0"
-        elif a_arr:
-            ctx.node_name = "PowBackward1"
-        else:
-            ctx.node_name = "PowBackward2"
+        if b_arr:  # (tensor ** number keeps the class's name, PowBackward0)
+            ctx.node_name = "PowBackward1" if a_arr else "PowBackward2"
         # the output is needed only for the exponent's gradient
         ctx.save_for_backward(a if a_arr else None, b if b_arr else None,
                               out if b_arr else None)
