@@ -93,6 +93,32 @@ def test_chain_then_branches_matches_pytorch():
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-9)
 
 
+@pytest.mark.parametrize("root", ["sum", "mean"])
+def test_a_chain_from_the_root_is_walked_without_a_count(root, monkeypatch):
+    # a reduction's node has one tensor edge and empty ones for its dims: still a link,
+    # so a chain ending in .sum() is walked from the root; only the leaf gets counted
+    from ember.autograd import engine
+    counted = []
+    real = engine.dependencies
+
+    def dependencies(roots):
+        found = real(roots)
+        counted.append(len(found))
+        return found
+
+    monkeypatch.setattr(engine, "dependencies", dependencies)
+    x = ember.tensor([0.1, 0.2], dtype=ember.float64, requires_grad=True)
+    y = x
+    for _ in range(10):
+        y = ((y + 0.25) * 0.5).exp().tanh() ** 2
+    y = getattr(y, root)()
+    (want,) = ember.autograd.grad(y, x, retain_graph=True)  # counts: inputs= given
+    counted.clear()
+    y.backward()
+    assert counted == [0]
+    np.testing.assert_array_equal(x.grad.numpy(), want.numpy())
+
+
 def test_second_backward_raises_unless_retain_graph():
     x = ember.tensor(2.0, requires_grad=True)
     y = x.exp()

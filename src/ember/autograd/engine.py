@@ -221,10 +221,13 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     node._saved = ()
                     node._freed = True
                 ran = True
-                # a chain's link (one child, or one and a Python number's empty edge:
-                # ``y * 0.5``): route without the loop below, and where this node is its
-                # child's only producer, go on with the child without the ready list
-                if len(children) != 1 and (len(children) != 2 or children[1] is not None):
+                # a chain's link (one child, the first, and empty edges for the rest: a
+                # Python number's in ``y * 0.5``, a reduction's dims in ``y.sum()``): route
+                # without the loop below, and where this node is its child's only
+                # producer, go on with the child without the ready list
+                n = len(children)
+                if n != 1 and (children[1] is not None or
+                               n > 2 and children.count(None) != n - 1):
                     break
                 child = children[0]
                 g = results[0]
