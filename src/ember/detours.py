@@ -5,7 +5,8 @@ A leaf module. Each of those features counts itself in here as it switches on an
 switches off, so the lane reads one number, ``DETOURS.count``, on every op instead of
 asking each feature in turn (three lookups, one of them thread-local). The count is over
 all threads: while any thread has a feature on, every thread takes the general path, which
-checks each feature for its own thread and gives the same results, only slower.
+checks each feature for its own thread and gives the same results, only slower. (So does
+a thread that ends with anomaly mode switched on: its count stays.)
 """
 from __future__ import annotations
 
