@@ -28,14 +28,6 @@ _DTYPE_ARG = {"prod", "nn.functional.softmax", "nn.functional.log_softmax", "cum
               "cumsum", "linalg.vector_norm", "linalg.matrix_norm", "sum", "norm"}
 
 
-class _Flag:
-    """How many autocast regions are on in any thread: the wrapper's one check."""
-    active = 0
-
-
-# (the core's fast lane steps aside for autocast through ``ember.detours``)
-_FLAG = _Flag()
-_LOCK = threading.Lock()
 
 
 class _Local(threading.local):
@@ -78,16 +70,12 @@ def set_autocast_enabled(device_type, enabled=None) -> None:
     device_type = _check_device_type(device_type)
     local = _LOCAL
     local.dtype[device_type] = local.fast[device_type] if enabled else None
-    # the dispatch flag counts switched-on states; count each device type once per thread
+    # ember.detours counts switched-on states; count each device type once per thread
     if enabled and device_type not in local.switched_on:
         local.switched_on.add(device_type)
-        with _LOCK:
-            _FLAG.active += 1
         detours.enter()
     elif not enabled and device_type in local.switched_on:
         local.switched_on.discard(device_type)
-        with _LOCK:
-            _FLAG.active -= 1
         detours.leave()
 
 
@@ -243,8 +231,6 @@ class autocast:
             local.cache_enabled = self._cache_enabled
         local.depth += 1
         if self._enabled:
-            with _LOCK:
-                _FLAG.active += 1
             detours.enter()
         return self
 
@@ -256,8 +242,6 @@ class autocast:
         if local.depth == 0:
             local.cache.clear()
         if self._enabled:
-            with _LOCK:
-                _FLAG.active -= 1
             detours.leave()
         return False
 
@@ -274,11 +258,11 @@ def wrap(name: str, function):
     """The op as dispatched: ``function`` itself unless autocast lists ``name``."""
     if not lists.listed(name):
         return function
-    flag = _FLAG
+    count = detours.DETOURS  # autocast regions, anomaly mode and traces, in any thread
 
     @functools.wraps(function)
     def dispatch(*args, **kwargs):
-        if not flag.active:
+        if not count.count:
             return function(*args, **kwargs)
         return _autocast_call(name, function, args, kwargs)
 
