@@ -207,8 +207,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
             grads = pop_buffer(node, None)
             children = node._next
             ran = False  # whether the plain branch ran the node (its results to route)
-            while plain and grads is not None and node._num_outputs == 1 and \
-                    not node._hooked and node.array_backward and type(node) is not AccumulateGrad:
+            while plain and grads is not None and node._plain:
                 node.math = numpy_math if node.xp is np else array_math(node.xp)
                 results = type(node).backward(node, grads)
                 if type(results) is not tuple:

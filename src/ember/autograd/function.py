@@ -136,6 +136,10 @@ class Node:
     # recorded (written against ``ctx.math``); False: it always gets Tensors (user
     # Functions, and formulas written with Tensor methods).
     array_backward = True
+    # The engine's plain case, in one read: one output, an array backward, no hooks. True
+    # for ember's ops (set per class below); False for a node with hooks or several
+    # outputs, for AccumulateGrad and for user Functions.
+    _plain = False
 
     @property
     def next_functions(self) -> tuple:
@@ -160,6 +164,7 @@ class Node:
         hooks = self.__dict__.setdefault("_post_hooks", [])
         hooks.append(hook)
         self._hooked = True
+        self._plain = False
         return RemovableHandle(hooks, hook)
 
     def register_prehook(self, hook):
@@ -168,12 +173,14 @@ class Node:
         hooks = self.__dict__.setdefault("_pre_hooks", [])
         hooks.append(hook)
         self._hooked = True
+        self._plain = False
         return RemovableHandle(hooks, hook)
 
     def _register_tensor_hook(self, output_nr: int, hook):
         hooks = self.__dict__.setdefault("_tensor_hooks", {}).setdefault(output_nr, [])
         hooks.append(hook)
         self._hooked = True
+        self._plain = False
         return RemovableHandle(hooks, hook)
 
     def __repr__(self) -> str:
@@ -402,6 +409,10 @@ class Function(FunctionCtx):
     # (its ops run on the CPU, and ``needs_input_grad`` is the same list).
     _device = CPU
     _needs = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._plain = cls.array_backward
 
     def name(self) -> str:
         return self.node_name or type(self).__name__ + "Backward0"
@@ -992,6 +1003,8 @@ def _wrap_outputs(cls, ctx, args, arrays, result, requires_grad):
         _link_view(cls, args, wrapped, args[0])
     if requires_grad:
         ctx._num_outputs = len(outputs)
+        if len(outputs) != 1:
+            ctx._plain = False
         ctx._output_meta = [(t._data.shape, t.dtype) for t in wrapped]
         if ctx._to_save:
             ctx._saved = _resolve_saved(ctx._to_save, arrays, args, outputs, wrapped)
@@ -1160,6 +1173,8 @@ def _apply_tensor_forward(cls, ctx, args, kwargs, tensors, requires_grad):
         ctx._next, ctx._nrs = _edges(args)
         ctx._input_meta = [(a.shape, a.dtype) if isinstance(a, Tensor) else None for a in args]
         ctx._num_outputs = len(outputs)
+        if len(outputs) != 1:
+            ctx._plain = False
         ctx._output_meta = [(o._data.shape, o.dtype) if isinstance(o, Tensor) else ((), None)
                             for o in wrapped]
         hooks = saved_hooks.stack[-1] if saved_hooks.stack else None
