@@ -29,6 +29,7 @@ from . import (
     optim,
     quasirandom,
     random,
+    return_types,
     signal,
     special,
     types,

@@ -18,13 +18,13 @@ by a sign flip of whole vectors (both are valid decompositions).
 from __future__ import annotations
 
 import warnings
-from collections import namedtuple
 
 import numpy as np
 
 from .. import backend
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
+from ..return_types import result_type
 from ..tensor import Tensor
 from ._util import ensure_tensor
 from .products import _constant, _shape_text, matmul
@@ -41,10 +41,10 @@ LinAlgError.__module__ = "ember.linalg"
 NAMESPACES["linalg"]["LinAlgError"] = LinAlgError
 
 
-SlogdetResult = namedtuple("slogdet", ["sign", "logabsdet"])
-QRResult = namedtuple("qr", ["Q", "R"])
-SVDResult = namedtuple("svd", ["U", "S", "Vh"])
-EighResult = namedtuple("eigh", ["eigenvalues", "eigenvectors"])
+SlogdetResult = result_type("linalg_slogdet", ["sign", "logabsdet"])
+QRResult = result_type("linalg_qr", ["Q", "R"])
+SVDResult = result_type("linalg_svd", ["U", "S", "Vh"])
+EighResult = result_type("linalg_eigh", ["eigenvalues", "eigenvectors"])
 
 
 # ============================================================================ helpers

@@ -9,12 +9,11 @@ CuPy arrays.
 """
 from __future__ import annotations
 
-from collections import namedtuple
-
 import numpy as np
 
 from .. import backend
 from ..autograd.function import Function
+from ..return_types import result_type
 from ..tensor import Tensor
 from ._util import ensure_tensor
 from .decompositions import (
@@ -35,14 +34,14 @@ from .matrices import tril, triu
 from .products import _constant, _shape_text, matmul
 from .registry import NAMESPACES, Sample, register_op
 
-LUFactorResult = namedtuple("linalg_lu_factor", ["LU", "pivots"])
-LUFactorExResult = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
-LUResult = namedtuple("linalg_lu", ["P", "L", "U"])
-LUUnpackResult = namedtuple("lu_unpack", ["P", "L", "U"])
-LUWithInfo = namedtuple("_lu_with_info", ["LU", "pivots", "info"])
-InvExResult = namedtuple("linalg_inv_ex", ["inverse", "info"])
-SolveExResult = namedtuple("linalg_solve_ex", ["result", "info"])
-CholeskyExResult = namedtuple("linalg_cholesky_ex", ["L", "info"])
+LUFactorResult = result_type("linalg_lu_factor", ["LU", "pivots"])
+LUFactorExResult = result_type("linalg_lu_factor_ex", ["LU", "pivots", "info"])
+LUResult = result_type("linalg_lu", ["P", "L", "U"])
+LUUnpackResult = result_type("lu_unpack", ["P", "L", "U"])
+LUWithInfo = result_type("_lu_with_info", ["LU", "pivots", "info"])
+InvExResult = result_type("linalg_inv_ex", ["inverse", "info"])
+SolveExResult = result_type("linalg_solve_ex", ["result", "info"])
+CholeskyExResult = result_type("linalg_cholesky_ex", ["L", "info"])
 
 
 # ============================================================================ array kernels
@@ -548,7 +547,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
     return CholeskyExResult(factor, _int32_tensor(xp.zeros(A._data.shape[:-2], np.int32), A))
 
 # ============================================================================ Householder
-GeqrfResult = namedtuple("geqrf", ["a", "tau"])
+GeqrfResult = result_type("geqrf", ["a", "tau"])
 
 
 def _geqrf_arrays(xp, a):
@@ -727,8 +726,8 @@ def ormqr(input, tau, other, left=True, transpose=False):
 
 
 # ============================================================================ LDL
-LDLFactorResult = namedtuple("linalg_ldl_factor", ["LD", "pivots"])
-LDLFactorExResult = namedtuple("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
+LDLFactorResult = result_type("linalg_ldl_factor", ["LD", "pivots"])
+LDLFactorExResult = result_type("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
 _BUNCH_KAUFMAN = (1 + 17 ** 0.5) / 8
 
 

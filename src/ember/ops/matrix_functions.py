@@ -4,12 +4,12 @@ torch-level spellings of the decompositions (``torch.svd`` returning V, ``torch.
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
 import numpy as np
 
 from .. import backend
 from ..autograd.function import Function
+from ..return_types import result_type
 from ._util import ensure_tensor
 from .decompositions import (
     _check_matrices,
@@ -31,10 +31,10 @@ from .norms import matrix_norm
 from .products import _constant, matmul
 from .registry import Sample, register_op
 
-LstsqResult = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
-SvdResult = namedtuple("svd", ["U", "S", "V"])
-QrResult = namedtuple("qr", ["Q", "R"])
-TriangularSolveResult = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
+LstsqResult = result_type("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+SvdResult = result_type("svd", ["U", "S", "V"])
+QrResult = result_type("qr", ["Q", "R"])
+TriangularSolveResult = result_type("triangular_solve", ["solution", "cloned_coefficient"])
 
 
 # ============================================================================ matrix_exp

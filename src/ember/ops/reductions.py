@@ -15,7 +15,6 @@ import functools
 import math
 import numbers
 import warnings
-from collections import namedtuple
 
 import numpy as np
 
@@ -23,6 +22,7 @@ from .. import backend, dtypes
 from ..autograd.backward_math import TENSOR_MATH
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..return_types import result_type
 from ..tensor import Tensor
 from ._util import ensure_tensor, wrap_dim, wrap_dims
 from .comparison import maximum, minimum, where
@@ -30,10 +30,10 @@ from .indexing import AdvancedIndex, IndexScatter
 from .registry import NAMESPACES, Sample, register_op
 
 # PyTorch returns (values, indices) named tuples from these ops (torch.return_types.*).
-MaxResult = namedtuple("max", ["values", "indices"])
-MinResult = namedtuple("min", ["values", "indices"])
-CummaxResult = namedtuple("cummax", ["values", "indices"])
-CumminResult = namedtuple("cummin", ["values", "indices"])
+MaxResult = result_type("max", ["values", "indices"])
+MinResult = result_type("min", ["values", "indices"])
+CummaxResult = result_type("cummax", ["values", "indices"])
+CumminResult = result_type("cummin", ["values", "indices"])
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -1153,7 +1153,7 @@ def count_nonzero(input, dim=None):
 
 
 # ----------------------------------------------------------------------------- utilities
-AminmaxResult = namedtuple("aminmax", ["min", "max"])
+AminmaxResult = result_type("aminmax", ["min", "max"])
 
 
 def _aminmax_samples(make):
@@ -1555,8 +1555,8 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
 
 
 # ----------------------------------------------------------------------------- histograms
-HistogramResult = namedtuple("histogram", ["hist", "bin_edges"])
-HistogramddResult = namedtuple("histogramdd", ["hist", "bin_edges"])
+HistogramResult = result_type("histogram", ["hist", "bin_edges"])
+HistogramddResult = result_type("histogramdd", ["hist", "bin_edges"])
 
 
 def _histogram_input(input, weight, op: str):
@@ -1592,7 +1592,9 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
     ``(hist, bin_edges)``.
 
     >>> ember.histogram(ember.tensor([1.0, 2.0, 1.0]), bins=2, range=(0.0, 2.0))
-    histogram(hist=tensor([0., 3.]), bin_edges=tensor([0., 1., 2.]))
+    ember.return_types.histogram(
+    hist=tensor([0., 3.]),
+    bin_edges=tensor([0., 1., 2.]))
     """
     weights = _histogram_input(input, weight, "histogram")
     xp = backend.xp_of(input._data)

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import functools
 import numbers
-from collections import namedtuple
 
 import numpy as np
 
 from .. import backend
 from ..autograd.function import Function
+from ..return_types import result_type
 from ..tensor import Tensor
 from ._util import ensure_tensor, wrap_dim
 from .reductions import (
@@ -29,12 +29,12 @@ from .reductions import (
 from .registry import NAMESPACES, Sample, register_op
 
 # PyTorch returns (values, indices) named tuples from these ops (torch.return_types.*).
-SortResult = namedtuple("sort", ["values", "indices"])
-TopkResult = namedtuple("topk", ["values", "indices"])
-MedianResult = namedtuple("median", ["values", "indices"])
-NanmedianResult = namedtuple("nanmedian", ["values", "indices"])
-KthvalueResult = namedtuple("kthvalue", ["values", "indices"])
-ModeResult = namedtuple("mode", ["values", "indices"])
+SortResult = result_type("sort", ["values", "indices"])
+TopkResult = result_type("topk", ["values", "indices"])
+MedianResult = result_type("median", ["values", "indices"])
+NanmedianResult = result_type("nanmedian", ["values", "indices"])
+KthvalueResult = result_type("kthvalue", ["values", "indices"])
+ModeResult = result_type("mode", ["values", "indices"])
 
 
 def _stable_argsort(xp, a, axis: int, descending: bool):

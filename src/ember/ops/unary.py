@@ -10,13 +10,13 @@ promotion. Broadcasting is NumPy's; ``sum_to_shape`` folds gradients back.
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
 import numpy as np
 
 from .. import backend, dtypes
 from ..autograd.function import Function
 from ..backend.cpu import number_array
+from ..return_types import result_type
 from ..tensor import Tensor
 from . import _samples
 from ._util import float_operand
@@ -1155,7 +1155,7 @@ class FrexpExponent(Function):
         return exponent.astype(np.int32)
 
 
-FrexpResult = namedtuple("frexp", ["mantissa", "exponent"])
+FrexpResult = result_type("frexp", ["mantissa", "exponent"])
 
 
 @register_op(methods=("frexp",), samples=_samples.unary(low=-40.0, high=40.0))
@@ -1165,7 +1165,9 @@ def frexp(input):
     exponent``.
 
     >>> ember.frexp(ember.tensor([1.5, -8.0]))
-    frexp(mantissa=tensor([ 0.7500, -0.5000]), exponent=tensor([1, 4], dtype=ember.int32))
+    ember.return_types.frexp(
+    mantissa=tensor([ 0.7500, -0.5000]),
+    exponent=tensor([1, 4], dtype=ember.int32))
     """
     if not isinstance(input, Tensor):
         raise TypeError(f"frexp(): argument 'input' must be a Tensor, not "

@@ -94,7 +94,7 @@ LEFT_OUT: dict[str, list[str]] = {
         "torch.ThroughputBenchmark", "torch.TYPE_CHECKING", "torch.ModuleDict",
         "torch.ParameterDict", "torch.BufferDict", "torch.CallStack", "torch.FatalError",
         "torch.classproperty",
-        "torch.get_file_path", "torch.typename", "torch.return_types",
+        "torch.get_file_path", "torch.typename",
         "torch.nn.functional.BroadcastingList*", "torch.nn.functional.DType",
         "torch.nn.functional.boolean_dispatch", "torch.nn.functional.assert_int_or_pair",
         "*handle_torch_function", "*has_torch_function*", "torch.autograd.is_tensor_like",

@@ -22,7 +22,7 @@ class _IncompatibleKeysResult(_IncompatibleKeys):
     def __repr__(self) -> str:
         if not self.missing_keys and not self.unexpected_keys:
             return "<All keys matched successfully>"
-        return "_IncompatibleKeys" + super().__repr__()[len("_IncompatibleKeys"):]
+        return "_IncompatibleKeys" + super().__repr__()[len(type(self).__name__):]
 
     __str__ = __repr__
 
