@@ -61,3 +61,44 @@ def test_printoptions():
 def test_str_equals_repr_and_numpy_values():
     x = ember.tensor(np.array([0.5, 0.25]))
     assert str(x) == repr(x) == "tensor([0.5000, 0.2500], dtype=ember.float64)"
+
+
+INF, NAN = float("inf"), float("nan")
+SCI_VALUES = [
+    3.5, -2.0, [1e-5, 1.0], [-1.0, 2.0], [1.0, 100000.0], [1e10, -1.0], [1e-30, -1e30],
+    [NAN, INF, -INF, 1.0], [INF, 0.0], [0.1, -0.25, 12345.678], [-1e-8, 1e-8],
+    [[1.5, -2.25], [3.0, 1e-3]], [[[1.0, 2.0], [3.0, 4.0]], [[-5.0, 6.0], [7.0, 8e9]]],
+]
+SCI_CASES = ([(v, dtype, sci, 4) for v in SCI_VALUES for sci in (None, True, False)
+              for dtype in ("float32", "float64", "float16", "bfloat16")] +
+             [(v, "float32", sci, precision) for v in SCI_VALUES[2:8]
+              for sci in (None, True, False) for precision in (2, 8)])
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")  # 1e10 etc. in float16
+@pytest.mark.parametrize("values,dtype,sci_mode,precision", SCI_CASES)
+def test_sci_mode_matches_torch(values, dtype, sci_mode, precision):
+    torch = pytest.importorskip("torch")
+    texts = []
+    for lib in (ember, torch):
+        lib.set_printoptions(sci_mode=sci_mode, precision=precision)
+        try:
+            texts.append(str(lib.tensor(values, dtype=getattr(lib, dtype))))
+        finally:
+            lib.set_printoptions(profile="default")
+    assert texts[0] == texts[1].replace("torch.", "ember.")
+
+
+@pytest.mark.parametrize("sci_mode", [None, True, False])
+@pytest.mark.parametrize("scale", [1e-6, 1.0, 1e9])
+def test_sci_mode_summarized_matches_torch(sci_mode, scale):
+    torch = pytest.importorskip("torch")
+    values = (np.random.default_rng(0).standard_normal((30, 50)) * scale).tolist()
+    texts = []
+    for lib in (ember, torch):
+        lib.set_printoptions(sci_mode=sci_mode, threshold=100)
+        try:
+            texts.append(str(lib.tensor(values)))
+        finally:
+            lib.set_printoptions(profile="default")
+    assert texts[0] == texts[1]

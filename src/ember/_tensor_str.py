@@ -70,19 +70,17 @@ class _Formatter:
         low, high = absolute.min(), absolute.max()
         precision = PRINT_OPTS.precision
         self.int_mode = bool(np.all(finite == np.ceil(finite)))
-        if self.int_mode:
-            if high / low > 1000.0 or high > 1.0e8:
-                self.sci_mode = True
-                self.max_width = max(len(f"{v:.{precision}e}") for v in finite.tolist())
-            else:
-                self.max_width = max(len(f"{v:.0f}") + 1 for v in finite.tolist())
-        elif high / low > 1000.0 or high > 1.0e8 or low < 1.0e-4:
-            self.sci_mode = True
+        if PRINT_OPTS.sci_mode is None:
+            self.sci_mode = bool(high / low > 1000.0 or high > 1.0e8 or low < 1.0e-4)
+        else:
+            self.sci_mode = PRINT_OPTS.sci_mode
+        # The width follows the final mode, so an explicit sci_mode must come first.
+        if self.sci_mode:
             self.max_width = max(len(f"{v:.{precision}e}") for v in finite.tolist())
+        elif self.int_mode:
+            self.max_width = max(len(f"{v:.0f}") + 1 for v in finite.tolist())
         else:
             self.max_width = max(len(f"{v:.{precision}f}") for v in finite.tolist())
-        if PRINT_OPTS.sci_mode is not None:
-            self.sci_mode = PRINT_OPTS.sci_mode
 
     def width(self) -> int:
         return self.max_width
