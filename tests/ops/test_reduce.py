@@ -533,6 +533,13 @@ def test_numpy_axis_and_keepdims_aliases():
     assert ember.sort(x, axis=0).values.shape == (2, 3)
     with pytest.raises(TypeError, match=r"sum\(\): got both 'dim' and its alias 'axis'"):
         ember.sum(x, dim=0, axis=0)
+    # every op with a dim takes the alias, as in PyTorch (the registry adds it)
+    assert ember.cat([x, x], axis=1).shape == (2, 6)
+    assert ember.stack([x, x], axis=2).shape == (2, 3, 2)
+    assert x[:1].squeeze(axis=0).shape == (3,)
+    assert x.unsqueeze(axis=0).shape == (1, 2, 3)
+    assert x.cumsum(axis=1).shape == (2, 3)
+    assert x.index_select(axis=1, index=ember.tensor([0])).shape == (2, 1)
 
 
 def test_zero_dim_inputs():

@@ -424,3 +424,37 @@ def test_pad_crops_and_empty_results_follow_torch():
         F.pad(x[None], (-3, 1), mode="replicate")
     with pytest.raises(RuntimeError, match="wrapping around more than once"):
         F.pad(x[None], (2, -2), mode="circular")  # nothing left to wrap around
+
+
+@requires_torch
+def test_cat_keeps_legacy_empty_tensors_in_promotion_and_the_graph():
+    import torch
+
+    for lib in (ember, torch):
+        assert lib.cat([lib.tensor([]), lib.tensor([1, 2])]).dtype is lib.float32
+        assert lib.cat([lib.tensor([1, 2]), lib.tensor([], dtype=lib.float64)]).dtype is \
+            lib.float64
+    grads = []
+    for lib in (ember, torch):
+        empty = lib.tensor([], requires_grad=True)
+        x = lib.ones(2, 3, requires_grad=True)
+        y = lib.cat([x, empty, x * 2], 1)
+        assert tuple(y.shape) == (2, 6)
+        (y * lib.arange(6.0)).sum().backward()
+        grads.append((empty.grad, x.grad))
+    assert grads[0][0].shape == (0,) and grads[0][0].dtype is ember.float32
+    _close(grads[0][1], grads[1][1])
+
+
+def test_cat_and_stack_refuse_empty_lists_and_zero_dim_tensors_as_torch():
+    with pytest.raises(ValueError, match=r"cat\(\): expected a non-empty list of Tensors"):
+        ember.cat([])
+    for op in ("stack", "hstack", "vstack", "dstack", "column_stack"):
+        with pytest.raises(RuntimeError, match=f"{op} expects a non-empty TensorList"):
+            getattr(ember, op)([])
+    with pytest.raises(RuntimeError, match=r"zero-dimensional tensor \(at position 1\)"):
+        ember.cat([ember.tensor([]), ember.tensor(2.0)])
+    with pytest.raises(RuntimeError, match="Sizes of tensors must match except in dimension "
+                                           "0. Expected size 3 but got size 2 for tensor "
+                                           "number 2"):
+        ember.cat([ember.ones(1, 3), ember.tensor([]), ember.ones(1, 2)])

@@ -184,23 +184,6 @@ def _float_required(input: Tensor, op: str) -> None:
                            f"but got {input.dtype.scalar_name}")
 
 
-def _numpy_aliases(function):
-    """Accept NumPy's ``axis=`` / ``keepdims=`` for ``dim`` / ``keepdim``, as PyTorch does."""
-    name = function.__name__
-
-    @functools.wraps(function)
-    def with_aliases(*args, **kwargs):
-        if kwargs:
-            for alias, real in (("axis", "dim"), ("keepdims", "keepdim")):
-                if alias in kwargs:
-                    if real in kwargs:
-                        raise TypeError(f"{name}(): got both '{real}' and its alias '{alias}'")
-                    kwargs[real] = kwargs.pop(alias)
-        return function(*args, **kwargs)
-
-    return with_aliases
-
-
 # ----------------------------------------------------------------------------- samples
 def _reduce_samples(make):
     return [Sample((make((3, 4)),), name="all"),
@@ -255,7 +238,6 @@ def _sum_samples(make):
 
 
 @register_op(methods=("sum",), samples=_sum_samples, fast=("reduction", Sum))
-@_numpy_aliases
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """``sum_i input_i`` over all elements, or over ``dim`` (int or tuple). Integers and
     bools sum to int64, as in PyTorch; ``dtype`` casts before summing."""
@@ -294,7 +276,6 @@ def _mean_samples(make):
 
 
 @register_op(methods=("mean",), samples=_mean_samples, fast=("reduction", Mean))
-@_numpy_aliases
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """``sum(input) / n`` over all elements or ``dim``. Needs a floating-point input (or
     a floating ``dtype``, which the sum accumulates in)."""
@@ -318,7 +299,6 @@ def _nan_samples(make):
 
 
 @register_op(methods=("nansum",), samples=_nan_samples)
-@_numpy_aliases
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """``sum`` treating NaN as zero; NaN positions get no gradient."""
     ensure_tensor(input, "nansum")
@@ -334,7 +314,6 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 
 @register_op(methods=("nanmean",), samples=_nan_samples)
-@_numpy_aliases
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """The mean of the non-NaN elements: ``nansum(input) / count(not NaN)``."""
     ensure_tensor(input, "nanmean")
@@ -443,7 +422,6 @@ def _prod_samples(make):
 
 
 @register_op(methods=("prod",), samples=_prod_samples)
-@_numpy_aliases
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """``prod_i input_i`` over all elements or one ``dim``; integers and bools give int64.
     The gradient is exact with zeros in the input."""
@@ -523,7 +501,6 @@ def _max_or_min(input, dim, keepdim, other, largest: bool):
 
 
 @register_op(methods=("max",), samples=_max_samples)
-@_numpy_aliases
 def max(input, dim=None, keepdim=False, *, other=None):
     """The largest element (ties share the gradient); with ``dim``, ``(values, indices)``
     along it; with a second tensor, the elementwise maximum."""
@@ -531,7 +508,6 @@ def max(input, dim=None, keepdim=False, *, other=None):
 
 
 @register_op(methods=("min",), samples=_max_samples)
-@_numpy_aliases
 def min(input, dim=None, keepdim=False, *, other=None):
     """The smallest element; with ``dim``, ``(values, indices)``; with a second tensor,
     the elementwise minimum."""
@@ -587,7 +563,6 @@ def _amax_or_amin(input, dim, keepdim, largest):
 
 
 @register_op(methods=("amax",), samples=_amax_samples)
-@_numpy_aliases
 def amax(input, dim=(), keepdim=False):
     """The maximum over ``dim`` (an int or tuple; all dims by default). Unlike ``max``,
     the gradient is shared evenly among equal maxima."""
@@ -595,7 +570,6 @@ def amax(input, dim=(), keepdim=False):
 
 
 @register_op(methods=("amin",), samples=_amax_samples)
-@_numpy_aliases
 def amin(input, dim=(), keepdim=False):
     """The minimum over ``dim``; the gradient is shared evenly among equal minima."""
     return _amax_or_amin(input, dim, keepdim, False)
@@ -644,7 +618,6 @@ def _argmax_or_argmin(input, dim, keepdim, largest):
 
 
 @register_op(methods=("argmax",), samples=_arg_samples, differentiable=False)
-@_numpy_aliases
 def argmax(input, dim=None, keepdim=False):
     """The index (int64) of the largest element, in the flattened input or along ``dim``;
     the first one among equals."""
@@ -652,7 +625,6 @@ def argmax(input, dim=None, keepdim=False):
 
 
 @register_op(methods=("argmin",), samples=_arg_samples, differentiable=False)
-@_numpy_aliases
 def argmin(input, dim=None, keepdim=False):
     """The index (int64) of the smallest element, flattened or along ``dim``."""
     return _argmax_or_argmin(input, dim, keepdim, False)
@@ -792,7 +764,6 @@ def _var_samples(make):
 
 
 @register_op(methods=("var",), samples=_var_samples)
-@_numpy_aliases
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance ``sum((x - mean)^2) / (n - correction)`` over all elements or ``dim``;
     ``correction=1`` (Bessel) by default, ``unbiased=False`` means ``correction=0``."""
@@ -800,21 +771,18 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 @register_op(methods=("std",), samples=_var_samples)
-@_numpy_aliases
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation: ``sqrt(var(...))``; the gradient where it is 0 is 0."""
     return _variance(input, dim, unbiased, keepdim, correction, "std", True, False)
 
 
 @register_op(samples=_var_samples)
-@_numpy_aliases
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(var(input, ...), mean(input, ...))`` in one pass."""
     return _variance(input, dim, unbiased, keepdim, correction, "var_mean", False, True)
 
 
 @register_op(samples=_var_samples)
-@_numpy_aliases
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(std(input, ...), mean(input, ...))`` in one pass."""
     return _variance(input, dim, unbiased, keepdim, correction, "std_mean", True, True)
@@ -859,7 +827,6 @@ class LogSumExp(Function):
                  Sample((make((2, 3, 4)), (0, 2), True), name="dims keepdim"),
                  Sample((make((3, 4), low=50.0, high=60.0), -1), name="large"),
                  Sample((make(()), 0), name="0-d")])
-@_numpy_aliases
 def logsumexp(input, dim, keepdim=False):
     """``log(sum(exp(input)))`` over ``dim``, computed stably; integers become the
     default float dtype."""
@@ -910,7 +877,6 @@ def _scan_samples(make):
              samples=lambda make: _scan_samples(make) + [
                  Sample((make((3, 4)), 0), {"dtype": dtypes.float64}, name="dtype"),
                  Sample((make.int((3, 4), -5, 5), 1), name="int")])
-@_numpy_aliases
 def cumsum(input, dim=None, *, dtype=None):
     """``out_i = sum_{j <= i} input_j`` along ``dim``; integers and bools give int64."""
     ensure_tensor(input, "cumsum")
@@ -1036,7 +1002,6 @@ def _cumprod_grad(m, x, out, g, dim: int, dtype, twice: bool):
                  Sample((make.int((3, 4), -3, 3), 1), name="int"),
                  Sample((_with_zeros(make((3, 5)), [(0, 1), (1, 0), (1, 3), (2, 4)]), 1),
                         name="zeros")])
-@_numpy_aliases
 def cumprod(input, dim=None, *, dtype=None):
     """``out_i = prod_{j <= i} input_j`` along ``dim``; integers and bools give int64. The
     gradient (and its gradient) is exact with zeros in the input."""
@@ -1082,7 +1047,6 @@ def _cummax_or_cummin(input, dim, largest):
 
 
 @register_op(methods=("cummax",), samples=_scan_samples)
-@_numpy_aliases
 def cummax(input, dim):
     """``(values, indices)``: the running maximum along ``dim`` and where it was reached
     (the latest position among equals; NaN propagates). Cost: O(n log n) per slice
@@ -1091,7 +1055,6 @@ def cummax(input, dim):
 
 
 @register_op(methods=("cummin",), samples=_scan_samples)
-@_numpy_aliases
 def cummin(input, dim):
     """``(values, indices)``: the running minimum along ``dim`` and where it was reached."""
     return _cummax_or_cummin(input, dim, False)
@@ -1117,7 +1080,6 @@ def _logic_samples(make):
 
 
 @register_op(methods=("all",), samples=_logic_samples, differentiable=False)
-@_numpy_aliases
 def all(input, dim=None, keepdim=False):
     """True where every element (over ``dim``) is non-zero; bool result (uint8 for a
     uint8 input, as in PyTorch)."""
@@ -1126,7 +1088,6 @@ def all(input, dim=None, keepdim=False):
 
 
 @register_op(methods=("any",), samples=_logic_samples, differentiable=False)
-@_numpy_aliases
 def any(input, dim=None, keepdim=False):
     """True where some element (over ``dim``) is non-zero; bool result."""
     ensure_tensor(input, "any")
@@ -1145,7 +1106,6 @@ class CountNonzero(Function):
              samples=lambda make: [Sample((make.int((3, 4), -1, 2),), name="all"),
                                    Sample((make.int((2, 3, 4), -1, 2), (0, 2)), name="dims"),
                                    Sample((make((3, 4)), 1), name="float")])
-@_numpy_aliases
 def count_nonzero(input, dim=None):
     """The number of non-zero elements (int64), over all elements or ``dim``."""
     ensure_tensor(input, "count_nonzero")

@@ -90,6 +90,8 @@ def register_op(name: str | None = None, *, namespace: str = "ember", methods=()
 
     def decorate(function: Callable) -> Callable:
         public = name or function.__name__
+        if namespace != "nn.functional":
+            function = _numpy_aliases(function)
         function = _autocast_wrap(public if namespace == "ember" else f"{namespace}.{public}",
                                   function)
         if fast is not None:
@@ -127,6 +129,31 @@ def register_op(name: str | None = None, *, namespace: str = "ember", methods=()
         return function
 
     return decorate
+
+
+_ALIASES = (("axis", "dim"), ("keepdims", "keepdim"))
+
+
+def _numpy_aliases(function: Callable) -> Callable:
+    """Accept NumPy's ``axis=`` / ``keepdims=`` for ``dim`` / ``keepdim``, as PyTorch's
+    functions and Tensor methods do (its ``nn.functional`` ones do not)."""
+    parameters = inspect.signature(function).parameters
+    aliases = tuple((alias, real) for alias, real in _ALIASES if real in parameters)
+    if not aliases:
+        return function
+    op = function.__name__
+
+    @functools.wraps(function)
+    def with_aliases(*args, **kwargs):
+        if kwargs:
+            for alias, real in aliases:
+                if alias in kwargs:
+                    if real in kwargs:
+                        raise TypeError(f"{op}(): got both '{real}' and its alias '{alias}'")
+                    kwargs[real] = kwargs.pop(alias)
+        return function(*args, **kwargs)
+
+    return with_aliases
 
 
 def _reflected(function: Callable, name: str) -> Callable:

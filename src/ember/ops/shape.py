@@ -429,9 +429,13 @@ class Cat(Function):
 
     @staticmethod
     def forward(ctx, dim, *arrays):
+        # a legacy empty (0,) array beside arrays of more dims joins nothing (size None)
+        ndim = max(a.ndim for a in arrays)
         ctx.dim = dim
-        ctx.sizes = [a.shape[dim] if a.ndim else 0 for a in arrays]
-        return ctx.xp.concatenate(arrays, axis=dim)
+        ctx.sizes = [None if _legacy_empty(a) and a.ndim != ndim else a.shape[dim]
+                     for a in arrays]
+        joined = [a for a, size in zip(arrays, ctx.sizes) if size is not None]
+        return ctx.xp.concatenate(joined, axis=dim)
 
     @staticmethod
     def backward(ctx, grad):
@@ -439,9 +443,18 @@ class Cat(Function):
         grads = [None]
         start = 0
         for size, need in zip(ctx.sizes, ctx.needs_input_grad[1:]):
+            if size is None:  # its gradient is empty like itself
+                grads.append(m.reshape(m.narrow(grad, ctx.dim, 0, 0), (0,)) if need else None)
+                continue
             grads.append(m.narrow(grad, ctx.dim, start, size) if need else None)
             start += size
         return tuple(grads)
+
+
+def _legacy_empty(a) -> bool:
+    """PyTorch's cat skips (0,) tensors in its shape checks (they predate 0-size dims of
+    any rank) but keeps them in dtype promotion and in the graph."""
+    return a.ndim == 1 and a.shape[0] == 0
 
 
 def _cat_samples(make):
@@ -455,7 +468,9 @@ def _sequence(tensors, op):
         raise TypeError(f"{op}(): argument 'tensors' must be a tuple or list of Tensors, not "
                         f"{type(tensors).__name__}")
     if not tensors:
-        raise RuntimeError(f"{op}(): expected a non-empty list of Tensors")
+        if op == "cat":  # (PyTorch's own types: cat's check is in Python, the rest in C++)
+            raise ValueError("cat(): expected a non-empty list of Tensors")
+        raise RuntimeError(f"{op} expects a non-empty TensorList")
     for i, t in enumerate(tensors):
         ensure_tensor(t, op, f"tensors[{i}]")
     return list(tensors)
@@ -465,11 +480,15 @@ def _sequence(tensors, op):
 def cat(tensors, dim=0):
     """Join tensors along an existing dimension (dtypes promote)."""
     tensors = _sequence(tensors, "cat")
-    tensors = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)] \
-        or tensors[:1]  # PyTorch skips legacy empty (0,) tensors
-    ref = tensors[0]
+    checked = [(i, t) for i, t in enumerate(tensors) if not _legacy_empty(t._data)] or \
+        [(0, tensors[0])]
+    ref = checked[0][1]
+    for i, t in checked:
+        if t._data.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               "concatenated")
     d = wrap_dim(dim, ref._data.ndim, "cat")
-    for i, t in enumerate(tensors):
+    for i, t in checked:
         if t._data.ndim != ref._data.ndim:
             raise RuntimeError(f"Tensors must have same number of dimensions: got "
                                f"{ref._data.ndim} and {t._data.ndim}")

@@ -21,7 +21,6 @@ from .reductions import (
     _float_required,
     _keepdim_shape,
     _no_bool,
-    _numpy_aliases,
     _running,
     _Selection,
     _squeeze_result,
@@ -103,7 +102,6 @@ def _median_samples(make):
 
 
 @register_op(methods=("median",), samples=_median_samples)
-@_numpy_aliases
 def median(input, dim=None, keepdim=False):
     """The lower median (the element at (n - 1) // 2 in sorted order) of all elements;
     with ``dim``, ``(values, indices)`` along it. NaN anywhere gives NaN. Cost: one sort."""
@@ -119,7 +117,6 @@ def _nanmedian_samples(make):
 
 
 @register_op(methods=("nanmedian",), samples=_nanmedian_samples)
-@_numpy_aliases
 def nanmedian(input, dim=None, keepdim=False):
     """``median`` ignoring NaN (NaN only where a slice is all NaN)."""
     return _median(input, dim, keepdim, True)
@@ -140,7 +137,6 @@ class Kthvalue(_Selection):
                                    Sample((make((4, 3)), 4, 0, True), name="dim 0 keepdim"),
                                    Sample((make((2, 3, 4)), 1, -2), name="k=1"),
                                    Sample((make(()), 1), name="0-d")])
-@_numpy_aliases
 def kthvalue(input, k, dim=-1, keepdim=False):
     """``(values, indices)`` of the ``k``-th smallest element (k from 1) along ``dim``.
     Cost: one sort along ``dim``."""
@@ -175,7 +171,6 @@ def _sort_samples(make):
 
 
 @register_op(methods=("sort",), samples=_sort_samples)
-@_numpy_aliases
 def sort(input, dim=-1, descending=False, *, stable=False):
     """``(values, indices)`` with ``input`` sorted along ``dim``; NaN sorts as the largest
     value. The sort is always stable (equal elements keep their order). Cost:
@@ -201,7 +196,6 @@ class ArgSort(Function):
                                    Sample((make((3, 4)), 0, True), name="descending"),
                                    Sample((make.int((10,), 0, 4),), {"stable": True},
                                           name="stable ties")])
-@_numpy_aliases
 def argsort(input, dim=-1, descending=False, *, stable=False):
     """The indices (int64) that sort ``input`` along ``dim`` (``sort(...).indices``)."""
     ensure_tensor(input, "argsort")
@@ -235,7 +229,6 @@ class Topk(_Selection):
                                    Sample((make((2, 3, 4)), 2, -1, False), name="smallest"),
                                    Sample((make((4,)), 4), {"sorted": True}, name="k=n"),
                                    Sample((make((3, 4)), 0, 1), name="k=0")])
-@_numpy_aliases
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """``(values, indices)`` of the ``k`` largest (or smallest) elements along ``dim``,
     in sorted order (NaN counts as the largest). Cost: one sort along ``dim``."""
