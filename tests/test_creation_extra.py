@@ -111,7 +111,7 @@ def test_finfo_values_without_torch():
     assert info.bits == 32 and info.eps == 2.0 ** -23 and info.tiny == 2.0 ** -126
     assert info.max == float(np.finfo(np.float32).max) and info.min == -info.max
     assert ember.finfo().dtype == ember.get_default_dtype().name
-    assert ember.finfo(float).dtype == "float32"  # Python float: the default dtype
+    assert ember.finfo(float).dtype == "float64"  # Python float is a double, as in PyTorch
     assert ember.iinfo(ember.uint8).max == 255 and ember.iinfo(ember.int64).min == -2 ** 63
     assert ember.iinfo(int).dtype == "int64"
     assert ember.finfo(ember.float32) == ember.finfo(ember.float)

@@ -137,10 +137,60 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
         source = from_dlpack(data)
         return source.to(dtype=dtype or source.dtype, device=target, copy=True).requires_grad_(
             requires_grad)
-    array = _to_array(data, "tensor")
+    python = not isinstance(data, (np.ndarray, np.generic))
+    try:
+        array = _to_array(data, "tensor")
+    except TypeError:
+        if not python or not _numbers(data):
+            raise
+        array = _beyond_int64(data, dtype)
+    if python and array.dtype.kind == "f" and array.size and np.abs(array).max() >= 2 ** 63:
+        array = _beyond_int64(data, dtype)  # NumPy's float for ints past 2**63, or floats
     d = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(array, data)
+    if python and d.numpy.kind in "iu" and array.size:
+        _check_fits(array, d.numpy)
     array = np.array(array, dtype=d.numpy, copy=True)
     return _finish(array, target, requires_grad)
+
+
+_OVERFLOW = "Overflow when unpacking long long"
+
+
+def _numbers(data) -> bool:
+    """Whether nested data holds only Python numbers (the case NumPy makes an object array
+    of: an int beyond 64 bits)."""
+    if isinstance(data, (list, tuple)):
+        return all(_numbers(d) for d in data)
+    return isinstance(data, (bool, int, float))
+
+
+def _beyond_int64(data, dtype) -> np.ndarray:
+    """Nested numbers with an int beyond 64 bits: floats when the data has a float or the
+    dtype is a float one (an integer dtype then checks the values), else PyTorch's
+    error."""
+    def floats(d):
+        return any(floats(v) for v in d) if isinstance(d, (list, tuple)) else \
+            not isinstance(d, int)  # (a float, or a number type NumPy took as one)
+
+    if floats(data) or dtype is not None and dtypes.to_dtype(dtype).is_floating_point:
+        return np.asarray(_plain(data), dtype=np.float64)
+    raise ValueError(_OVERFLOW)
+
+
+def _check_fits(array: np.ndarray, target: np.dtype) -> None:
+    """Python numbers going into an integer dtype must fit it, as PyTorch checks (NumPy
+    would wrap them or turn NaN into the minimum). An unsigned dtype takes the negatives
+    of its range (wrapped, as in C)."""
+    if array.dtype == np.uint64 and target != np.uint64:  # Python ints past 2**63
+        raise ValueError(_OVERFLOW)
+    if array.dtype.kind not in "iuf":
+        return
+    info = np.iinfo(target)
+    low = -info.max if target.kind == "u" else info.min
+    if array.dtype.kind == "f" and not np.isfinite(array).all() or \
+            array.min() < low or array.max() > info.max:
+        raise RuntimeError(f"value cannot be converted to type {target.name} without "
+                           "overflow")
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -295,6 +345,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
         fill_value = fill_value.item()
     d = dtypes.to_dtype(dtype) if dtype is not None else dtypes.scalar_dtype(fill_value)
     target = _device(device)
+    if d.numpy.kind in "iu" and not isinstance(fill_value, bool):
+        fill_value = dtypes.checked_number(fill_value, d.numpy)
     array = backend.xp_for_device(target).full(shape, fill_value, d.numpy)
     return _finish(array, target, requires_grad)
 

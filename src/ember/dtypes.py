@@ -134,8 +134,8 @@ def to_dtype(value) -> dtype:
     """Accept an ember dtype, a NumPy dtype, a name or a Python type."""
     if isinstance(value, dtype):
         return value
-    if value is builtins.float:
-        return _default_float
+    if value is builtins.float:  # Python's float is a double, whatever the default dtype
+        return float64
     if value is builtins.int:
         return int64
     if value is builtins.bool:
@@ -306,3 +306,37 @@ def _info_dtype(value, what: str) -> dtype:
         return to_dtype(value)
     raise TypeError(f"{what}(): argument 'type' (position 1) must be ember.dtype, not "
                     f"{builtins.type(value).__name__}")
+
+
+def checked_number(value, dtype):
+    """A Python number for an integer tensor where PyTorch checks that it fits (fill
+    values, clamp bounds, pow's exponent; arithmetic wraps instead, ``wrap_int``): an error
+    beyond the dtype's range, and for NaN or infinity. An unsigned dtype also takes the
+    negatives of its range, wrapped as in C (-1 is 255 in uint8). Other dtypes take the
+    number as it is."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iu" or isinstance(value, builtins.bool) or \
+            not isinstance(value, (builtins.int, builtins.float)):
+        return value
+    info = np.iinfo(dtype)
+    low = -info.max if dtype.kind == "u" else info.min
+    if not (low <= value <= info.max):  # (False for NaN)
+        if isinstance(value, builtins.int) and not -2 ** 63 <= value < 2 ** 64:
+            raise OverflowError("int too big to convert")
+        name = "int" if dtype.itemsize == 4 else dtype.name + "_t"  # PyTorch's C type names
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    return value if value >= info.min else wrap_int(builtins.int(value), dtype)
+
+
+def wrap_int(value: int, dtype) -> int:
+    """A Python int operand as PyTorch casts it to an integer tensor's dtype: wrapped modulo
+    2**bits (``uint8_tensor + -1`` adds 255), where NumPy would refuse it. Beyond 64 bits
+    it is an error, as in PyTorch."""
+    info = np.iinfo(dtype)
+    if info.min <= value <= info.max:
+        return value
+    if not -2 ** 63 <= value < 2 ** 64:
+        raise OverflowError("int too big to convert")
+    bits = info.bits
+    value %= 2 ** bits
+    return value - 2 ** bits if info.min < 0 and value > info.max else value

@@ -96,7 +96,7 @@ def _scalar_as(value, d):
     if d._category == 2:
         return float(value)
     if d._category == 1:
-        return int(value)
+        return dtypes.wrap_int(int(value), d.numpy)
     return value
 
 

@@ -305,6 +305,8 @@ class Remainder(Function):
                               b if isinstance(b, ctx.xp.ndarray) else None)
         ctx.scalars = (a, b)
         ctx.shapes = (np.shape(a), np.shape(b))
+        if (a if isinstance(a, ctx.xp.ndarray) else b).dtype.kind not in "fV":
+            _check_integer_divisor(ctx.xp, b)
         return ctx.xp.remainder(a, b)
 
     @staticmethod
@@ -403,6 +405,8 @@ def pow(input, exponent):
         data = input._data.copy() if exponent else backend.xp_of(input._data).ones_like(
             input._data)
         return Tensor._make(data, input._device, False)
+    if isinstance(input, Tensor):
+        dtypes.checked_number(exponent, input._data.dtype)
     a, b = binary_operands(input, exponent, "pow")
     if isinstance(a, Tensor) and isinstance(b, int) and a._data.dtype.kind in "iu" and b < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
@@ -553,6 +557,8 @@ class Fmod(Function):
         _save_operands(ctx, a, b)
         if not isinstance(b, ctx.xp.ndarray):
             ctx.node_name = "FmodBackward0"
+        if (a if isinstance(a, ctx.xp.ndarray) else b).dtype.kind not in "fV":
+            _check_integer_divisor(ctx.xp, b)
         return ctx.xp.fmod(a, b)
 
     @staticmethod

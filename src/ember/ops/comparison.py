@@ -185,6 +185,10 @@ def where(condition, input=None, other=None):
                            f"with dtype {condition.dtype.name}")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         input = _scalar_branch(input, other, condition)
+    if isinstance(input, Tensor) and not isinstance(other, Tensor):
+        other = dtypes.checked_number(other, input._data.dtype)
+    elif isinstance(other, Tensor) and not isinstance(input, Tensor):
+        input = dtypes.checked_number(input, other._data.dtype)
     x, y = binary_operands(input, other, "where")
     try:
         return Where.apply(condition, x, y)
@@ -400,7 +404,8 @@ def _clamp(input, min, max, op: str):
         if isinstance(value, Tensor):
             value = value if value.dtype is result else value.to(result)
         elif value is not None:
-            value = float(value) if result.is_floating_point else int(value)
+            value = float(value) if result.is_floating_point else \
+                int(dtypes.checked_number(value, result.numpy))
         bounds.append(value)
     try:
         node = {"Clamp": Clamp, "ClampMin": ClampMin, "ClampMax": ClampMax}[op]
@@ -607,6 +612,7 @@ def masked_fill(input, mask, value):
         if input._data.dtype.kind == "b":
             value = bool(value)
         elif input._data.dtype.kind in "iu":
+            value = dtypes.checked_number(value, input._data.dtype)
             if isinstance(value, float) and not value.is_integer():
                 value = int(value)
     else:

@@ -663,6 +663,8 @@ def _fill(input, value):
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value._data.ndim} dimensions.")
         value = value.to(input.dtype)
+    else:
+        value = dtypes.checked_number(value, input._data.dtype)
     return Fill.apply(input, value)
 
 
