@@ -382,12 +382,26 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if (end - start) * step < 0:
         raise RuntimeError(f"arange(): upper bound and larger bound inconsistent with step sign "
                            f"(start={start}, end={end}, step={step})")
+    if not all(math.isfinite(v) for v in (start, end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
     integral = all(isinstance(v, numbers.Integral) for v in values)
     d = dtypes.to_dtype(dtype) if dtype is not None else (
         dtypes.int64 if integral else dtypes.get_default_dtype())
+    if d is dtypes.bool:
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     count = math.ceil((end - start) / step)
     target = _device(device)
     xp = backend.xp_for_device(target)
+    if not integral and d.numpy.kind in "iu":
+        # PyTorch computes in the integer type: start, end and step truncated first (and
+        # the count from them for int64; from the doubles for narrower integers)
+        start, end, step = int(start), int(end), int(step)
+        if step == 0:
+            raise ValueError("arange(): step must be nonzero")
+        if d is dtypes.int64:
+            sign = 1 if step > 0 else -1
+            count = -(-(end - start + step - sign) // step)
+        integral = True
     if integral:
         array = xp.arange(start, start + count * step, step, dtype=np.int64)[:count]
         array = array.astype(d.numpy, copy=False)

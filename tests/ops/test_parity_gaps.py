@@ -187,3 +187,68 @@ def test_nll_weight_with_grad_raises():
     with pytest.raises(RuntimeError, match="derivative for 'weight'"):
         ember.nn.functional.nll_loss(ember.zeros(2, 3, requires_grad=True),
                                      ember.tensor([0, 2]), weight=weight)
+
+
+# outcomes compared with torch: the value (repr, so NaN == NaN), or the exception's type
+OUTCOME_CASES = {
+    "maximum: shapes that don't broadcast": lambda T: T.maximum(T.ones(2), T.ones(3)),
+    "max(other) that doesn't broadcast": lambda T: T.ones(2).max(T.ones(3, 3)),
+    "fmin that doesn't broadcast": lambda T: T.fmin(T.ones(2), T.ones(3)),
+    "conv2d with a 0 kernel": lambda T: T.nn.functional.conv2d(T.ones(1, 3, 8, 8),
+                                                               T.ones(8, 3, 0, 2)),
+    "conv1d with a 0 kernel": lambda T: T.nn.functional.conv1d(T.ones(1, 3, 8),
+                                                               T.ones(8, 3, 0)),
+    "arange: int dtype, step truncated to 0": lambda T: T.arange(0, 1, 0.1, dtype=T.int64),
+    "arange: int64 from floats": lambda T: T.arange(-2.5, 3, 1.7, dtype=T.int64),
+    "arange: int64 counting down": lambda T: T.arange(5.5, 0, -1.5, dtype=T.int64),
+    "arange: int32 counts in doubles": lambda T: T.arange(0, 5, 1.5, dtype=T.int32),
+    "arange: bool": lambda T: T.arange(0, 5, dtype=T.bool),
+    "arange: to infinity": lambda T: T.arange(float("inf")),
+    "arange: step 0": lambda T: T.arange(0, 5, 0),
+}
+
+
+def _outcome(call, lib):
+    try:
+        result = call(lib)
+    except Exception as error:  # the exception is the outcome compared
+        return type(error).__name__
+    return repr(result.tolist()), str(result.dtype).split(".")[-1]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("case", list(OUTCOME_CASES))
+def test_outcome_as_torch(case):
+    call = OUTCOME_CASES[case]
+    assert _outcome(call, ember) == _outcome(call, torch)
+
+
+# gradients at the edges of an op's domain, compared with torch
+GRADIENT_CASES = {
+    "median(): ties share": (lambda T, x: x.median(), [0.0, 0.0, 1.0, 1.0, 5.0]),
+    "median(): the NaNs share": (lambda T, x: x.median(), [float("nan"), 1.0, float("nan")]),
+    "nanmedian(): ties share": (lambda T, x: x.nanmedian(), [float("nan"), 1.0, 2.0, 1.0]),
+    "logit outside [0, 1]": (lambda T, x: T.logit(x).sum(), [-0.5, 0.0, 0.3, 1.0, 1.5]),
+    "cross_entropy, every target ignored": (
+        lambda T, x: T.nn.functional.cross_entropy(x.reshape(2, 2), T.tensor([-100, -100])),
+        [1.0, 2.0, 3.0, 4.0]),
+    "cross_entropy, the counted target weighs 0": (
+        lambda T, x: T.nn.functional.cross_entropy(x.reshape(2, 2), T.tensor([0, -100]),
+                                                   weight=T.tensor([0.0, 1.0])),
+        [1.0, 2.0, 3.0, 4.0]),
+    "cross_entropy, one target ignored": (
+        lambda T, x: T.nn.functional.cross_entropy(x.reshape(2, 2), T.tensor([1, -100])),
+        [1.0, 2.0, 3.0, 4.0]),
+}
+
+
+@pytest.mark.parametrize("case", list(GRADIENT_CASES))
+def test_gradient_as_torch(case):
+    loss, values = GRADIENT_CASES[case]
+    texts = []
+    for lib in (ember, torch):
+        x = lib.tensor(values, requires_grad=True)
+        out = loss(lib, x)
+        out.backward()
+        texts.append((repr(out.item()), str(x.grad).replace("torch.", "ember.")))
+    assert texts[0] == texts[1]

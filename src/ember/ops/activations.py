@@ -851,7 +851,8 @@ def _logit_clamped_values(m, x, low, high):
 
 @elementwise_formula
 def _logit_grad(m, grad, x):
-    return m.cast(grad / (x * (1 - x)), grad)
+    # outside [0, 1] logit is NaN, and so is its gradient (PyTorch's convention)
+    return m.cast(m.where((x < 0) | (x > 1), float("nan"), grad / (x * (1 - x))), grad)
 
 
 @elementwise_formula

@@ -38,8 +38,14 @@ def _binary(cls, a, b, op: str):
             a, b = binary_operands(a, b, op)
     elif not (type(a) is Tensor and type(b) is Tensor and a._data.dtype is b._data.dtype):
         a, b = binary_operands(a, b, op)
+    return _broadcasting(op, cls, a, b)
+
+
+def _broadcasting(op: str, cls, a, b, *rest):
+    """``cls.apply(a, b, *rest)``, with NumPy's error for shapes that don't broadcast
+    turned into PyTorch's."""
     try:
-        return cls.apply(a, b)
+        return cls.apply(a, b, *rest)
     except ValueError:
         sa, sb = shape_of(a), shape_of(b)
         try:
@@ -91,14 +97,14 @@ def _tensor_pair(input, other, op):
 def maximum(input, other):
     """Elementwise maximum of two tensors (NaN propagates)."""
     a, b = _tensor_pair(input, other, "maximum")
-    return Maximum.apply(a, b, True)
+    return _broadcasting("maximum", Maximum, a, b, True)
 
 
 @register_op(methods=("minimum",), samples=_samples.binary(scalars=()))
 def minimum(input, other):
     """Elementwise minimum of two tensors (NaN propagates)."""
     a, b = _tensor_pair(input, other, "minimum")
-    return Maximum.apply(a, b, False)
+    return _broadcasting("minimum", Maximum, a, b, False)
 
 
 # ----------------------------------------------------------------------------- comparisons
@@ -526,14 +532,14 @@ def _fmax_samples(make):
 def fmax(input, other):
     """Elementwise maximum where a NaN loses to a number (NaN only if both are NaN)."""
     a, b = _tensor_operands(input, other, "fmax")
-    return Fmax.apply(a, b, True)
+    return _broadcasting("fmax", Fmax, a, b, True)
 
 
 @register_op(methods=("fmin",), samples=_fmax_samples)
 def fmin(input, other):
     """Elementwise minimum where a NaN loses to a number (NaN only if both are NaN)."""
     a, b = _tensor_operands(input, other, "fmin")
-    return Fmax.apply(a, b, False)
+    return _broadcasting("fmin", Fmax, a, b, False)
 
 
 # ----------------------------------------------------------------------------- bit shifts

@@ -549,6 +549,9 @@ def _check_weight(weight, bias, n, op, transposed, groups):
     if isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
         raise RuntimeError(f"{op}(): non-positive groups is not supported (got groups="
                            f"{groups})")
+    if 0 in weight.shape[2:]:
+        raise RuntimeError(f"{op}(): kernel size should be greater than zero, but got weight "
+                           f"of size {_sizes(weight.shape)}")
     if weight.shape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
                            f"at dimension 0, but got weight of size {_sizes(weight.shape)} "

@@ -1555,7 +1555,12 @@ class NllLoss(Function):
         total = losses.sum()
         if reduction == "mean":
             ctx.total = float(scale.sum())
-            total = total / ctx.total if ctx.total else xp.nan
+            if not ctx.total:  # 0 / 0: NaN, whose gradient is NaN for the counted targets
+                # and 0 for the ignored ones, as in PyTorch
+                ctx.save_for_backward(safe, xp.where(valid, xp.nan, 0).astype(scale.dtype))
+                ctx.total = 1.0
+                return xp.asarray(xp.nan, dtype=log_probs.dtype)
+            total = total / ctx.total
         return xp.asarray(total, dtype=log_probs.dtype)
 
     @staticmethod
@@ -1563,8 +1568,8 @@ class NllLoss(Function):
         m = ctx.math
         safe, scale = ctx.saved_tensors
         if ctx.reduction == "mean":
-            grad = grad * (1.0 / ctx.total) if ctx.total else grad * float("nan")
-        per_target = -(grad * scale)
+            grad = grad * (1.0 / ctx.total)
+        per_target = 0.0 - grad * scale  # (not -(...): an ignored target gets +0, not -0)
         classes = ctx.classes
         onehot = m.cast(m.one_hot(safe, classes), per_target)
         spread = onehot * m.unsqueeze(per_target, -1)       # class dim last

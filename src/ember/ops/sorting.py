@@ -69,6 +69,38 @@ class Median(_Selection):
         return _Selection._pick(ctx, x, index, dim, keepdim)
 
 
+class MedianAll(Function):
+    """median() / nanmedian() of all elements: the gradient is shared evenly among the
+    elements equal to the median (the NaNs, where it is NaN), as in PyTorch."""
+
+    array_backward = True
+    node_name = "MedianBackward0"
+
+    @staticmethod
+    def forward(ctx, x, ignore_nan):
+        xp = ctx.xp
+        if ignore_nan:
+            ctx.node_name = "NanmedianBackward0"
+        n = x.size
+        k = (n - 1) // 2
+        if x.dtype.kind in "fV":
+            valid = int(xp.count_nonzero(~xp.isnan(x)))
+            if ignore_nan:  # the lower median of the non-NaN values (NaN if none)
+                k = max((valid - 1) // 2, 0)
+            elif valid < n:  # any NaN makes the median NaN (NaN sorts last)
+                k = valid
+        out = xp.sort(x.reshape(-1))[k]
+        if x.dtype.kind in "fV":
+            ties = (x == out) | (xp.isnan(x) & xp.isnan(out))
+            ctx.save_for_backward(ties / ties.sum(dtype=x.dtype))
+        return xp.asarray(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (share,) = ctx.saved_tensors
+        return grad * share, None
+
+
 def _median(input, dim, keepdim, ignore_nan):
     name = "nanmedian" if ignore_nan else "median"
     ensure_tensor(input, name)
@@ -82,11 +114,7 @@ def _median(input, dim, keepdim, ignore_nan):
             return Tensor._make(backend.xp_for_device(input._device).full((), np.nan,
                                                                          input._data.dtype),
                                 input._device)
-        values, _ = Median.apply(input.reshape(-1), 0, False, ignore_nan)
-        if values.grad_fn is not None:
-            values.grad_fn.node_name = "NanmedianBackward0" if ignore_nan else \
-                "MedianBackward0"
-        return values
+        return MedianAll.apply(input, ignore_nan)
     d = wrap_dim(dim, input._data.ndim, name)
     x, was_0d = _as_1d(input)
     _check_nonempty(x._data, (d,), name, False)
