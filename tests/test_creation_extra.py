@@ -130,3 +130,15 @@ def test_finfo_values_without_torch():
 def test_info_type_errors(call, match):
     with pytest.raises(TypeError, match=match):
         call()
+
+
+@requires_torch
+@pytest.mark.parametrize("start,end,steps", [(-3, 1, 7), (-3, 1, 1001), (-7.3, 12.9, 999),
+                                             (1e-3, 5, 64), (0, 1, 11)])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_linspace_values_bit_for_bit_as_torch(start, end, steps, dtype):
+    import torch
+
+    ours = ember.linspace(start, end, steps, dtype=getattr(ember, dtype)).numpy()
+    theirs = torch.linspace(start, end, steps, dtype=getattr(torch, dtype)).numpy()
+    np.testing.assert_array_equal(ours, theirs)

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from . import backend, dtypes
+from ._exact_float import fma64
 from ._mt_stream import TorchCompatibleGenerator
 from ._mt_stream import normal as mt_normal
 from ._mt_stream import random_from_to as mt_random_from_to
@@ -425,15 +426,22 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
     xp = backend.xp_for_device(target)
     # PyTorch fills the first half from start and the second half back from end, with the
     # step rounded to the result's precision and each value formed by a fused multiply-add;
-    # float64 arithmetic on the rounded step reproduces that rounding.
+    # float64 arithmetic on the rounded step reproduces that rounding for narrower results,
+    # and a float64 result takes the fused multiply-add itself.
     work = d.numpy.type if d.is_floating_point else np.float64
+    if not d.is_floating_point:  # PyTorch takes the bounds in the integer type first
+        start, end = int(start), int(end)
     if steps == 1:
         values = xp.full((1,), start, dtype=np.float64)
     else:
         i = xp.arange(steps, dtype=np.float64)
         step = float(work((work(end) - work(start)) / work(steps - 1)))
-        values = xp.where(i < steps // 2, float(work(start)) + i * step,
-                          float(work(end)) - (steps - 1 - i) * step)
+        low, high = float(work(start)), float(work(end))
+        if work is np.float64 and xp is np:
+            values = np.where(i < steps // 2, fma64(i, step, low),
+                              fma64(-(steps - 1 - i), step, high))
+        else:
+            values = xp.where(i < steps // 2, low + i * step, high - (steps - 1 - i) * step)
     array = values.astype(d.numpy) if d.is_floating_point else xp.trunc(values).astype(d.numpy)
     return _finish(array, target, requires_grad)
 

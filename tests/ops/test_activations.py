@@ -207,6 +207,25 @@ def test_rrelu_training_draws_slopes_in_bounds_and_backpropagates_them():
         F.rrelu(positive, 0.5, 0.1)
 
 
+@requires_torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rrelu_training_draws_as_torch_and_keeps_the_stream_in_step(dtype):
+    import torch
+
+    results = []
+    for lib in (ember, torch):
+        lib.manual_seed(0)
+        x = lib.tensor([[-1.0, 2.0, 0.0], [-3.0, -0.5, float("nan")]],
+                       dtype=getattr(lib, dtype), requires_grad=True)
+        y = lib.nn.functional.rrelu(x, 0.1, 0.9, training=True)
+        y.sum().backward()  # at 0 the gradient is the drawn slope, as PyTorch draws one
+        z = lib.linspace(-3, -0.01, 500, dtype=getattr(lib, dtype))
+        lib.nn.functional.rrelu_(z, training=True)
+        results.append([repr(y.tolist()), repr(x.grad.tolist()), repr(z.tolist()),
+                        repr(lib.rand(3).tolist())])
+    assert results[0] == results[1]
+
+
 def test_shrinks_at_their_edges():
     x = ember.tensor([-1.0, -0.5, 0.0, 0.5, 0.75])
     assert _np(F.hardshrink(x)).tolist() == [-1.0, 0.0, 0.0, 0.0, 0.75]

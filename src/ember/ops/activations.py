@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .. import backend, dtypes
 from ..autograd.backward_math import array_math, elementwise_formula
 from ..autograd.function import Function
 from ..tensor import Tensor, apply_inplace
@@ -391,24 +392,34 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
         return _maybe_inplace(_leaky_relu, input, inplace, (lower + upper) / 2)
     from ..creation import rand
 
-    slopes = rand(input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
-    return _maybe_inplace(_rrelu_with_noise, input, inplace, slopes)
+    # PyTorch draws one double per element <= 0, in order, and none for the others: the
+    # same draws keep the random stream in step with PyTorch's
+    data = input._data
+    xp = backend.xp_of(data)
+    drawn = data <= 0
+    units = rand(int(drawn.sum()), dtype=dtypes.float64, device=input.device)._data
+    # scaled in double between the bounds as the kernel's arithmetic type holds them
+    # (float32 below double precision), as PyTorch's kernel does
+    if data.dtype != np.float64:
+        lower, upper = float(np.float32(lower)), float(np.float32(upper))
+    noise = xp.ones_like(data)
+    noise[drawn] = (units * (upper - lower) + lower).astype(data.dtype)
+    return _maybe_inplace(_rrelu_with_noise, input, inplace, noise)
 
 
-def _rrelu_with_noise(input, slopes):
-    return RReLUWithNoise.apply(input, slopes._data)
+def _rrelu_with_noise(input, noise):
+    return RReLUWithNoise.apply(input, noise)
 
 
 class RReLUWithNoise(Function):
-    """Training rrelu as one node (PyTorch's): ``x * noise``, the noise being 1 where
-    x >= 0 and the drawn slope elsewhere; the gradient is ``grad * noise``."""
+    """Training rrelu as one node (PyTorch's): ``x * noise``, the noise being the drawn
+    slope where x <= 0 and 1 elsewhere; the gradient is ``grad * noise``."""
 
     array_backward = True
     node_name = "RreluWithNoiseBackward0"
 
     @staticmethod
-    def forward(ctx, x, slopes):
-        noise = ctx.xp.where(x >= 0, ctx.xp.ones_like(x), slopes).astype(x.dtype, copy=False)
+    def forward(ctx, x, noise):
         ctx.save_for_backward(noise)
         return x * noise
 
