@@ -15,6 +15,7 @@ from . import (
     accelerator,
     amp,
     autograd,
+    backends,
     cpu,
     cuda,
     distributed,

@@ -9,6 +9,7 @@ import pytest
 import ember
 
 MODULES = ["ember.runtime", "ember.memory", "ember.streams", "ember.accelerator", "ember.func",
+           "ember.backends", "ember.return_types",
            "ember.signal.windows",
            "ember.masked", "ember.quasirandom", "ember.types", "ember.functional"]
 

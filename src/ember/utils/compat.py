@@ -169,7 +169,7 @@ LEFT_OUT: dict[str, list[str]] = {
     "Python-environment modules (hub, multiprocessing, testing, packaging)": [
         "torch.hub", "torch.multiprocessing", "torch.testing", "torch.version",
         "torch.torch_version", "torch.prepare_multiprocessing_environment",
-        "torch.get_device_module", "torch.backends",
+        "torch.get_device_module",
     ],
 }
 
