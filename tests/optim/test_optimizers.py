@@ -322,3 +322,19 @@ def test_step_hooks():
     calls.clear()
     opt.step()
     assert calls == [("post", {})]
+
+
+@requires_torch
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
+                                  "Adamax", "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS"])
+def test_options_named_ordered_and_printed_as_torch(name):
+    import torch
+
+    texts = []
+    for lib in (ember, torch):
+        first, second = lib.nn.Parameter(lib.ones(2)), lib.nn.Parameter(lib.ones(1))
+        groups = [{"params": [first]}, {"params": [second], "lr": 0.5}]
+        opt = getattr(lib.optim, name)(groups if name != "LBFGS" else [first], lr=0.1)
+        groups = opt.state_dict()["param_groups"]
+        texts.append((list(opt.defaults), [list(g) for g in groups], str(groups), repr(opt)))
+    assert texts[0] == texts[1]

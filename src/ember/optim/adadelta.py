@@ -26,6 +26,10 @@ class Adadelta(Optimizer):
         \theta \leftarrow \theta - \gamma \Delta
     """
 
+    # PyTorch's option names in its order (``state_dict()['param_groups']`` prints them)
+    _option_order = ("lr", "rho", "eps", "weight_decay", "maximize", "capturable", "foreach",
+                     "differentiable")
+
     def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0, foreach=None, *, capturable: bool = False,
                  maximize: bool = False, differentiable: bool = False) -> None:

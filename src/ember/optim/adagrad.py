@@ -28,6 +28,10 @@ class Adagrad(Optimizer):
     The accumulators are created with the optimizer, as in PyTorch.
     """
 
+    # PyTorch's option names in its order (``state_dict()['param_groups']`` prints them)
+    _option_order = ("lr", "lr_decay", "eps", "weight_decay", "initial_accumulator_value",
+                     "foreach", "maximize", "differentiable", "fused")
+
     def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, foreach=None, *,
                  maximize: bool = False, differentiable: bool = False, fused=None) -> None:

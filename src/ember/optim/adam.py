@@ -109,6 +109,10 @@ class Adam(Optimizer):
     tensor([0.9000], requires_grad=True)
     """
 
+    # PyTorch's option names in its order (``state_dict()['param_groups']`` prints them)
+    _option_order = ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "foreach",
+                     "capturable", "differentiable", "fused", "decoupled_weight_decay")
+
     _optimizer_name = "Adam"
 
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
@@ -189,6 +193,10 @@ class Adamax(Adam):
         \theta \leftarrow \theta - \frac{\gamma}{1-\beta_1^t} \frac{m_t}{u_t}
     """
 
+    # PyTorch's option names in its order (``state_dict()['param_groups']`` prints them)
+    _option_order = ("lr", "betas", "eps", "weight_decay", "foreach", "maximize",
+                     "differentiable", "capturable")
+
     _optimizer_name = "Adamax"
 
     def __init__(self, params, lr: float = 2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
@@ -238,6 +246,11 @@ class NAdam(Adam):
           - \gamma \frac{\mu_{t+1}}{1-\prod_{i\le t+1}\mu_i} \frac{m_t}{d},
         \qquad d = \sqrt{v_t / (1-\beta_2^t)} + \epsilon
     """
+
+    # PyTorch's option names in its order (``state_dict()['param_groups']`` prints them)
+    _option_order = ("lr", "betas", "eps", "weight_decay", "momentum_decay",
+                     "decoupled_weight_decay", "maximize", "foreach", "capturable",
+                     "differentiable")
 
     _optimizer_name = "NAdam"
 
@@ -298,6 +311,10 @@ class RAdam(Adam):
     \sqrt{1-\beta_2^t} / (\sqrt{v_t} + \epsilon)` with the rectification
     :math:`r_t = \sqrt{(\rho_t-4)(\rho_t-2)\rho_\infty / ((\rho_\infty-4)(\rho_\infty-2)\rho_t)}`.
     """
+
+    # PyTorch's option names in its order (``state_dict()['param_groups']`` prints them)
+    _option_order = ("lr", "betas", "eps", "weight_decay", "maximize", "foreach", "capturable",
+                     "decoupled_weight_decay", "differentiable")
 
     _optimizer_name = "RAdam"
 

@@ -107,8 +107,13 @@ class Optimizer:
         if own_step is not None and not getattr(own_step, "_counts_steps", False):
             cls.step = _count_steps(own_step)
 
+    # An algorithm's option names as PyTorch lists them, in its order (the keys of
+    # ``defaults`` and of each group); None keeps the defaults as given.
+    _option_order: tuple | None = None
+
     def __init__(self, params, defaults: dict) -> None:
-        self.defaults = dict(defaults)
+        order = self._option_order
+        self.defaults = dict(defaults) if order is None else {k: defaults[k] for k in order}
         self.state: defaultdict = defaultdict(dict)
         self.param_groups: list[dict] = []
         self._opt_called = False
@@ -327,6 +332,8 @@ class Optimizer:
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
         for i, group in enumerate(self.param_groups):
+            if i:
+                lines.append("")  # a blank line between groups, as PyTorch prints
             lines.append(f"Parameter Group {i}")
             for key in sorted(group):
                 if key not in ("params", "param_names"):

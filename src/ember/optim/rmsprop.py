@@ -26,6 +26,10 @@ class RMSprop(Optimizer):
         \quad(\text{or } \theta - \gamma g / d \text{ without momentum})
     """
 
+    # PyTorch's option names in its order (``state_dict()['param_groups']`` prints them)
+    _option_order = ("lr", "momentum", "alpha", "eps", "centered", "weight_decay", "capturable",
+                     "foreach", "maximize", "differentiable")
+
     def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False,
                  capturable: bool = False, foreach=None, maximize: bool = False,

@@ -31,6 +31,10 @@ class Rprop(Optimizer):
     tensor([ 0.9000, -1.9000], requires_grad=True)
     """
 
+    # PyTorch's option names in its order (``state_dict()['param_groups']`` prints them)
+    _option_order = ("lr", "etas", "step_sizes", "foreach", "maximize", "differentiable",
+                     "capturable")
+
     def __init__(self, params, lr: float = 1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
                  capturable: bool = False, foreach=None, maximize: bool = False,
                  differentiable: bool = False) -> None:

@@ -49,6 +49,10 @@ class SGD(Optimizer):
     tensor([0.], requires_grad=True)
     """
 
+    # PyTorch's option names in its order (``state_dict()['param_groups']`` prints them)
+    _option_order = ("lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize",
+                     "foreach", "differentiable", "fused")
+
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
                  foreach=None, differentiable: bool = False, fused=None) -> None:
