@@ -484,8 +484,8 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
     source = generator_for(target, generator)
     if isinstance(source, TorchCompatibleGenerator):
         if not d.is_floating_point:
-            raise RuntimeError(f'"check_uniform_bounds" not implemented for '
-                               f"'{d.name}': rand draws real numbers")
+            raise NotImplementedError(f'"check_uniform_bounds" not implemented for '
+                                      f"'{d.scalar_name}': rand draws real numbers")
         array = mt_uniform(source, _numel(shape), _draw_kind(d)).reshape(shape)
         array = array.astype(d.numpy, copy=False)
         return _finish(array, target, requires_grad)
@@ -506,8 +506,8 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -
     source = generator_for(target, generator)
     if isinstance(source, TorchCompatibleGenerator):
         if not d.is_floating_point:
-            raise RuntimeError(f'"normal_kernel_cpu" not implemented for \'{d.name}\': '
-                               "randn draws real numbers")
+            raise NotImplementedError(f'"normal_kernel_cpu" not implemented for '
+                                      f"'{d.scalar_name}': randn draws real numbers")
         array = mt_normal(source, _numel(shape), _draw_kind(d)).reshape(shape)
         array = array.astype(d.numpy, copy=False)
         return _finish(array, target, requires_grad)

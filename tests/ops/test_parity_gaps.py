@@ -252,3 +252,14 @@ def test_gradient_as_torch(case):
         out.backward()
         texts.append((repr(out.item()), str(x.grad).replace("torch.", "ember.")))
     assert texts[0] == texts[1]
+
+
+@pytest.mark.parametrize("make", [lambda T: T.rand(2, dtype=T.long),
+                                  lambda T: T.randn(2, dtype=T.int32),
+                                  lambda T: T.rand(2, dtype=T.bool)])
+def test_random_floats_in_integer_dtypes_refused_as_torch(make):
+    with pytest.raises(NotImplementedError) as theirs:
+        make(torch)
+    with pytest.raises(NotImplementedError) as ours:
+        make(ember)
+    assert str(theirs.value) in str(ours.value)
