@@ -327,19 +327,29 @@ class Tensor:
                 tracer.unsafe("assigning a tensor to .grad (clear it with None, or use "
                               "optimizer.zero_grad(), in a compiled step)")
         if value is not None:
+            # PyTorch's checks, in its order: self, type, dtype, device, size
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
             if not isinstance(value, Tensor):
-                raise TypeError("assigned grad expected to be a Tensor or None but got "
-                                f"{type(value).__name__}")
-            if value.shape != self.shape:
-                raise RuntimeError("assigned grad has data of a different size: "
-                                   f"{list(value.shape)} for a tensor of size "
-                                   f"{list(self.shape)}")
-            if value.dtype is not self.dtype:
-                raise RuntimeError(f"assigned grad has data of type {value.dtype} for a tensor "
-                                   f"of type {self.dtype}")
-            if value.device != self.device:
-                raise RuntimeError(f"assigned grad has data on {value.device} for a tensor on "
-                                   f"{self.device}")
+                raise TypeError("assigned grad expected to be a Tensor or None but got grad "
+                                f"of type {type(value).__name__}")
+            wanted = self.__dict__.get("_grad_dtype", self.dtype)  # None: any dtype
+            if wanted is not None and value.dtype is not wanted:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{value.dtype.name}' to a "
+                    f"tensor with grad_dtype '{wanted.name}'. The gradient must match the "
+                    "tensor's grad_dtype (defaults to the tensor's dtype); convert it, e.g. "
+                    f"g.to(ember.{wanted.name}), or set the tensor's grad_dtype")
+            if value._device != self._device:
+                raise RuntimeError(
+                    f"attempting to assign a gradient on device '{value._device}' to a tensor "
+                    f"on device '{self._device}'. Please ensure that the gradient and the "
+                    "tensor are on the same device")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a "
+                    f"tensor of size '{list(self.shape)}'. Please ensure that the gradient and "
+                    "the tensor are the same size")
         self._grad = value
 
     @grad.deleter
@@ -348,9 +358,12 @@ class Tensor:
 
     @property
     def data(self) -> "Tensor":
-        """The same memory as a tensor outside the graph (prefer ``detach()``)."""
+        """The same memory as a tensor outside the graph, with a version counter of its own
+        (as in PyTorch): autograd does not see changes through it. Prefer ``detach()``."""
         out = Tensor._make(self._data, self._device, False)
-        out._version_counter = counter_of(self)
+        counter = self._version_counter
+        out._version_counter = UNWRITTEN_INFERENCE if counter.inference else (
+            UNWRITTEN_NO_GRAD if counter.no_grad else UNWRITTEN)
         return out
 
     @data.setter

@@ -7,7 +7,7 @@ from ..tensor import Tensor
 from . import anomaly, anomaly_mode, function, functional, graph, graph_watch
 from . import gradcheck as gradcheck_module
 from .anomaly import detect_anomaly, set_detect_anomaly
-from .engine import run_backward
+from .engine import not_a_gradient, run_backward
 from .explain import explain  # the step-through backward
 from .function import Function as _OpFunction
 from .function import FunctionCtx
@@ -31,6 +31,21 @@ def _as_tuple(value):
 _ONE_NONE: tuple = (None,)
 
 
+def _one_per_output(grads, n: int) -> tuple:
+    """The gradients given for ``n`` outputs, checked as PyTorch does: Tensors or None
+    (numbers and lists refused first), one per output. PyTorch ignores extra ones; here
+    they are an error, as they are most likely a mistake."""
+    if grads is None:
+        return (None,) * n
+    for g in grads:
+        if g is not None and not isinstance(g, Tensor):
+            raise not_a_gradient(g)
+    if len(grads) != n:
+        raise RuntimeError(f"got {n} tensors and {len(grads)} gradients (one gradient, or "
+                           "None, per output)")
+    return grads
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              inputs=None) -> None:
     """Accumulate the gradients of ``tensors`` into the ``.grad`` of the graph's leaves
@@ -39,12 +54,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         tensors, grads = (tensors,), _ONE_NONE  # loss.backward(), the common call
     else:
         tensors = _as_tuple(tensors)
-        grads = _as_tuple(grad_tensors) or (None,) * len(tensors)
-        if len(grads) != len(tensors):
-            raise RuntimeError(f"got {len(grads)} gradients for {len(tensors)} tensors")
+        grads = _one_per_output(_as_tuple(grad_tensors), len(tensors))
         inputs = graph.tensors_for_edges(_as_tuple(inputs))
         if inputs is not None and len(inputs) == 0:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     run = graph.begin_run(tensors, inputs)  # multi-gradient hooks tell passes apart
     try:
         run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs,
@@ -70,9 +83,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise NotImplementedError("is_grads_batched=True needs vmap, which ember does not have")
     outputs = _as_tuple(outputs)
     inputs = graph.tensors_for_edges(_as_tuple(inputs), materialize_grads)
-    grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"grad_outputs has {len(grads)} entries for {len(outputs)} outputs")
+    if inputs is None:
+        raise TypeError("grad(): inputs must be a Tensor or a sequence of Tensors, not None")
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    grads = _one_per_output(_as_tuple(grad_outputs), len(outputs))
     if allow_unused is None:
         allow_unused = materialize_grads
     with graph.backward_run(outputs, inputs):

@@ -48,10 +48,7 @@ def _roots(tensors, grad_tensors, who: str, arrays: bool):
             if not arrays:
                 g = Tensor._make(g, t._device, False)
         elif not isinstance(g, Tensor):
-            from ..creation import tensor as make
-
-            g = make(g, dtype=t.dtype, device=t._device)
-            g = g._data if arrays else g
+            raise not_a_gradient(g)
         else:
             if g.shape != t.shape:
                 raise RuntimeError(
@@ -70,6 +67,13 @@ def _roots(tensors, grad_tensors, who: str, arrays: bool):
         roots.append((node, t._output_nr))
         grads.append(g)
     return roots, grads, given
+
+
+def not_a_gradient(g) -> TypeError:
+    """The error for a gradient argument that is not a Tensor: PyTorch takes no numbers or
+    lists there."""
+    return TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__} "
+                     "(wrap numbers and lists in ember.tensor(...), of the output's shape)")
 
 
 def why_no_grad(t) -> str:
@@ -408,8 +412,44 @@ def _run_tensor_hooks(node, grads):
                 continue
             out = hook(grads[nr])
             if out is not None:
-                grads[nr] = out
+                grads[nr] = _check_hook_result(hook, grads[nr], out)
     return grads
+
+
+def _check_hook_results(hook, values, out) -> tuple:
+    """A node hook's replacement gradients, checked as PyTorch does: a tuple with one entry
+    per value, each None or a Tensor like the value it replaces."""
+    if not isinstance(out, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(out).__name__}'")
+    if len(out) != len(values):
+        raise RuntimeError(
+            f"hook '{getattr(hook, '__name__', '<unknown>')}' has returned an incorrect number "
+            f"of values (got {len(out)}, but expected {len(values)})")
+    for value, new in zip(values, out):
+        if new is not None:
+            if value is None:
+                raise RuntimeError("can't replace a None gradient with a non-None value")
+            _check_hook_result(hook, value, new)
+    return out
+
+
+def _check_hook_result(hook, grad, out):
+    """A tensor hook may replace a gradient only by a Tensor of its type and size (as in
+    PyTorch): anything else would flow on silently."""
+    name = getattr(hook, "__name__", "<unknown>")
+    if not isinstance(out, Tensor):
+        raise TypeError(f"expected Tensor, but hook '{name}' returned "
+                        f"'{type(out).__name__}' (return a Tensor, or None to keep the "
+                        "gradient)")
+    if out.dtype is not grad.dtype or out._device != grad._device:
+        was, got = grad.type(), out.type()
+        if was == got:  # the same type on another GPU
+            was, got = grad._device, out._device
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {was} got {got})")
+    if out._data.shape != grad._data.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value (was "
+                           f"{list(grad.shape)} got {list(out.shape)})")
+    return out
 
 
 def _call(node, grads, anomaly):
@@ -418,7 +458,7 @@ def _call(node, grads, anomaly):
         for hook in pre:
             out = hook(tuple(grads))
             if out is not None:
-                grads = list(out)
+                grads = list(_check_hook_results(hook, grads, out))
     if anomaly:
         from .anomaly import run_checked
 
@@ -432,7 +472,7 @@ def _call(node, grads, anomaly):
         for hook in post:
             out = hook(tuple(results), tuple(grads))
             if out is not None:
-                results = tuple(out)
+                results = _check_hook_results(hook, results, out)
     return results
 
 
@@ -459,10 +499,13 @@ def _run_leaf_hooks(variable, grad):
     """A leaf's tensor hooks, in order; each may replace the gradient."""
     if not isinstance(grad, Tensor):
         grad = _as_tensor(grad)
+    wanted = variable._grad_dtype
+    if wanted is not None and grad.dtype is not wanted:
+        grad = grad.to(wanted)  # hooks see the gradient in grad_dtype, as in PyTorch
     for hook in list(variable._hooks):
         out = hook(grad)
         if out is not None:
-            grad = out
+            grad = _check_hook_result(hook, grad, out)
     return grad
 
 

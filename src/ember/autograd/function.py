@@ -1179,9 +1179,13 @@ def _apply_tensor_forward(cls, ctx, args, kwargs, tensors, requires_grad):
                             for o in wrapped]
         hooks = saved_hooks.stack[-1] if saved_hooks.stack else None
         saved = []
-        for v in ctx._to_save:
+        for i, v in enumerate(ctx._to_save):
             if v is None:
                 saved += (None, None)
+            elif not isinstance(v, Tensor):
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} "
+                                f"is of type {type(v).__name__} (keep non-tensors as "
+                                "attributes on ctx, e.g. ctx.k = k)")
             elif any(v is o for o in wrapped) and v.grad_fn is ctx:
                 saved += (_Packed(v, hooks, v._output_nr) if hooks is not None
                           else _SavedOutput(v), None)
