@@ -113,7 +113,103 @@ def test_wrong_index_types_raise_pytorchs_errors():
         x[::-1]
 
 
+def test_index_tensor_dtypes_follow_torch():
+    x = ember.arange(9.).reshape(3, 3)
+    for dtype in (ember.int8, ember.int16):
+        index = ember.tensor([0, 1], dtype=dtype)
+        for attempt in (lambda: x[index], lambda: x[:, index],
+                        lambda: x.__setitem__(index, 1.0),
+                        lambda: x.clone().index_put_((index,), ember.tensor(1.0)),
+                        lambda: x.index_put((index[0],), ember.tensor(1.0))):
+            with pytest.raises(IndexError, match="tensors used as indices must be long, int, "
+                                                 "byte or bool tensors"):
+                attempt()
+        # a 0-d integer tensor of any dtype indexes as a Python int
+        assert x[index[1]].tolist() == [3.0, 4.0, 5.0]
+        assert x[0, index[1]].item() == 1.0
+    assert x[ember.tensor([2, 0], dtype=ember.int32)].tolist() == [[6.0, 7.0, 8.0],
+                                                                  [0.0, 1.0, 2.0]]
+    # uint8 is a (deprecated) mask, even 0-d
+    with pytest.warns(UserWarning, match="indexing with dtype uint8 is now deprecated"):
+        assert x[ember.tensor([1, 0, 1], dtype=ember.uint8)].tolist() == [[0.0, 1.0, 2.0],
+                                                                         [6.0, 7.0, 8.0]]
+    with pytest.warns(UserWarning, match="deprecated"):
+        assert tuple(x[ember.tensor(0, dtype=ember.uint8)].shape) == (0, 3, 3)
+
+
 # ----------------------------------------------------------------------------- setitem
+BASIC_MISMATCH = "The expanded size of the tensor ({}) must match the existing size ({}) at " \
+                 "non-singleton dimension {}.  Target sizes: {}.  Tensor sizes: {}"
+ADVANCED_MISMATCH = "shape mismatch: value tensor of shape {} cannot be broadcast to indexing " \
+                    "result of shape {}"
+MISMATCHES = [  # (index, value shape, PyTorch's message)
+    (0, (2,), BASIC_MISMATCH.format(3, 2, 0, [3], [2])),
+    (slice(None), (3, 4), BASIC_MISMATCH.format(3, 4, 1, [3, 3], [3, 4])),
+    (0, (4,), BASIC_MISMATCH.format(3, 4, 0, [3], [4])),
+    (0, (1, 1, 4), BASIC_MISMATCH.format(3, 4, 0, [3], [4])),
+    ((0, slice(None)), (2,), BASIC_MISMATCH.format(3, 2, 0, [3], [2])),
+    ((Ellipsis, 0), (2,), BASIC_MISMATCH.format(3, 2, 0, [3], [2])),
+    ((0, 0), (2,), "expand([2], size=[]): the number of sizes provided (0) must be greater or "
+                   "equal to the number of dimensions in the tensor (1)"),
+    ([0, 1], (3, 2), ADVANCED_MISMATCH.format([3, 2], [2, 3])),
+    ("mask", (5,), ADVANCED_MISMATCH.format([5], [2])),
+]
+
+
+@pytest.mark.parametrize("index, shape, message", MISMATCHES,
+                         ids=[str(i) for i in range(len(MISMATCHES))])
+@pytest.mark.parametrize("grad", [False, True])
+def test_setitem_shape_mismatch_raises_pytorchs_error(index, shape, message, grad):
+    x = ember.zeros(3, 3, requires_grad=grad) * 1
+    if index == "mask":
+        index = ember.tensor([[True, False, False], [False, True, False], [False] * 3])
+    value = ember.ones(*shape, requires_grad=grad)
+    with pytest.raises(RuntimeError) as info:
+        x[index] = value
+    assert str(info.value) == message
+    assert x.tolist() == [[0.0] * 3] * 3
+
+
+@requires_torch
+@pytest.mark.parametrize("index, shape, message", MISMATCHES,
+                         ids=[str(i) for i in range(len(MISMATCHES))])
+def test_setitem_shape_mismatch_messages_are_torchs(index, shape, message):
+    torch = pytest.importorskip("torch")
+    x = torch.zeros(3, 3)
+    if index == "mask":
+        index = torch.tensor([[True, False, False], [False, True, False], [False] * 3])
+    with pytest.raises(RuntimeError) as info:
+        x[index] = torch.ones(*shape)
+    assert str(info.value).replace("torch.FloatTensor{[2]}", "[2]") == message
+
+
+def test_setitem_of_a_list_that_does_not_fit_is_a_type_error():
+    x = ember.zeros(3, 3)
+    with pytest.raises(TypeError, match=r"can't assign a list of shape \[2\] to an indexed "
+                                        r"region of shape \[3\]"):
+        x[0] = [1, 2]  # PyTorch takes no list at all: TypeError
+    x[0] = [1, 2, 3]
+    assert x[0].tolist() == [1.0, 2.0, 3.0]
+
+
+@requires_torch
+def test_setitem_integer_overflow_raises_and_unsigned_wraps_negatives():
+    torch = pytest.importorskip("torch")
+    for index in (0, slice(None), [0], ember.tensor([True, False])):
+        x = ember.tensor([5, 1], dtype=ember.int8)
+        with pytest.raises(RuntimeError, match="value cannot be converted to type int8_t "
+                                               "without overflow"):
+            x[index] = 1000
+        assert x.tolist() == [5, 1]
+    x, tx = ember.tensor([5, 1], dtype=ember.uint8), torch.tensor([5, 1], dtype=torch.uint8)
+    x[0], tx[0] = -1, -1
+    assert x.tolist() == tx.tolist() == [255, 1]
+    with pytest.raises(RuntimeError, match="uint8_t without overflow"):
+        x[1] = -300
+    with pytest.raises(RuntimeError, match="int8_t without overflow"):
+        ember.tensor([5, 1], dtype=ember.int8)[0] = float("nan")
+
+
 def test_setitem_of_a_clone_gives_the_value_a_gradient():
     x = ember.randn(3, 4, requires_grad=True)
     w = ember.randn(4, requires_grad=True)
@@ -199,7 +295,7 @@ def test_setitem_without_grad_bumps_the_version_and_checks_shapes():
     before = x._version
     x[:, 1] = ember.tensor([1.0, 2.0])
     assert x._version == before + 1 and x[:, 1].tolist() == [1.0, 2.0]
-    with pytest.raises((RuntimeError, ValueError)):
+    with pytest.raises(RuntimeError, match="must match the existing size"):
         x[0] = ember.ones(4)
 
 

@@ -222,10 +222,12 @@ def test_index_validation_names_dim_and_size():
 
 def test_wrong_index_dtypes_raise_pytorchs_errors():
     x = ember.zeros(3, 4)
-    with pytest.raises(RuntimeError, match=r"gather\(\): Expected dtype int64 for index"):
+    with pytest.raises(RuntimeError, match=r"gather\(\): Expected dtype int64 or int32 for "
+                                           r"index, but got float32"):
         ember.gather(x, 0, ember.tensor([[0.0]]))
-    with pytest.raises(RuntimeError, match=r"scatter\(\): Expected dtype int64 for index"):
-        x.scatter(0, ember.tensor([[0]], dtype=ember.int32), 1.0)
+    with pytest.raises(RuntimeError, match=r"scatter\(\): Expected dtype int64 or int32 for "
+                                           r"index, but got int16"):
+        x.scatter(0, ember.tensor([[0]], dtype=ember.int16), 1.0)
     with pytest.raises(RuntimeError, match=r"index_select\(\): Expected dtype int64 or int32"):
         x.index_select(0, ember.tensor([0.0]))
     with pytest.raises(RuntimeError, match="take\\(\\): Expected a long tensor for index"):
@@ -243,6 +245,102 @@ def test_wrong_index_dtypes_raise_pytorchs_errors():
         x.scatter_reduce(0, ember.tensor([[0]]), ember.ones(1, 1), "max")
     with pytest.raises(RuntimeError, match="at least as many elements"):
         x.masked_scatter(ember.ones(3, 4, dtype=ember.bool), ember.ones(5))
+
+
+def test_index_copy_and_index_fill_index_dtypes_follow_torch():
+    x = ember.zeros(3, 2)
+    for index in (ember.tensor([0.0]), ember.tensor([0], dtype=ember.int32)):
+        with pytest.raises(RuntimeError, match=r"index_copy\(\): Expected dtype int64 for index"):
+            x.index_copy(0, index, ember.ones(1, 2))
+    # PyTorch raises IndexError here, and takes neither int32 nor bool
+    for index in (ember.tensor([0.0]), ember.tensor([0], dtype=ember.int32),
+                  ember.tensor([True])):
+        with pytest.raises(IndexError, match=r"index_fill\(\): Expected dtype int64 for index"):
+            x.index_fill(0, index, 1.0)
+        with pytest.raises(IndexError, match=r"index_fill\(\): Expected dtype int64"):
+            x.clone().index_fill_(0, index, 1.0)
+
+
+@requires_torch
+def test_numbers_that_overflow_an_integer_tensor_raise():
+    torch = pytest.importorskip("torch")
+    x, index = ember.tensor([5, 1], dtype=ember.int8), ember.tensor([0])
+    overflow = "value cannot be converted to type int8_t without overflow"
+    for attempt in (lambda: x.index_fill(0, index, 1000),
+                    lambda: x.index_fill(0, index, ember.tensor(1000)),
+                    lambda: x.clone().index_fill_(0, index, -129),
+                    lambda: x.scatter(0, index, value=1000),
+                    lambda: x.clone().scatter_(0, index, 1000.0)):
+        with pytest.raises(RuntimeError, match=overflow):
+            attempt()
+    # unsigned dtypes take the negatives of their range, wrapped
+    u, tu = ember.tensor([5, 1], dtype=ember.uint8), torch.tensor([5, 1], dtype=torch.uint8)
+    assert u.index_fill(0, index, -1).tolist() == tu.index_fill(0, torch.tensor([0]), -1).tolist()
+    assert u.scatter(0, index, -1).tolist() == tu.scatter(0, torch.tensor([0]), -1).tolist()
+    assert x.index_fill(0, index, 1.7).tolist() == [1, 1]
+
+
+@requires_torch
+@pytest.mark.parametrize("shape, index", [((3,), 1), ((), 0), ((), [0, 0])])
+def test_gather_takes_the_index_shape_with_0d_tensors(shape, index):
+    x, tx = _pair(np.arange(1.0, 1.0 + np.prod(shape, dtype=int)).reshape(shape))
+    i, ti = _index(index)
+    y, ty = x.gather(0, i), tx.gather(0, ti)
+    _close(y, ty)
+    y.sum().backward()
+    ty.sum().backward()
+    _close(x.grad, tx.grad)
+
+
+@requires_torch
+@pytest.mark.parametrize("op", ["scatter", "scatter_add", "scatter_reduce"])
+def test_scatter_with_a_0d_index_reads_the_first_src_element(op):
+    torch = pytest.importorskip("torch")
+    src, tsrc = _pair([5.0, 6.0])
+    extra = ("prod",) if op == "scatter_reduce" else ()
+    y = getattr(ember.ones(3, dtype=ember.float64), op)(0, ember.tensor(1), src, *extra)
+    ty = getattr(torch.ones(3, dtype=torch.float64), op)(0, torch.tensor(1), tsrc, *extra)
+    _close(y, ty)
+    (y * ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64)).sum().backward()
+    assert src.grad.tolist() == [2.0, 0.0]  # (PyTorch's backward fails on this shape)
+    with pytest.raises(RuntimeError, match="Size does not match at dimension 0"):
+        getattr(ember.ones(3), op)(0, ember.tensor(1), ember.ones(0), *extra)
+
+
+@requires_torch
+@pytest.mark.parametrize("op", ["gather", "scatter", "scatter_value", "scatter_add",
+                                "scatter_reduce"])
+def test_int32_index_is_accepted_where_torch_accepts_it(op):
+    torch = pytest.importorskip("torch")
+    x, tx = _pair(RNG.standard_normal((2, 3)))
+    s, ts = _pair(RNG.standard_normal((2, 3)))
+    values = [[0, 1, 0], [1, 1, 0]]
+    i, ti = ember.tensor(values, dtype=ember.int32), torch.tensor(values, dtype=torch.int32)
+    run = {
+        "gather": lambda a, b, k: a.gather(1, k) * b,
+        "scatter": lambda a, b, k: a.scatter(0, k, b),
+        "scatter_value": lambda a, b, k: a.scatter(0, k, 2.5) * b,
+        "scatter_add": lambda a, b, k: a.scatter_add(0, k, b),
+        "scatter_reduce": lambda a, b, k: a.scatter_reduce(0, k, b, "amax"),
+    }[op]
+    y, ty = run(x, s, i), run(tx, ts, ti)
+    _close(y, ty)
+    w = RNG.standard_normal((2, 3))
+    (y * ember.tensor(w)).sum().backward()
+    (ty * torch.tensor(w)).sum().backward()
+    _close(x.grad, tx.grad)
+    _close(s.grad, ts.grad)
+    with pytest.raises(RuntimeError, match="Expected dtype int64 or int32 for index"):
+        run(x, s, i.to(ember.int16))
+
+
+def test_index_put_shape_mismatch_names_both_shapes():
+    x = ember.zeros(3, 3)
+    for accumulate in (False, True):
+        with pytest.raises(RuntimeError, match=r"shape mismatch: value tensor of shape \[2, 2\] "
+                                               r"cannot be broadcast to indexing result of "
+                                               r"shape \[2, 3\]"):
+            x.index_put_((ember.tensor([0, 1]),), ember.ones(2, 2), accumulate=accumulate)
 
 
 # ----------------------------------------------------------------------------- searches

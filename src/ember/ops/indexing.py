@@ -56,16 +56,20 @@ def convert_index(index, tensor: Tensor):
                 raise ValueError("step must be greater than zero")
             parsed.append(slice(start, stop, step))
         elif isinstance(item, Tensor):
-            kind = item._data.dtype.kind
-            if kind not in "biu":
+            dtype = item._data.dtype
+            mask = dtype == np.bool_ or dtype == np.uint8
+            if not mask and item._data.ndim == 0 and dtype.kind in "iu":
+                parsed.append(int(item.item()))  # any 0-d integer acts as a Python int
+                continue
+            if not mask and dtype != np.int64 and dtype != np.int32:
                 raise IndexError("tensors used as indices must be long, int, byte or bool "
                                  f"tensors (got {item.dtype.name})")
-            if item._data.ndim == 0 and kind != "b":
-                parsed.append(int(item.item()))
-                continue
+            if dtype == np.uint8:
+                warnings.warn("indexing with dtype uint8 is now deprecated, please use a dtype "
+                              "bool instead.", UserWarning, stacklevel=3)
             array = item._data if item._device == tensor._device else \
                 backend.move(item._data, item._device, tensor._device)
-            parsed.append(array.astype(bool) if item._data.dtype == np.uint8 else array)
+            parsed.append(array.astype(bool) if dtype == np.uint8 else array)
             basic = False
         elif isinstance(item, (list, np.ndarray)) or type(item).__module__.startswith("cupy"):
             array = xp.asarray(_plain(item))
@@ -469,21 +473,51 @@ def _value_for(input: Tensor, value, op: str):
         return value.to(input.dtype, input.device) if (
             value.dtype is not input.dtype or value._device != input._device) else value
     if isinstance(value, (bool, int, float, np.generic)):
-        return value
+        dtype = input._data.dtype
+        return dtypes.checked_number(value, dtype) if dtype.kind in "iu" else value
     from ..creation import tensor
 
     return tensor(value, dtype=input.dtype, device=input.device)
 
 
+def shape_mismatch(value_shape, region_shape, basic: bool, given=None):
+    """PyTorch's error for a value that doesn't broadcast to the indexed region (called
+    after NumPy's assignment failed), or None when the shapes do broadcast. ``given`` is
+    the value as passed: PyTorch takes no lists, so a list that doesn't fit is a TypeError."""
+    shape, target = list(value_shape), list(region_shape)
+    while len(shape) > len(target) and shape[0] == 1:
+        shape = shape[1:]  # assignment drops leading 1s
+    if len(shape) <= len(target) and all(
+            s in (1, t) for s, t in zip(shape[::-1], target[::-1])):
+        return None
+    if isinstance(given, (list, tuple)):
+        return TypeError(f"can't assign a {type(given).__name__} of shape {list(value_shape)} "
+                         f"to an indexed region of shape {target}")
+    if not basic:
+        return RuntimeError(f"shape mismatch: value tensor of shape {list(value_shape)} cannot "
+                            f"be broadcast to indexing result of shape {target}")
+    if len(shape) > len(target):
+        return RuntimeError(f"expand({list(value_shape)}, size={target}): the number of sizes "
+                            f"provided ({len(target)}) must be greater or equal to the number "
+                            f"of dimensions in the tensor ({len(shape)})")
+    dim = next(len(target) - k for k in range(1, len(shape) + 1)
+               if shape[-k] not in (1, target[-k]))
+    return RuntimeError(f"The expanded size of the tensor ({target[dim]}) must match the "
+                        f"existing size ({shape[dim - len(target)]}) at non-singleton dimension "
+                        f"{dim}.  Target sizes: {target}.  Tensor sizes: {shape}")
+
+
 @register_op("_index_put", internal=True)
 def _index_put(input, index, value):
     converted, basic = convert_index(index, input)
-    value = _value_for(input, value, "index_put")
+    given, value = value, _value_for(input, value, "index_put")
     try:
         return IndexPut.apply(input, value, converted, basic)
-    except ValueError as error:
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(np.shape(value))} "
-                           f"cannot be broadcast to the indexed result ({error})") from None
+    except ValueError:
+        error = shape_mismatch(np.shape(value), input._data[converted].shape, basic, given)
+        if error is None:
+            raise
+        raise error from None
 
 
 def _setitem(self, index, value):
@@ -497,10 +531,17 @@ def _setitem(self, index, value):
         return
     check_writable(self)
     converted, basic = convert_index(index, self)
-    value = _value_for(self, value, "__setitem__")
+    given, value = value, _value_for(self, value, "__setitem__")
     if tracing.state.tracer is not None:
         tracing.unsupported("an assignment into a tensor (x[i] = v)")
-    self._data[converted] = value._data if isinstance(value, Tensor) else value
+    data = value._data if isinstance(value, Tensor) else value
+    try:
+        self._data[converted] = data
+    except ValueError:
+        error = shape_mismatch(np.shape(data), self._data[converted].shape, basic, given)
+        if error is None:
+            raise
+        raise error from None
     bump_version(self)
 
 

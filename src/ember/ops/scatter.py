@@ -16,7 +16,7 @@ from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor, apply_inplace
 from ._util import ensure_tensor, wrap_dim, xp_of
-from .indexing import AdvancedIndex, IndexPut, IndexPutAccumulate, convert_index
+from .indexing import AdvancedIndex, IndexPut, IndexPutAccumulate, convert_index, shape_mismatch
 from .registry import Sample, bind_method, register_op
 
 
@@ -28,14 +28,17 @@ def _const(make, values, dtype=None):
     return ember.tensor(values, dtype=dtype, device=make.device)
 
 
-def _index_tensor(index, op: str, allowed=("int64",), arg: str = "index") -> Tensor:
+def _index_tensor(index, op: str, allowed=("int64",), arg: str = "index",
+                  error: type = RuntimeError) -> Tensor:
     if not isinstance(index, Tensor):
         raise TypeError(f"{op}(): argument '{arg}' must be a Tensor, not {type(index).__name__}")
     if index.dtype.name not in allowed:
         expected = " or ".join(allowed)
-        raise RuntimeError(f"{op}(): Expected dtype {expected} for {arg}, but got "
-                           f"{index.dtype.name}")
+        raise error(f"{op}(): Expected dtype {expected} for {arg}, but got {index.dtype.name}")
     return index
+
+
+_INT32_64 = ("int64", "int32")
 
 
 def _index_array(index: Tensor, input: Tensor):
@@ -92,16 +95,18 @@ def _gather_checks(input: Tensor, dim, index: Tensor, op: str, src: Tensor | Non
             src._data.ndim <= 1 and index._data.ndim <= 1):
         raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as "
                            f"src tensor (index is {index._data.ndim}-D, src {src._data.ndim}-D)")
-    ishape, xshape = index._data.shape, input._data.shape
+    # a 0-d index or input counts as one element
+    ishape, xshape = index._data.shape or (1,), input._data.shape or (1,)
     for k in range(min(len(ishape), len(xshape))):
         if k != d and ishape[k] > xshape[k]:
             raise RuntimeError(
-                f"{op}(): Size does not match at dimension {k} expected index {list(ishape)} to "
-                f"be smaller than self {list(xshape)} apart from dimension {d}")
+                f"{op}(): Size does not match at dimension {k} expected index "
+                f"{list(index.shape)} to be smaller than self {list(input.shape)} apart from "
+                f"dimension {d}")
         if src is not None and src._data.ndim and ishape[k] > src._data.shape[k]:
             raise RuntimeError(
-                f"{op}(): Size does not match at dimension {k} expected index {list(ishape)} to "
-                f"be smaller than src {list(src.shape)}")
+                f"{op}(): Size does not match at dimension {k} expected index "
+                f"{list(index.shape)} to be smaller than src {list(src.shape)}")
     return d
 
 
@@ -168,17 +173,18 @@ def _gather_samples(make):
 @register_op(methods=("gather",), samples=_gather_samples)
 def gather(input, dim, index, *, sparse_grad=False):
     """``out[i][j][k] = input[index[i][j][k]][j][k]`` (for dim 0): picks along ``dim`` by
-    ``index`` (int64, same number of dims as input; other dims may be smaller). Repeated
+    ``index`` (int64 or int32, same number of dims as input; other dims may be smaller). Repeated
     indices accumulate in the gradient."""
     ensure_tensor(input, "gather")
-    _index_tensor(index, "gather")
+    _index_tensor(index, "gather", _INT32_64)
     d = _gather_checks(input, dim, index, "gather")
     array = _index_array(index, input)
     _check_range(array, input._data.shape[d] if input._data.ndim else 1, d, "gather",
                  error=RuntimeError)
     source, flat = _flat_args(input, array)
     out = Gather.apply(source, _along(flat, d, xp_of(input)))
-    return out.reshape(index.shape) if input._data.ndim == 0 else out
+    # 0-d inputs and indices were read as one-element vectors; the result has index's shape
+    return out if out._data.shape == index._data.shape else out.reshape(index.shape)
 
 
 # ----------------------------------------------------------------------------- scatter
@@ -197,6 +203,8 @@ def _src_part(src: Tensor, index: Tensor) -> Tensor:
     """The leading block of ``src`` that ``index`` addresses (a view when smaller)."""
     if src._data.shape == index._data.shape:
         return src
+    if index._data.ndim == 0:
+        return src[0]  # src is 1-D here (_gather_checks)
     if src._data.ndim == 0:
         return src.reshape(index.shape) if index._data.size == 1 else src.expand(index.shape)
     return src[tuple(slice(0, s) for s in index._data.shape)]
@@ -215,7 +223,7 @@ def _scatter_source(input: Tensor, src, value, op: str):
                                f"{input.dtype.name} and {src.dtype.name})")
         return src, False
     if isinstance(src, (bool, int, float, np.generic)):
-        return src, True
+        return dtypes.checked_number(src, input._data.dtype), True
     raise TypeError(f"{op}(): 'src' must be a Tensor or a number, not {type(src).__name__}")
 
 
@@ -226,7 +234,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     ``scatter_reduce`` with sum / prod). Where an index repeats without a reduce, which
     value lands is unspecified (as in PyTorch)."""
     ensure_tensor(input, "scatter")
-    _index_tensor(index, "scatter")
+    _index_tensor(index, "scatter", _INT32_64)
     source, is_value = _scatter_source(input, src, value, "scatter")
     d = _gather_checks(input, dim, index, "scatter", None if is_value else source)
     array = _index_array(index, input)
@@ -245,7 +253,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     target, flat = _flat_args(input, array)
     if not is_value:
         source = _src_part(source, index)
-        if target is not input:
+        if source._data.shape != flat.shape:
             source = source.reshape(flat.shape)
     op = ScatterValue if is_value else Scatter
     out = op.apply(target, source, _along(flat, d, xp_of(input)), False)
@@ -264,7 +272,7 @@ def scatter_add(input, dim, index, src):
     """``out = input.clone()`` then ``out[index[i][j]][j] += src[i][j]`` (for dim 0),
     every repeated index adding its value."""
     ensure_tensor(input, "scatter_add")
-    _index_tensor(index, "scatter_add")
+    _index_tensor(index, "scatter_add", _INT32_64)
     src, _ = _scatter_source(input, src, None, "scatter_add")
     if not isinstance(src, Tensor):
         raise TypeError("scatter_add(): argument 'src' must be a Tensor")
@@ -274,7 +282,7 @@ def scatter_add(input, dim, index, src):
                  error=RuntimeError)
     target, flat = _flat_args(input, array)
     source = _src_part(src, index)
-    if target is not input:
+    if source._data.shape != flat.shape:
         source = source.reshape(flat.shape)
     out = ScatterAdd.apply(target, source, _along(flat, d, xp_of(input)))
     return out.reshape(()) if input._data.ndim == 0 else out
@@ -395,7 +403,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     evenly, prod by exclusive products (zero-safe), amax/amin split evenly among ties.
     Cost: O(input + index) with unbuffered scatter (``ufunc.at``; CUDA atomics)."""
     ensure_tensor(input, "scatter_reduce")
-    _index_tensor(index, "scatter_reduce")
+    _index_tensor(index, "scatter_reduce", _INT32_64)
     if reduce not in _REDUCE_UFUNC:
         raise RuntimeError(f"scatter_reduce(): reduce argument must be either sum, prod, mean, "
                            f"amax or amin, got {reduce}")
@@ -408,7 +416,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
                  error=RuntimeError)
     target, flat = _flat_args(input, array)
     source = _src_part(src, index)
-    if target is not input:
+    if source._data.shape != flat.shape:
         source = source.reshape(flat.shape)
     out = ScatterReduce.apply(target, source, _along(flat, d, xp_of(input)), reduce,
                               bool(include_self))
@@ -420,8 +428,9 @@ class IndexReduce(ScatterReduce):
 
 
 # ----------------------------------------------------------------------------- index_*
-def _vector_index(index, input: Tensor, d: int, op: str):
-    _index_tensor(index, op, ("int64", "int32"))
+def _vector_index(index, input: Tensor, d: int, op: str, allowed=_INT32_64,
+                  error: type = RuntimeError):
+    _index_tensor(index, op, allowed, error=error)
     if index._data.ndim > 1:
         raise IndexError(f"{op}(): Index is supposed to be a vector (got {index._data.ndim}-D)")
     array = _index_array(index, input).reshape(-1)
@@ -499,7 +508,7 @@ def index_copy(input, dim, index, source):
     ``dim`` (with repeated indices, which one lands is unspecified)."""
     ensure_tensor(input, "index_copy")
     d = wrap_dim(dim, input._data.ndim, "index_copy")
-    array = _vector_index(index, input, d, "index_copy")
+    array = _vector_index(index, input, d, "index_copy", ("int64",))
     source = _index_source(input, d, array, source, "index_copy")
     if input._data.ndim == 0:
         return IndexCopy.apply(input.reshape(1), source.reshape(-1), (array,), False).reshape(())
@@ -517,14 +526,18 @@ def index_fill(input, dim, index, value):
     (a number or a 0-d tensor, which then gets the sum of their gradients)."""
     ensure_tensor(input, "index_fill")
     d = wrap_dim(dim, input._data.ndim, "index_fill")
-    array = _vector_index(index, input, d, "index_fill")
+    array = _vector_index(index, input, d, "index_fill", ("int64",), IndexError)
     if isinstance(value, Tensor):
         if value._data.ndim:
             raise RuntimeError(f"index_fill(): only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value._data.ndim} dimension(s).")
+        if input._data.dtype.kind in "iu":  # PyTorch reads the value as a number here
+            dtypes.checked_number(value.item(), input._data.dtype)
         if value.dtype is not input.dtype or value._device != input._device:
             value = value.to(input.dtype, input.device)
-    elif not isinstance(value, (bool, int, float, np.generic)):
+    elif isinstance(value, (bool, int, float, np.generic)):
+        value = dtypes.checked_number(value, input._data.dtype)
+    else:
         raise TypeError(f"index_fill(): 'value' must be a number or a 0-d Tensor, not "
                         f"{type(value).__name__}")
     if input._data.ndim == 0:
@@ -624,6 +637,10 @@ def _index_put_values(input: Tensor, indices, values, op: str):
         if index is not None and not isinstance(index, Tensor):
             raise TypeError(f"{op}(): indices[{i}] must be a Tensor, not "
                             f"{type(index).__name__}")
+        # x[t] reads a 0-d int8/int16 t as a number; index_put takes no such index
+        if index is not None and index.dtype.name not in ("int64", "int32", "uint8", "bool"):
+            raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors "
+                             f"(got {index.dtype.name})")
     index = tuple(slice(None) if i is None else i for i in indices)
     return convert_index(index, input)
 
@@ -638,9 +655,11 @@ def index_put(input, indices, values, accumulate=False):
         if accumulate:
             return IndexPutAccumulate.apply(input, values, converted)
         return IndexPut.apply(input, values, converted, basic)
-    except ValueError as error:
-        raise RuntimeError(f"index_put(): values of shape {list(values.shape)} cannot be "
-                           f"broadcast to the indexed shape ({error})") from None
+    except ValueError:
+        error = shape_mismatch(values._data.shape, input._data[converted].shape, False)
+        if error is None:
+            raise
+        raise error from None
 
 
 # ----------------------------------------------------------------------------- masks
