@@ -3,6 +3,7 @@ input's shape, dimension arguments."""
 from __future__ import annotations
 
 import numbers
+import operator
 
 import numpy as np
 
@@ -128,14 +129,78 @@ def sum_to_shape(grad: Tensor, shape: tuple) -> Tensor:
     return out
 
 
+def _int_like(value):
+    """``value`` as an int where PyTorch takes it as one (NumPy ints, integer tensors of one
+    element, anything with ``__index__`` but bools), else None."""
+    if isinstance(value, Tensor):
+        data = value._data
+        return int(value.item()) if data.dtype.kind in "iu" and data.size == 1 else None
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+def as_int(value, op: str, arg: str) -> int:
+    """An int argument. Floats and bools raise TypeError, as in PyTorch, rather than being
+    truncated."""
+    if type(value) is int:
+        return value
+    found = _int_like(value)
+    if found is None:
+        raise TypeError(f"{op}(): argument '{arg}' must be int, not {type_name(value)}")
+    return found
+
+
+def int_list(values, op: str, arg: str) -> tuple:
+    """An int[] argument (a tuple or list, or one int) as a tuple of ints; as_int's rules
+    for each element, except that bools after the first pass as ints (PyTorch checks only
+    the first element's type)."""
+    if not isinstance(values, (tuple, list)):
+        if type(values) is int:
+            return (values,)
+        if _int_like(values) is None:
+            raise TypeError(f"{op}(): argument '{arg}' must be tuple of ints, not "
+                            f"{type_name(values)}")
+        values = (values,)
+    for v in values:
+        if type(v) is not int:
+            break
+    else:
+        return tuple(values)
+    out = []
+    for i, v in enumerate(values):
+        found = v if type(v) is int else int(v) if i and isinstance(v, bool) else _int_like(v)
+        if found is None:
+            raise TypeError(f"{op}(): argument '{arg}' must be tuple of ints, but found "
+                            f"element of type {type_name(v)} at pos {i}")
+        out.append(found)
+    return tuple(out)
+
+
 def wrap_dim(dim, ndim: int, op: str) -> int:
-    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
-        raise TypeError(f"{op}(): dim must be an int, not {type(dim).__name__}")
+    """A dim in [0, ndim); a 0-d tensor takes dims 0 and -1, as in PyTorch."""
+    if type(dim) is not int:
+        found = _int_like(dim)
+        if found is None:
+            raise TypeError(f"{op}(): dim must be an int, not {type_name(dim)}")
+        dim = found
     n = max(ndim, 1)
     if not -n <= dim < n:
         raise IndexError(f"{op}(): Dimension out of range (expected to be in range of "
                          f"[{-n}, {n - 1}], but got {dim})")
-    return int(dim) % n
+    return dim % n
+
+
+def unique_dims(dims, ndim: int, op: str) -> tuple:
+    """Wrapped dims in the given order; a dim named twice raises as in PyTorch."""
+    out = tuple(wrap_dim(d, ndim, op) for d in int_list(dims, op, "dim"))
+    if len(set(out)) != len(out):
+        twice = next(d for d in out if out.count(d) > 1)
+        raise RuntimeError(f"{op}(): dim {twice} appears multiple times in the list of dims")
+    return out
 
 
 def wrap_dims(dim, ndim: int, op: str) -> tuple:
@@ -143,22 +208,17 @@ def wrap_dims(dim, ndim: int, op: str) -> tuple:
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, (list, tuple)):
-        dims = tuple(wrap_dim(d, ndim, op) for d in dim)
-        if len(set(dims)) != len(dims):
-            raise RuntimeError(f"{op}(): dim {list(dim)} appears multiple times in the list "
-                               "of dims")
+        dims = unique_dims(dim, ndim, op)
         return tuple(sorted(dims)) if dims else tuple(range(ndim))
     return (wrap_dim(dim, ndim, op),)
 
 
-def parse_shape(shape, op: str) -> tuple:
-    """Accept f(2, 3) and f((2, 3)) and f([2, 3]) and f(ember.Size)."""
+def parse_shape(shape, op: str, arg: str = "size") -> tuple:
+    """Accept f(2, 3) and f((2, 3)) and f([2, 3]) and f(ember.Size); elements as int_list
+    takes them."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    try:
-        return tuple(int(s) for s in shape)
-    except TypeError as error:
-        raise TypeError(f"{op}(): size must be a sequence of ints, got {shape!r}") from error
+    return int_list(shape, op, arg)
 
 
 def broadcast_error(op: str, *shapes) -> RuntimeError:

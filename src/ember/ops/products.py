@@ -12,7 +12,7 @@ import numpy as np
 from .. import backend
 from ..autograd.function import Function
 from ..tensor import Tensor, apply_inplace
-from ._util import binary_operands, ensure_tensor, wrap_dim
+from ._util import as_int, binary_operands, ensure_tensor, wrap_dim
 from .registry import NAMESPACES, Sample, register_op
 
 
@@ -437,8 +437,9 @@ def _einsum_operand_grad(m, equation, terms, out_term, k, operands, grad, shape)
 def _einsum_arguments(args):
     """(equation, operands) from einsum('ij,jk', a, b), einsum('ij,jk', [a, b]) or the
     sublist form einsum(a, [0, 1], b, [1, 2], [0, 2])."""
-    if not args:
-        raise TypeError("einsum(): must specify the equation string and at least one operand")
+    if len(args) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
     if isinstance(args[0], str):
         operands = args[1:]
         if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
@@ -460,23 +461,45 @@ def _sublist_term(sublist) -> str:
     for item in sublist:
         if item is Ellipsis:
             term += "..."
-        elif isinstance(item, (int, np.integer)) and 0 <= item < 52:
-            term += _LETTERS[item]
-        else:
+            continue
+        item = as_int(item, "einsum", "subscript")
+        if not 0 <= item < 52:
             raise ValueError(f"einsum(): subscript in subscript list is not within the valid "
                              f"range [0, 52): {item!r}")
+        term += _LETTERS[item]
     return term
+
+
+def _check_subscripts(equation: str):
+    """Letters, ',' and '.' (and spaces) before the one '->', letters and '.' after it;
+    the index is into the equation as given, as PyTorch reports it."""
+    arrow = equation.find("->")
+    for i, c in enumerate(equation):
+        if c in _LETTERS or c in ". " or c == "," and (arrow < 0 or i < arrow) or \
+                arrow >= 0 and i in (arrow, arrow + 1):
+            continue
+        raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the equation "
+                           f"string, subscripts must be in [a-zA-Z]")
+
+
+def _check_dots(term: str, where: str):
+    """'.' only as one '...' per term (PyTorch's two messages, for operands and output)."""
+    first = term.find(".")
+    if first < 0:
+        return
+    output = where == "output"
+    if term[first:first + 3] != "...":
+        raise RuntimeError(f"einsum(): found '.' for {where} that is not part of any ellipsis"
+                           + (" (...)" if output else ""))
+    if "." in term[first + 3:]:
+        raise RuntimeError(f"einsum(): found '.' for {where} " + (
+            "but an ellipsis (...) was already found" if output else
+            "for which an ellipsis was already found"))
 
 
 def _parse_term(term: str, operand_index: int, ndim: int):
     """(letters before '...', letters after, number of dims '...' covers)."""
-    if term.count(".") not in (0, 3) or (term.count(".") == 3 and "..." not in term):
-        raise ValueError(f"einsum(): found '.' for operand {operand_index} that is not part "
-                         f"of any ellipsis")
-    for c in term.replace("...", ""):
-        if c not in _LETTERS:
-            raise ValueError(f"einsum(): invalid subscript given at index {term.index(c)} in "
-                             f"the equation string, subscripts must be in [a-zA-Z]")
+    _check_dots(term, f"operand {operand_index}")
     if "..." in term:
         before, after = term.split("...")
         covered = ndim - len(before) - len(after)
@@ -508,20 +531,20 @@ def einsum(*args):
     same letter's size in other operands. The sublist form einsum(a, [0, 1], b, [1, 2], [0, 2])
     is accepted too. Cost: NumPy's contraction order (``optimize=True``)."""
     equation, operands = _einsum_arguments(args)
-    equation = equation.replace(" ", "")
     for i, t in enumerate(operands):
         ensure_tensor(t, "einsum", f"operands[{i}]")
+    _check_subscripts(equation)
+    equation = equation.replace(" ", "")
     if "->" in equation:
         lhs, rhs = equation.split("->", 1)
-        if "->" in rhs:
-            raise ValueError("einsum(): the equation has more than one '->'")
     else:
         lhs, rhs = equation, None
     terms = lhs.split(",")
     if len(terms) != len(operands):
         more = "more" if len(operands) > len(terms) else "fewer"
-        raise ValueError(f"einsum(): {more} operands were provided than specified in the "
-                         f"equation '{equation}' ({len(operands)} operands, {len(terms)} terms)")
+        raise RuntimeError(f"einsum(): {more} operands were provided than specified in the "
+                           f"equation '{equation}' ({len(operands)} operands, {len(terms)} "
+                           f"terms)")
     dtype = operands[0].dtype
     for t in operands[1:]:
         if t.dtype is not dtype:
@@ -545,19 +568,15 @@ def einsum(*args):
         output = ellipsis_letters + "".join(sorted(c for c, n in counts.items()
                                                    if n == 1 and c not in ellipsis_letters))
     else:
-        if rhs.count(".") not in (0, 3) or (rhs.count(".") == 3 and "..." not in rhs):
-            raise ValueError("einsum(): found '.' in the output that is not part of an ellipsis")
+        _check_dots(rhs, "output")
         output = rhs.replace("...", ellipsis_letters)
         for c in rhs.replace("...", ""):
-            if c not in _LETTERS:
-                raise ValueError("einsum(): invalid subscript in the output, subscripts must "
-                                 "be in [a-zA-Z]")
-            if c not in lhs:
-                raise ValueError(f"einsum(): output subscript {c} does not appear in the "
-                                 f"equation for any input operand")
             if output.count(c) > 1:
-                raise ValueError(f"einsum(): output subscript {c} appears more than once in "
-                                 f"the output")
+                raise RuntimeError(f"einsum(): output subscript {c} appears more than once in "
+                                   f"the output")
+            if c not in lhs:
+                raise RuntimeError(f"einsum(): output subscript {c} does not appear in the "
+                                   f"equation for any input operand")
     # Label sizes: equal, or 1 (broadcast). Within one operand a repeated label must match.
     sizes = {}
     for i, (term, t) in enumerate(zip(full_terms, operands)):
@@ -565,14 +584,11 @@ def einsum(*args):
         for c, s in zip(term, t._data.shape):
             if c in seen and seen[c] != s:
                 raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {i} but "
-                                   f"the sizes don't match, {seen[c]} != {s}")
+                                   f"the sizes don't match, {s} != {seen[c]}")
             seen[c] = s
             if s != 1:
                 if sizes.get(c, 1) not in (1, s):
-                    shapes = [list(o.shape) for o in operands]
-                    raise RuntimeError(f"einsum(): operands do not broadcast: subscript {c} "
-                                       f"has sizes {sizes[c]} and {s} (operand shapes "
-                                       f"{shapes}, equation '{equation}')")
+                    raise _size_mismatch(c, s, sizes[c], i, ellipsis_letters, parsed[i][2])
                 sizes[c] = s
             else:
                 sizes.setdefault(c, 1)
@@ -589,6 +605,18 @@ def einsum(*args):
         final_operands.append(t)
     # Every output label survives: a dropped dim had size 1 where another operand has more.
     return Einsum.apply(",".join(final_terms) + "->" + output, *final_operands)
+
+
+def _size_mismatch(c: str, size: int, seen: int, i: int, ellipsis_letters: str,
+                   covered: int) -> RuntimeError:
+    if c not in ellipsis_letters:
+        return RuntimeError(f"einsum(): subscript {c} has size {size} for operand {i} which "
+                            f"does not broadcast with previously seen size {seen}")
+    # a letter standing for '...': PyTorch counts the dims this operand's '...' covers
+    k = ellipsis_letters.index(c) - (len(ellipsis_letters) - covered)
+    return RuntimeError(f"einsum(): dimension {k} covered by ellipsis in operand {i} has size "
+                        f"{size} which does not broadcast with previously seen ellipsis with "
+                        f"size {seen} for the respective dimension")
 
 
 # ============================================================================ tensordot, kron

@@ -7,7 +7,7 @@ import numpy as np
 from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor, apply_inplace, bump_version, counter_of
-from ._util import ensure_tensor, parse_shape, wrap_dim
+from ._util import as_int, ensure_tensor, int_list, parse_shape, unique_dims, wrap_dim
 from .indexing import AdvancedIndex, clone, select_scatter, slice_scatter
 from .registry import NAMESPACES, Sample, register_op
 
@@ -18,7 +18,7 @@ def _sizes_or_keyword(positional: tuple, keyword, op: str, name: str) -> tuple:
         return positional
     if positional:
         raise TypeError(f"{op}() got multiple values for argument '{name}'")
-    return (keyword,) if isinstance(keyword, (int, np.integer)) else tuple(keyword)
+    return tuple(keyword) if isinstance(keyword, (tuple, list)) else (keyword,)
 
 
 def _infer_shape(shape: tuple, numel: int, op: str) -> tuple:
@@ -99,7 +99,7 @@ def reshape(input, *sizes, shape=None):
     """The same elements in a new shape (one size may be -1); a view when possible."""
     ensure_tensor(input, "reshape")
     sizes = _sizes_or_keyword(sizes, shape, "reshape", "shape")
-    shape = _infer_shape(parse_shape(sizes, "reshape"), input._data.size, "reshape")
+    shape = _infer_shape(parse_shape(sizes, "reshape", "shape"), input._data.size, "reshape")
     if not input._data.flags.c_contiguous and not _viewable(input._data, shape):
         # as PyTorch: a contiguous clone, viewed (two nodes, Clone and UnsafeView)
         return UnsafeView.apply(input.contiguous(), shape)
@@ -186,11 +186,11 @@ class Transpose(Function):
     @staticmethod
     def forward(ctx, x, dim0, dim1):
         ctx.dims = (dim0, dim1)
-        return ctx.xp.swapaxes(x, dim0, dim1)
+        return ctx.xp.swapaxes(x, dim0, dim1) if x.ndim else x[...]  # 0-d: dims 0 and -1
 
     @staticmethod
     def backward(ctx, grad):
-        return ctx.math.transpose(grad, *ctx.dims), None, None
+        return (ctx.math.transpose(grad, *ctx.dims) if grad.ndim else grad), None, None
 
 
 @register_op(methods=("transpose", "swapaxes", "swapdims"), also=("swapaxes", "swapdims"),
@@ -255,7 +255,7 @@ class Permute(Function):
 def permute(input, *order, dims=None):
     """Reorder the dimensions: output dim i is input dim ``dims[i]`` (a view)."""
     ensure_tensor(input, "permute")
-    dims = parse_shape(_sizes_or_keyword(order, dims, "permute", "dims"), "permute")
+    dims = parse_shape(_sizes_or_keyword(order, dims, "permute", "dims"), "permute", "dims")
     n = input._data.ndim
     if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
@@ -335,7 +335,7 @@ def expand_as(input, other):
              samples=lambda make: [Sample((make((3, 1)), (2, 3, 4))), Sample((make(()), (3,)))])
 def broadcast_to(input, size):
     """``input.expand(size)``: a read-only view of ``input`` broadcast to ``size``."""
-    return expand(input, tuple(size))
+    return expand(input, size)
 
 
 class Squeeze(Function):
@@ -368,7 +368,9 @@ def squeeze(input, dim=None):
     if dim is not None:
         name = "SqueezeBackward2" if isinstance(dim, (tuple, list)) else "SqueezeBackward1"
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-        dim = tuple(wrap_dim(d, n, "squeeze") for d in dims)
+        dim = unique_dims(dims, n, "squeeze")
+        if not n:
+            dim = ()  # a 0-d tensor takes dims 0 and -1 and has nothing to drop
     return Squeeze.apply(input, dim, name)
 
 
@@ -404,10 +406,10 @@ def flatten(input, start_dim=0, end_dim=-1):
     """Merge dimensions ``start_dim..end_dim`` into one."""
     ensure_tensor(input, "flatten")
     shape = input._data.shape
-    if not shape:
-        return reshape(input, (1,))
     start = wrap_dim(start_dim, len(shape), "flatten")
     end = wrap_dim(end_dim, len(shape), "flatten")
+    if not shape:
+        return reshape(input, (1,))
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     merged = 1
@@ -547,7 +549,7 @@ def unflatten(input, dim, sizes):
     ensure_tensor(input, "unflatten")
     shape = input._data.shape
     d = wrap_dim(dim, len(shape), "unflatten")
-    sizes = parse_shape((sizes,), "unflatten")
+    sizes = parse_shape((sizes,), "unflatten", "sizes")
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
     size = shape[d] if shape else 1
@@ -560,7 +562,7 @@ def unflatten(input, dim, sizes):
 
 
 def _dims_list(dims, ndim: int, op: str, what: str) -> tuple:
-    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+    dims = int_list(dims, op, what)
     out = tuple(wrap_dim(d, ndim, op) for d in dims)
     if len(set(out)) != len(out):
         raise RuntimeError(f"{op}: repeated dim in `{what}` ({list(dims)})")
@@ -659,7 +661,7 @@ def _repeat_samples(make):
 
 def _repeat_method(input, *sizes):
     ensure_tensor(input, "repeat")
-    sizes = parse_shape(sizes, "repeat")
+    sizes = parse_shape(sizes, "repeat", "repeats")
     if len(sizes) < input._data.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
@@ -681,7 +683,7 @@ def repeat(input, *sizes, repeats=None):
 def tile(input, dims):
     """``repeat`` with ``dims`` padded by leading 1s when shorter than input's dims."""
     ensure_tensor(input, "tile")
-    dims = parse_shape((dims,), "tile")
+    dims = parse_shape((dims,), "tile", "dims")
     dims = (1,) * (input._data.ndim - len(dims)) + dims
     return _repeat_method(input, *dims)
 
@@ -728,7 +730,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
                                f"along dim {d} (got {counts.size}, expected {size})")
         counts = backend.move(counts, repeats._device, input._device)
     else:
-        counts = xp.asarray([int(repeats)])
+        counts = xp.asarray([as_int(repeats, "repeat_interleave", "repeats")])
     if counts.size and int(counts.min()) < 0:
         raise RuntimeError("repeat_interleave: repeats can not be negative")
     if counts.size == size:
@@ -738,7 +740,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         index = xp.searchsorted(ends, xp.arange(total), side="right")
     else:
         index = xp.repeat(xp.arange(size), int(counts[0]))
-    if output_size is not None and index.shape[0] != output_size:
+    if output_size is not None and index.shape[0] != as_int(
+            output_size, "repeat_interleave", "output_size"):
         raise RuntimeError(f"repeat_interleave: output_size {output_size} doesn't match the "
                            f"total number of repeats {index.shape[0]}")
     if input._data.ndim == 0:
@@ -768,8 +771,9 @@ def flip(input, *order, dims=None):
     """Reverse the order of elements along ``dims`` (a copy, as in PyTorch)."""
     ensure_tensor(input, "flip")
     order = _sizes_or_keyword(order, dims, "flip", "dims")
-    dims = parse_shape(order, "flip") if order else ()
-    return Flip.apply(input, _dims_list(dims, input._data.ndim, "flip", "dims"))
+    dims = parse_shape(order, "flip", "dims") if order else ()
+    dims = unique_dims(dims, input._data.ndim, "flip")
+    return Flip.apply(input, dims if input._data.ndim else ())
 
 
 @register_op(methods=("fliplr",), samples=lambda make: [Sample((make((3, 4)),))])
@@ -813,20 +817,22 @@ def roll(input, shifts, dims=None):
     """Shift elements cyclically by ``shifts`` along ``dims`` (ints or tuples of equal
     length); without dims, over the flattened tensor, shape kept."""
     ensure_tensor(input, "roll")
+    shifts = int_list(shifts, "roll", "shifts")
+    if not shifts:
+        raise RuntimeError("roll(): `shifts` required")
     if dims is None:
-        if isinstance(shifts, (tuple, list)):
-            if len(shifts) != 1:
-                raise RuntimeError(f"roll(): shifts and dimensions must align. shifts: "
-                                   f"{len(shifts)}, dims:0")
-            shifts = shifts[0]
-        return Roll.apply(input, int(shifts), None)
-    shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
-    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+        if len(shifts) != 1:
+            raise RuntimeError(f"roll(): shifts and dimensions must align. shifts: "
+                               f"{len(shifts)}, dims:0")
+        return Roll.apply(input, shifts[0], None)
+    dims = int_list(dims, "roll", "dims")
     if len(shifts) != len(dims):
         raise RuntimeError(f"roll(): shifts and dimensions must align. shifts: {len(shifts)}, "
                            f"dims:{len(dims)}")
+    if input._data.ndim == 0:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     dims = tuple(wrap_dim(d, input._data.ndim, "roll") for d in dims)
-    return Roll.apply(input, tuple(int(s) for s in shifts), dims)
+    return Roll.apply(input, shifts, dims)
 
 
 @register_op(methods=("rot90",), samples=lambda make: [Sample((make((3, 4)),)),
@@ -836,7 +842,8 @@ def rot90(input, k=1, dims=(0, 1)):
     """Rotate by 90 degrees ``k`` times in the plane of ``dims``, from the first dim
     towards the second."""
     ensure_tensor(input, "rot90")
-    dims = tuple(dims)
+    k = as_int(k, "rot90", "k")
+    dims = int_list(dims, "rot90", "dims")
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
     n = input._data.ndim
@@ -1050,8 +1057,8 @@ def split(tensor, split_size_or_sections, dim=0):
     ensure_tensor(tensor, "split", "tensor")
     d = wrap_dim(dim, tensor._data.ndim, "split")
     n = tensor._data.shape[d] if tensor._data.ndim else 0
-    if isinstance(split_size_or_sections, (int, np.integer)):
-        size = int(split_size_or_sections)
+    if not isinstance(split_size_or_sections, (tuple, list)):
+        size = as_int(split_size_or_sections, "split", "split_size")
         if size < 0 or (size == 0 and n):
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
                                f"dimension size of {n}" if size == 0 else
@@ -1059,8 +1066,11 @@ def split(tensor, split_size_or_sections, dim=0):
                                f"split_size={size}")
         sizes = [size] * (n // size) + ([n % size] if n % size else []) if n else [0]
         return _split(tensor, _bounds_from_sizes(sizes), d, "split")
-    sizes = [int(s) for s in split_size_or_sections]
-    if sum(sizes) != n or any(s < 0 for s in sizes):
+    sizes = list(int_list(split_size_or_sections, "split_with_sizes", "split_sizes"))
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative "
+                           f"entries, but got split_sizes={sizes}")
+    if sum(sizes) != n:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
                            f"tensor's size at dimension {d}), but got split_sizes={sizes}")
     return _split(tensor, _bounds_from_sizes(sizes), d, "split_with_sizes")
@@ -1073,6 +1083,7 @@ def chunk(input, chunks, dim=0):
     """Split into ``chunks`` views of ``ceil(size / chunks)`` along ``dim`` (fewer when the
     size doesn't allow that many)."""
     ensure_tensor(input, "chunk")
+    chunks = as_int(chunks, "chunk", "chunks")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = wrap_dim(dim, input._data.ndim, "chunk")
@@ -1137,14 +1148,15 @@ def tensor_split(input, indices_or_sections, dim=0):
             raise RuntimeError("tensor_split expected tensor_indices_or_sections to have "
                                "integer dtype and be 0-D or 1-D")
         spec = int(spec.item()) if spec._data.ndim == 0 else [int(v) for v in spec.tolist()]
-    if isinstance(spec, (int, np.integer)):
-        sections = int(spec)
+    if not isinstance(spec, (tuple, list)):
+        sections = as_int(spec, "tensor_split", "sections")
         if sections <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
         small, extra = divmod(n, sections)
         sizes = [small + 1] * extra + [small] * (sections - extra)
         return _split(input, _bounds_from_sizes(sizes), d, "tensor_split")
-    points = [min(max(int(i) if i >= 0 else int(i) + n, 0), n) for i in spec]
+    indices = int_list(spec, "tensor_split", "indices")
+    points = [min(max(i if i >= 0 else i + n, 0), n) for i in indices]
     starts = [0] + points
     stops = points + [n]
     bounds = [(a, max(a, b)) for a, b in zip(starts, stops)]
@@ -1491,6 +1503,7 @@ def unfold(input, dimension, size, step):
     + 1. The gradient adds overlapping windows. (``nn.functional.unfold``, im2col, is a
     different op.)"""
     ensure_tensor(input, "unfold")
+    size, step = as_int(size, "unfold", "size"), as_int(step, "unfold", "step")
     ndim = input._data.ndim
     d = wrap_dim(dimension, ndim, "unfold")
     n = input._data.shape[d] if ndim else 1
@@ -1502,7 +1515,7 @@ def unfold(input, dimension, size, step):
         raise RuntimeError(f"step is {step} but must be > 0")
     if ndim == 0:
         return reshape(input, (1,))
-    return Unfold.apply(input, d, int(size), int(step))
+    return Unfold.apply(input, d, size, step)
 
 
 # ----------------------------------------------------------------------------- in-place views
@@ -1752,7 +1765,7 @@ def as_strided(input, size, stride, storage_offset=None):
     """
     ensure_tensor(input, "as_strided")
     size = parse_shape((size,), "as_strided")
-    stride = parse_shape((stride,), "as_strided")
+    stride = parse_shape((stride,), "as_strided", "stride")
     if len(size) != len(stride):
         raise RuntimeError(f"mismatch in length of strides and shape: {len(stride)} strides "
                            f"for {len(size)} sizes")
@@ -1761,7 +1774,8 @@ def as_strided(input, size, stride, storage_offset=None):
     if any(s < 0 for s in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, "
                            f"got strides: {list(stride)}")
-    offset = input.storage_offset() if storage_offset is None else int(storage_offset)
+    offset = input.storage_offset() if storage_offset is None else as_int(
+        storage_offset, "as_strided", "storage_offset")
     if offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {offset}")
     return AsStrided.apply(input, size, stride, offset)
@@ -1839,7 +1853,7 @@ def split_with_sizes(input, split_sizes, dim=0):
     [2, 3]
     """
     ensure_tensor(input, "split_with_sizes")
-    if isinstance(split_sizes, (int, np.integer)):
+    if not isinstance(split_sizes, (tuple, list)):
         raise TypeError("split_with_sizes(): argument 'split_sizes' must be a sequence of ints, "
                         f"not {type(split_sizes).__name__}")
     return split(input, list(split_sizes), dim)
