@@ -222,7 +222,7 @@ def test_rrelu_training_draws_as_torch_and_keeps_the_stream_in_step(dtype):
         z = lib.linspace(-3, -0.01, 500, dtype=getattr(lib, dtype))
         lib.nn.functional.rrelu_(z, training=True)
         results.append([repr(y.tolist()), repr(x.grad.tolist()), repr(z.tolist()),
-                        repr(lib.rand(3).tolist())])
+                        repr(lib.rand(3, dtype=lib.float32).tolist())])
     assert results[0] == results[1]
 
 
