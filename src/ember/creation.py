@@ -623,9 +623,16 @@ def numel(input: Tensor) -> int:
 # Tensor.new_zeros and friends: a fresh tensor that inherits the source tensor's dtype and
 # device unless given (never its values, shape or requires_grad).
 def _new_size(size, what: str) -> tuple:
-    if len(size) == 1 and not isinstance(size[0], int):
+    """``new_zeros(2, 3)``, ``new_zeros((2, 3))`` or ``new_zeros(2)``, each size as
+    PyTorch's int[] takes it (NumPy ints and integer tensors of one element; floats and a
+    leading bool raise TypeError)."""
+    from .ops._util import int_list  # ember.ops imports this module
+
+    if not size:
+        raise TypeError(f'{what}() missing 1 required positional arguments: "size"')
+    if len(size) == 1:
         size = size[0]
-    return _shape(tuple(size) if not isinstance(size, int) else (size,), what)
+    return _shape(int_list(size, what, "size"), what)
 
 
 def new_zeros(source: Tensor, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -650,7 +657,7 @@ def new_full(source: Tensor, size, fill_value, *, dtype=None, device=None,
              requires_grad=False) -> Tensor:
     """``fill_value`` everywhere, shape ``size``, ``source``'s dtype and device (unless
     given; the dtype comes from ``source``, not from the value)."""
-    if isinstance(size, Tensor) or not isinstance(size, (int, tuple, list, np.ndarray)):
+    if not isinstance(size, (tuple, list)):  # PyTorch takes no bare int here
         raise TypeError(f"new_full(): argument 'size' must be a tuple of ints, not "
                         f"{type(size).__name__}")
     return full(_new_size((size,), "new_full"), fill_value, dtype=dtype or source.dtype,

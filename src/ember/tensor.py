@@ -6,6 +6,7 @@ the registry. What lives here is what a tensor *is*: its data, its autograd stat
 """
 from __future__ import annotations
 
+import numbers
 import threading
 import warnings
 
@@ -563,9 +564,13 @@ class Tensor:
         return bool(self.item())
 
     def __float__(self) -> float:
+        if self._data.size != 1:
+            raise _not_scalar()
         return float(self.item())
 
     def __int__(self) -> int:
+        if self._data.size != 1:
+            raise _not_scalar()
         return int(self.item())
 
     def __index__(self) -> int:
@@ -574,6 +579,8 @@ class Tensor:
         return int(self.item())
 
     def __complex__(self) -> complex:
+        if self._data.size != 1:
+            raise _not_scalar()
         return complex(self.item())
 
     def __format__(self, spec: str) -> str:
@@ -606,23 +613,40 @@ class Tensor:
 
     @property
     def T(self) -> "Tensor":
-        if self._data.ndim not in (0, 1, 2):
+        ndim = self._data.ndim
+        if ndim > 2:
             warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse "
                           "their shape is deprecated; use x.mT or x.permute.", UserWarning,
                           stacklevel=2)
-        return _F["permute"](self, tuple(range(self._data.ndim - 1, -1, -1)))
+        elif ndim == 0:
+            warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the "
+                          "identity in these cases.", UserWarning, stacklevel=2)
+        return _F["permute"](self, tuple(range(ndim - 1, -1, -1)))
 
     @property
     def mT(self) -> "Tensor":
+        if self._data.ndim < 2:
+            return _not_matrices(self, "mT", "This function is the identity in these cases.")
         return _F["transpose"](self, -2, -1)
 
     @property
     def H(self) -> "Tensor":
-        return self.T
+        ndim = self._data.ndim
+        if ndim == 2:
+            return _F["transpose"](self, 0, 1)
+        if ndim == 0:
+            warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+                          UserWarning, stacklevel=2)
+            return self
+        hint = " For batches of matrices, consider using tensor.mH" if ndim > 2 else ""
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{ndim}-D tensor.{hint}")
 
     @property
-    def mH(self) -> "Tensor":
-        return self.mT
+    def mH(self) -> "Tensor":  # real dtypes only: the conjugate is the tensor itself
+        if self._data.ndim < 2:
+            return _not_matrices(self, "mH", "Consider using x.conj().")
+        return _F["transpose"](self, -2, -1)
 
     # ----------------------------------------------------------------- operators
     # The arithmetic, bitwise and ordering operators and the in-place forms are bound by
@@ -633,12 +657,22 @@ class Tensor:
     def __eq__(self, other):
         if other is None:
             return False
-        return _F["eq"](self, other)
+        try:
+            return _F["eq"](self, other)
+        except TypeError:
+            if _comparable(other):
+                raise
+            return NotImplemented  # as in PyTorch: Python then compares by identity
 
     def __ne__(self, other):
         if other is None:
             return True
-        return _F["ne"](self, other)
+        try:
+            return _F["ne"](self, other)
+        except TypeError:
+            if _comparable(other):
+                raise
+            return NotImplemented  # as in PyTorch: Python then compares by identity
 
     # ----------------------------------------------------------------- in-place ops
     def zero_(self):
@@ -792,6 +826,26 @@ class Tensor:
         hooks = self.__dict__.setdefault("_post_accumulate_hooks", [])
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
+
+
+def _not_scalar() -> ValueError:
+    return ValueError("only one element tensors can be converted to Python scalars")
+
+
+def _not_matrices(t: Tensor, name: str, hint: str) -> Tensor:
+    # PyTorch: deprecated identity on 0-d tensors, an error on 1-d ones
+    if t._data.ndim == 0:
+        warnings.warn(f"Tensor.{name} is deprecated on 0-D tensors. {hint}", UserWarning,
+                      stacklevel=3)
+        return t
+    raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. "
+                       "Got 1-D tensor.")
+
+
+def _comparable(other) -> bool:
+    """Whether == should keep eq's TypeError for ``other`` rather than give NotImplemented
+    (strings, lists, objects)."""
+    return isinstance(other, (Tensor, np.ndarray, np.generic, numbers.Number))
 
 
 def _clear_grad(tensor) -> None:

@@ -11,7 +11,7 @@ from .. import backend, dtypes, tracing
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..tensor import Tensor, bump_version, check_writable, counter_of
-from ._util import ensure_tensor, wrap_dim
+from ._util import as_int, ensure_tensor, wrap_dim
 from .registry import Sample, bind_method, register_op
 
 _INDEX_TYPES = "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables " \
@@ -554,15 +554,40 @@ bind_method("__setitem__", _setitem)
 def narrow(input, dim, start, length):
     """``length`` elements of ``dim`` from ``start`` (a view)."""
     ensure_tensor(input, "narrow")
+    # PyTorch's checks, in its order: argument types first
+    dim, length = as_int(dim, "narrow", "dim"), as_int(length, "narrow", "length")
+    if isinstance(start, Tensor) and (start._data.ndim or start._data.dtype.kind not in "iu"):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
+    start = as_int(start, "narrow", "start")
+    if input._data.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     d = wrap_dim(dim, input._data.ndim, "narrow")
     size = input._data.shape[d]
-    start = int(start)
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
+                         f"but got {start})")
     if start < 0:
         start += size
-    if not (0 <= start and start + length <= size and length >= 0):
-        raise IndexError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({size}).")
     index = (slice(None),) * d + (slice(start, start + length),)
     return BasicIndex.apply(input, index + (Ellipsis,))
+
+
+def _select_index(input: Tensor, dim, index, op: str) -> tuple:
+    """The basic index of ``input.select(dim, index)``, checked as PyTorch does."""
+    dim, index = as_int(dim, op, "dim"), as_int(index, op, "index")
+    if input._data.ndim == 0:
+        raise IndexError(f"{op}() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, input._data.ndim, op)
+    size = input._data.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"{op}(): index {index} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension {d}")
+    return (slice(None),) * d + (index, Ellipsis)
 
 
 @register_op(methods=("select",),
@@ -570,12 +595,7 @@ def narrow(input, dim, start, length):
 def select(input, dim, index):
     """The slice at ``index`` of ``dim``, that dimension removed (a view)."""
     ensure_tensor(input, "select")
-    d = wrap_dim(dim, input._data.ndim, "select")
-    size = input._data.shape[d]
-    if not -size <= index < size:
-        raise IndexError(f"select(): index {index} out of range for tensor of size "
-                         f"{list(input.shape)} at dimension {d}")
-    return BasicIndex.apply(input, (slice(None),) * d + (int(index), Ellipsis))
+    return BasicIndex.apply(input, _select_index(input, dim, index, "select"))
 
 
 class SelectScatter(IndexPut):
@@ -604,13 +624,8 @@ def select_scatter(input, src, dim, index):
     """A copy of ``input`` with the slice ``input.select(dim, index)`` replaced by ``src``
     (the functional form of ``x.select(dim, index).copy_(src)``)."""
     ensure_tensor(input, "select_scatter")
-    d = wrap_dim(dim, input._data.ndim, "select_scatter")
-    size = input._data.shape[d]
-    if not -size <= index < size:
-        raise IndexError(f"select_scatter(): index {index} out of range for tensor of size "
-                         f"{list(input.shape)} at dimension {d}")
-    return _embed(input, src, (slice(None),) * d + (int(index), Ellipsis), "select_scatter",
-                  SelectScatter)
+    return _embed(input, src, _select_index(input, dim, index, "select_scatter"),
+                  "select_scatter", SelectScatter)
 
 
 @register_op(samples=lambda make: [Sample((make((4, 3)), make((2, 3))), {"start": 1, "end": 3}),

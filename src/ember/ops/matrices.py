@@ -9,7 +9,7 @@ from .. import backend
 from ..autograd.function import Function
 from ..dtypes import int64 as _INT64
 from ..tensor import Tensor
-from ._util import ensure_tensor, wrap_dim
+from ._util import as_int, ensure_tensor, wrap_dim
 from .registry import NAMESPACES, Sample, register_op
 
 
@@ -111,11 +111,12 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     """The diagonal input[..., i, i + offset] of dims (dim1, dim2) as a view, appended as the
     last dimension. offset > 0 is above the main diagonal, < 0 below."""
     ensure_tensor(input, "diagonal")
+    offset = as_int(offset, "diagonal", "offset")
     if input._data.ndim < 2:
         raise RuntimeError(f"diagonal: expected a tensor with at least 2 dimensions, but got "
                            f"shape {list(input.shape)}")
     d1, d2 = _diagonal_dims("diagonal", input._data.ndim, dim1, dim2)
-    return Diagonal.apply(input, int(offset), d1, d2)
+    return Diagonal.apply(input, offset, d1, d2)
 
 
 @register_op(methods=("diag_embed",), samples=lambda make: [
@@ -125,11 +126,12 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """A tensor whose diagonal (offset, dim1, dim2) holds the last dimension of input, zeros
     elsewhere; the inverse of ``diagonal``. dims refer to the output (ndim + 1)."""
     ensure_tensor(input, "diag_embed")
+    offset = as_int(offset, "diag_embed", "offset")
     if input._data.ndim < 1:
         raise RuntimeError("diag_embed: expected a tensor with at least 1 dimension, got a "
                            "0-d tensor")
     d1, d2 = _diagonal_dims("diag_embed", input._data.ndim + 1, dim1, dim2)
-    return DiagEmbed.apply(input, int(offset), d1, d2)
+    return DiagEmbed.apply(input, offset, d1, d2)
 
 
 @register_op(methods=("diag",), samples=lambda make: [
@@ -139,11 +141,12 @@ def diag(input, diagonal=0):
     """1-D input: the square matrix with input on diagonal ``diagonal``. 2-D input: that
     diagonal as a 1-D tensor (a copy)."""
     ensure_tensor(input, "diag")
+    diagonal = as_int(diagonal, "diag", "diagonal")
     ndim = input._data.ndim
     if ndim == 1:
-        return DiagEmbed.apply(input, int(diagonal), 0, 1)
+        return DiagEmbed.apply(input, diagonal, 0, 1)
     if ndim == 2:
-        return Diagonal.apply(input, int(diagonal), 0, 1).clone()
+        return Diagonal.apply(input, diagonal, 0, 1).clone()
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {ndim}D")
 
 
@@ -211,13 +214,11 @@ def _triangle_samples(make):
 
 def _triangle(cls, op, input, diagonal):
     ensure_tensor(input, op)
+    diagonal = as_int(diagonal, op, "diagonal")
     if input._data.ndim < 2:
         raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions, but got shape "
                            f"{list(input.shape)}")
-    if not isinstance(diagonal, (int, np.integer)) or isinstance(diagonal, bool):
-        raise TypeError(f"{op}(): argument 'diagonal' must be int, not "
-                        f"{type(diagonal).__name__}")
-    return cls.apply(input, int(diagonal))
+    return cls.apply(input, diagonal)
 
 
 @register_op(inplace=("tril_",), methods=("tril",), samples=_triangle_samples)
@@ -297,7 +298,7 @@ def diagflat(input, offset=0):
     """A square matrix with the flattened ``input`` on diagonal ``offset``, zeros
     elsewhere."""
     ensure_tensor(input, "diagflat")
-    return diag(input.reshape(-1), offset)
+    return diag(input.reshape(-1), as_int(offset, "diagflat", "offset"))
 
 
 def _torch_vander(torch, x, N=None, increasing=False):
