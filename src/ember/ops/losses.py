@@ -98,6 +98,14 @@ def _float_pair(input, target, name: str):
     return input, target
 
 
+def _float_kernel(input: Tensor, kernel: str, name: str) -> None:
+    """PyTorch's loss kernels exist for floating-point inputs only (NotImplementedError)."""
+    if input._data.dtype.kind not in "fV":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{input.dtype.scalar_name}' ({name}() takes a "
+                                  "floating-point input)")
+
+
 def _elementwise_weight(loss: Tensor, weight, input: Tensor, reduction: str, mean_by_weight):
     """Apply an elementwise ``weight`` (same size as input) and reduce."""
     if weight is None:
@@ -302,7 +310,9 @@ def _safe_targets(xp, target, ignore_index: int, classes: int, name: str):
     return xp.where(valid, indices, 0), valid
 
 
-def _class_weights(weight, classes: int, like: Tensor, name: str):
+def _class_weights(weight, classes: int, like: Tensor, name: str, promote: bool = False):
+    """The checked class weights; PyTorch's index-target kernels need the input's dtype
+    (``promote``: the probability-target path, plain arithmetic, promotes instead)."""
     if weight is None:
         return None
     ensure_tensor(weight, name, "weight")
@@ -310,7 +320,11 @@ def _class_weights(weight, classes: int, like: Tensor, name: str):
         raise RuntimeError(f"{name}(): weight tensor should be defined either for all "
                            f"{classes} classes or no classes but got weight tensor of shape: "
                            f"{list(weight.shape)}")
-    return weight.to(like.dtype) if weight.dtype is not like.dtype else weight
+    if not promote and weight.dtype is not like.dtype:
+        raise RuntimeError(f"expected scalar type {like.dtype.scalar_name} but found "
+                           f"{weight.dtype.scalar_name} ({name}() takes a weight of the "
+                           "input's dtype)")
+    return weight
 
 
 def _nll(log_probs, target, weight, ignore_index, reduction, name):
@@ -355,6 +369,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     ensure_tensor(input, "nll_loss")
     ensure_tensor(target, "nll_loss", "target")
     reduction = _reduction(reduction, "nll_loss", size_average, reduce)
+    _float_kernel(input, "nll_loss_out_frame", "nll_loss")
     return _nll(input, target, weight, ignore_index, reduction, "nll_loss")
 
 
@@ -396,9 +411,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"cross_entropy(): label_smoothing must be between 0.0 and 1.0. "
                            f"Got: {label_smoothing}")
-    if input._data.dtype.kind not in "fV":
-        raise RuntimeError(f"cross_entropy(): expected floating-point logits, got "
-                           f"{input.dtype.name}")
+    _float_kernel(input, "log_softmax", "cross_entropy")
     class_dim = 0 if input.ndim == 1 else 1
     if input.ndim == 0:
         raise ValueError("cross_entropy(): input must have at least 1 dimension, got 0-d")
@@ -409,8 +422,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             raise RuntimeError(f"Expected floating point type for target with class "
                                f"probabilities, got "
                                f"{target.dtype.scalar_name}")
-        return _cross_entropy_probabilities(log_probs, target.to(input.dtype), weight,
-                                            reduction, label_smoothing, class_dim, classes)
+        # plain arithmetic in PyTorch: target and weight promote with the input
+        return _cross_entropy_probabilities(log_probs, target, weight, reduction,
+                                            label_smoothing, class_dim, classes)
     loss = _nll(log_probs, target, weight, ignore_index, reduction, "cross_entropy")
     if label_smoothing == 0.0:
         return loss
@@ -437,7 +451,7 @@ def _cross_entropy_probabilities(log_probs, target, weight, reduction, smoothing
                                  classes):
     if smoothing > 0.0:
         target = target * (1.0 - smoothing) + smoothing / classes
-    weight = _class_weights(weight, classes, log_probs, "cross_entropy")
+    weight = _class_weights(weight, classes, log_probs, "cross_entropy", promote=True)
     terms = log_probs * target
     if weight is not None:
         broadcast = [1] * log_probs.ndim
@@ -528,15 +542,14 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({target.shape}) that is different to the "
                          f"input size ({input.shape}) is deprecated. Please ensure they have "
                          "the same size.")
-    if input._data.dtype.kind not in "fV":
-        raise RuntimeError(f"binary_cross_entropy(): expected a floating-point input, got "
-                           f"{input.dtype.name}")
-    data = input._data
-    if data.size and bool(((data < 0) | (data > 1)).any()):
-        raise RuntimeError("all elements of input should be between 0 and 1 "
-                           "(binary_cross_entropy takes probabilities; use "
-                           "binary_cross_entropy_with_logits for logits)")
-    target = target.to(input.dtype) if target.dtype is not input.dtype else target
+    _float_kernel(input, "binary_cross_entropy", "binary_cross_entropy")
+    if target.dtype is not input.dtype:
+        raise RuntimeError(f"Found dtype {target.dtype.scalar_name} but expected "
+                           f"{input.dtype.scalar_name} (binary_cross_entropy() takes a target "
+                           "of the input's dtype)")
+    _check_unit_range(input, "input", " (binary_cross_entropy takes probabilities; use "
+                      "binary_cross_entropy_with_logits for logits)")
+    _check_unit_range(target, "target", "")
     if weight is not None:
         ensure_tensor(weight, "binary_cross_entropy", "weight")
         if not _broadcasts_to(weight, input):
@@ -545,6 +558,14 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                                f"{list(input.shape)}")
         weight = weight.to(input.dtype) if weight.dtype is not input.dtype else weight
     return BinaryCrossEntropy.apply(input, target, weight, reduction)
+
+
+def _check_unit_range(t: Tensor, what: str, hint: str) -> None:
+    """PyTorch's check that BCE's input and target are in [0, 1]: a min and a max (no
+    temporaries); NaN fails both comparisons."""
+    data = t._data
+    if data.size and not (0 <= data.min() and data.max() <= 1):
+        raise RuntimeError(f"all elements of {what} should be between 0 and 1{hint}")
 
 
 def _bce_logits_samples(make):
@@ -576,10 +597,19 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
-    if input._data.dtype.kind not in "fV":
-        raise RuntimeError(f"binary_cross_entropy_with_logits(): expected a floating-point "
-                           f"input, got {input.dtype.name}")
-    target = target.to(input.dtype) if target.dtype is not input.dtype else target
+    _float_kernel(input, "log_sigmoid", "binary_cross_entropy_with_logits")
+    # PyTorch builds the loss in place in a tensor of the target's dtype: an integer or
+    # bool target fails, a float one promotes and gives the result its dtype
+    out_dtype = target.dtype
+    if target._data.dtype.kind not in "fV":
+        raise RuntimeError(f"binary_cross_entropy_with_logits(): result type "
+                           f"{input.dtype.scalar_name} can't be cast to the desired output "
+                           f"type {out_dtype.scalar_name} (the target must be floating "
+                           "point, e.g. target.float())")
+    common = input.dtype if out_dtype is input.dtype else \
+        dtypes.promote_types(input.dtype, out_dtype)
+    input = input.to(common) if input.dtype is not common else input
+    target = target.to(common) if target.dtype is not common else target
     for extra, arg in ((weight, "weight"), (pos_weight, "pos_weight")):
         if extra is not None:
             ensure_tensor(extra, "binary_cross_entropy_with_logits", arg)
@@ -587,11 +617,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                 raise RuntimeError(f"binary_cross_entropy_with_logits(): {arg} of shape "
                                    f"{list(extra.shape)} does not broadcast to the input's "
                                    f"shape {list(input.shape)}")
-    weight = weight.to(input.dtype) if weight is not None and weight.dtype is not input.dtype \
+    weight = weight.to(common) if weight is not None and weight.dtype is not common \
         else weight
-    pos_weight = pos_weight.to(input.dtype) \
-        if pos_weight is not None and pos_weight.dtype is not input.dtype else pos_weight
-    return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
+    pos_weight = pos_weight.to(common) \
+        if pos_weight is not None and pos_weight.dtype is not common else pos_weight
+    out = BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
+    return out if out.dtype is out_dtype else out.to(out_dtype)
 
 
 def _kl_samples(make):
@@ -807,6 +838,10 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if target.ndim > 1 or target.numel() != rows or not unbatched and target.ndim != 1:
         raise RuntimeError(f"multi_margin_loss(): inconsistent target size "
                            f"{list(target.shape)} for input of size {list(input.shape)}")
+    _float_kernel(input, "multi_margin_loss_cpu_kernel", "multi_margin_loss")
+    if target.dtype is not dtypes.int64:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype.scalar_name} "
+                           "(multi_margin_loss() takes int64 class indices)")
     weight = _class_weights(weight, classes, input, "multi_margin_loss")
     if weight is not None and weight.requires_grad and is_grad_enabled():
         raise RuntimeError("multi_margin_loss(): the derivative for 'weight' is not "

@@ -202,6 +202,19 @@ _NAMESPACES[_NN]["gumbel_softmax"] = gumbel_softmax
 
 
 # ----------------------------------------------------------------------------- linear layers
+def _check_same_dtype(op: str, **tensors) -> None:
+    """PyTorch's kernels take no mixed dtypes here (no promotion); None entries are absent
+    arguments."""
+    given = [(name, t) for name, t in tensors.items() if t is not None]
+    for name, t in given:
+        ensure_tensor(t, op, name)
+    first = given[0][1].dtype
+    if any(t.dtype is not first for _, t in given):
+        got = ", ".join(f"{name}: {t.dtype.scalar_name}" for name, t in given)
+        raise RuntimeError(f"{op}(): expected all tensors to have the same dtype (PyTorch "
+                           f"does not promote here), got {got}")
+
+
 def _linear_samples(make):
     return [Sample((make((3, 4)), make((2, 4)), make((2,))), name="matrix with bias"),
             Sample((make((2, 3, 4)), make((2, 4))), name="3-D without bias"),
@@ -232,10 +245,9 @@ def linear(input, weight, bias=None):
     if weight.ndim == 1 and bias is not None:
         raise RuntimeError("linear(): a 1-D weight takes no bias (PyTorch: mat2 must be a "
                            "matrix, got 1-D tensor)")
-    if weight.ndim == 1 or input.dtype is not weight.dtype or (
-            bias is not None and bias.dtype is not weight.dtype):
-        out = matmul(input, weight.transpose(0, 1) if weight.ndim == 2 else weight)
-        return out if bias is None else out + bias
+    _check_same_dtype("linear", input=input, weight=weight, bias=bias)
+    if weight.ndim == 1:
+        return matmul(input, weight)
     if bias is not None and input.ndim >= 3 and not input._data.flags.c_contiguous:
         # PyTorch fuses the bias only into contiguous inputs; otherwise it is a matmul
         # (rows, Mm, the rows viewed back) and then an Add
@@ -278,6 +290,7 @@ def bilinear(input1, input2, weight, bias=None):
     """
     for t, arg in ((input1, "input1"), (input2, "input2"), (weight, "weight")):
         ensure_tensor(t, "bilinear", arg)
+    _check_same_dtype("bilinear", input1=input1, input2=input2, weight=weight, bias=bias)
     if weight.ndim != 3 or input1.shape[-1:] != weight.shape[1:2] or \
             input2.shape[-1:] != weight.shape[2:3] or input1.shape[:-1] != input2.shape[:-1]:
         raise RuntimeError(
@@ -882,6 +895,18 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             f"scaled_dot_product_attention(): expected query (..., L, E), key (..., S, E) and "
             f"value (..., S, Ev), got {list(query.shape)}, {list(key.shape)} and "
             f"{list(value.shape)}")
+    if key.dtype is not query.dtype or value.dtype is not query.dtype:
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
+                           f"query.dtype: {query.dtype.scalar_name} key.dtype: "
+                           f"{key.dtype.scalar_name} and value.dtype: "
+                           f"{value.dtype.scalar_name} instead.")
+    if attn_mask is not None:
+        ensure_tensor(attn_mask, "scaled_dot_product_attention", "attn_mask")
+        if attn_mask.dtype is not dtypes.bool and attn_mask.dtype is not query.dtype:
+            raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match "
+                               f"query dtype, but got attn_mask.dtype: "
+                               f"{attn_mask.dtype.scalar_name} and query.dtype: "
+                               f"{query.dtype.scalar_name} instead.")
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
                            "set when is_causal=True")
@@ -903,7 +928,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal:
         keep = _constant(xp.tril(xp.ones((length, source), dtype=bool)), query)
     elif attn_mask is not None:
-        ensure_tensor(attn_mask, "scaled_dot_product_attention", "attn_mask")
         if attn_mask.dtype is dtypes.bool:
             keep = attn_mask
         else:
@@ -943,11 +967,10 @@ def _flash(query, key, value, attn_mask, is_causal, factor):
         length, source = query.shape[-2], key.shape[-2]
         mask, kind = xp.tril(xp.ones((length, source), dtype=bool)), "keep"
     elif attn_mask is not None:
-        ensure_tensor(attn_mask, "scaled_dot_product_attention", "attn_mask")
         if attn_mask.dtype is dtypes.bool:
             mask, kind = attn_mask._data, "keep"
         else:
-            mask, kind = attn_mask.to(query.dtype)._data, "add"
+            mask, kind = attn_mask._data, "add"
     return FlashAttention.apply(query, key, value, mask, kind, factor)
 
 

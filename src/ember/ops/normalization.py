@@ -190,15 +190,18 @@ def _batch_norm_grad_input(m, grad, centered, k, invstd, sum_g, sum_gc, count):
 
 
 def _same_dtype(input, params, op):
-    """PyTorch's rule: the parameters share the input's dtype, except float32 parameters of
-    a 16-bit input (as under autocast), which compute in float32."""
-    other = [p for p in params if p is not None and p.dtype is not input.dtype]
+    """PyTorch's rule: the parameters (and running statistics) share the input's dtype,
+    except all-float32 ones of a 16-bit input (as under autocast), which compute in
+    float32. True for that mixed case."""
+    given = [p for p in params if p is not None]
+    other = [p for p in given if p.dtype is not input.dtype]
     if not other:
         return False
-    if input.dtype.itemsize == 2 and all(p.dtype is dtypes.float32 for p in other):
+    if input.dtype.itemsize == 2 and all(p.dtype is dtypes.float32 for p in given):
         return True
-    raise RuntimeError(f"{op}(): mixed dtype: expected weight and bias of the input's dtype "
-                       f"{input.dtype.name}, got {other[0].dtype.name}")
+    raise RuntimeError(f"{op}(): mixed dtype: expected parameters of the input's dtype "
+                       f"{input.dtype.name} (or all float32 for a 16-bit input), got "
+                       f"{other[0].dtype.name}")
 
 
 # not exported as ember.batch_norm: torch.batch_norm takes its arguments in another order
@@ -244,7 +247,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     elif running_mean is None or running_var is None:
         raise RuntimeError("batch_norm(): running_mean and running_var must be defined in "
                            "evaluation mode (training=False)")
-    if _same_dtype(input, (weight, bias), "batch_norm"):
+    if _same_dtype(input, (weight, bias, running_mean, running_var), "batch_norm"):
         return batch_norm(input.float(), running_mean, running_var, weight, bias, training,
                           momentum, eps).to(input.dtype)
     if training:
@@ -307,8 +310,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         return layer_norm(input.float(), normalized_shape, weight, bias, eps).to(input.dtype)
     same = [t for t in (weight, bias) if t is not None and t.dtype is not input.dtype]
     if same:
-        raise RuntimeError(f"layer_norm(): expected weight and bias of the input's dtype "
-                           f"{input.dtype.name}, got {same[0].dtype.name}")
+        raise RuntimeError(f"layer_norm(): mixed dtype: expected weight and bias of the "
+                           f"input's dtype {input.dtype.name}, got {same[0].dtype.name}")
     return LayerNorm.apply(input, weight, bias, tuple(dims), float(eps))
 
 
@@ -383,7 +386,11 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         eps = dtypes.finfo(input.dtype).eps
     mean_square = input.pow(2).mean(dim=list(dims), keepdim=True)
     out = input * add_scalar(mean_square, eps).rsqrt()
-    return out * weight if weight is not None else out
+    if weight is None:
+        return out
+    out = out * weight
+    # PyTorch casts back (type_as): a wider weight does not widen the result
+    return out if out.dtype is input.dtype else out.to(input.dtype)
 
 
 # ----------------------------------------------------------------------------- group / instance

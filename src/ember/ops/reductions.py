@@ -44,6 +44,11 @@ def _reduced_dims(input: Tensor, dim, op: str) -> tuple:
     return dims if input._data.ndim else ()
 
 
+def _no_dims(dim) -> bool:
+    """``dim=()`` or ``[]``: most reductions read it as all dims; all/any reduce nothing."""
+    return isinstance(dim, (tuple, list)) and not dim
+
+
 def _reduced_shape(shape: tuple, dims: tuple) -> tuple:
     return tuple(s for i, s in enumerate(shape) if i not in dims)
 
@@ -831,6 +836,11 @@ def logsumexp(input, dim, keepdim=False):
     """``log(sum(exp(input)))`` over ``dim``, computed stably; integers become the
     default float dtype."""
     ensure_tensor(input, "logsumexp")
+    if _no_dims(dim) and input._data.ndim and not keepdim:
+        # PyTorch reduces all dims but keeps them, then fails writing the 0-d output
+        raise RuntimeError(f"logsumexp(): dim=() reduces all dims; its output with shape [] "
+                           f"doesn't match the broadcast shape {[1] * input._data.ndim} "
+                           "(pass keepdim=True or the dims to reduce)")
     if input._data.dtype.kind not in "fV":
         input = input.to(dtypes.get_default_dtype())
     dims = _reduced_dims(input, dim, "logsumexp")
@@ -1079,19 +1089,24 @@ def _logic_samples(make):
             Sample((make((3, 4)), 0), name="float")]
 
 
+def _logic_dims(input, dim, op):
+    # PyTorch: all/any over dim=() test each element, no reduction
+    return () if _no_dims(dim) else _reduced_dims(input, dim, op)
+
+
 @register_op(methods=("all",), samples=_logic_samples, differentiable=False)
 def all(input, dim=None, keepdim=False):
     """True where every element (over ``dim``) is non-zero; bool result (uint8 for a
     uint8 input, as in PyTorch)."""
     ensure_tensor(input, "all")
-    return AllAny.apply(input, _reduced_dims(input, dim, "all"), bool(keepdim), True)
+    return AllAny.apply(input, _logic_dims(input, dim, "all"), bool(keepdim), True)
 
 
 @register_op(methods=("any",), samples=_logic_samples, differentiable=False)
 def any(input, dim=None, keepdim=False):
     """True where some element (over ``dim``) is non-zero; bool result."""
     ensure_tensor(input, "any")
-    return AllAny.apply(input, _reduced_dims(input, dim, "any"), bool(keepdim), False)
+    return AllAny.apply(input, _logic_dims(input, dim, "any"), bool(keepdim), False)
 
 
 class CountNonzero(Function):
