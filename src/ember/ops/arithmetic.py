@@ -236,8 +236,11 @@ def _divide_into(self, other):
 bind_method("__rtruediv__", _divide_into)
 
 
-def _check_integer_divisor(xp, b) -> None:
-    # NumPy quietly gives 0 for integer division by zero; PyTorch raises
+def _check_integer_divisor(xp, a, b) -> None:
+    # NumPy quietly gives 0 for integer division by zero; PyTorch raises (a float operand
+    # makes the result float: no check)
+    if (a if isinstance(a, xp.ndarray) else b).dtype.kind in "fV":
+        return
     if getattr(b, "dtype", None) is not None and b.dtype.kind in "iub" and bool(xp.any(b == 0)):
         raise RuntimeError("ZeroDivisionError: integer division by zero")
     if isinstance(b, int) and b == 0:
@@ -256,8 +259,7 @@ class RoundedDivide(Function):
         xp = ctx.xp
         ctx.shapes = (np.shape(a), np.shape(b))
         floating = (a if isinstance(a, xp.ndarray) else b).dtype.kind in "fV"
-        if not floating:
-            _check_integer_divisor(xp, b)
+        _check_integer_divisor(xp, a, b)
         if mode == "floor":
             return xp.floor_divide(a, b)
         if floating:
@@ -279,8 +281,7 @@ class FloorDivide(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        if (a if isinstance(a, ctx.xp.ndarray) else b).dtype.kind not in "fV":
-            _check_integer_divisor(ctx.xp, b)
+        _check_integer_divisor(ctx.xp, a, b)
         return ctx.xp.floor_divide(a, b)
 
 
@@ -305,8 +306,7 @@ class Remainder(Function):
                               b if isinstance(b, ctx.xp.ndarray) else None)
         ctx.scalars = (a, b)
         ctx.shapes = (np.shape(a), np.shape(b))
-        if (a if isinstance(a, ctx.xp.ndarray) else b).dtype.kind not in "fV":
-            _check_integer_divisor(ctx.xp, b)
+        _check_integer_divisor(ctx.xp, a, b)
         return ctx.xp.remainder(a, b)
 
     @staticmethod
@@ -557,8 +557,7 @@ class Fmod(Function):
         _save_operands(ctx, a, b)
         if not isinstance(b, ctx.xp.ndarray):
             ctx.node_name = "FmodBackward0"
-        if (a if isinstance(a, ctx.xp.ndarray) else b).dtype.kind not in "fV":
-            _check_integer_divisor(ctx.xp, b)
+        _check_integer_divisor(ctx.xp, a, b)
         return ctx.xp.fmod(a, b)
 
     @staticmethod
