@@ -21,6 +21,18 @@ except ImportError:  # the oracle tests skip cleanly without PyTorch
 requires_torch = pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch is not installed")
 
 
+def outcome(call, lib, message: bool = True):
+    """What ``call(lib)`` gives, to compare ember with torch: the values (their repr, so
+    NaN equals NaN) and the dtype's name, or the exception's type (and, with ``message``,
+    its message up to the first colon)."""
+    try:
+        result = call(lib)
+    except Exception as error:  # the exception is the outcome compared
+        name = type(error).__name__
+        return (name, str(error).split(":")[0]) if message else name
+    return repr(result.tolist()), str(result.dtype).split(".")[-1]
+
+
 @pytest.fixture(params=DEVICES)
 def device(request):
     return request.param

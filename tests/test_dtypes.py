@@ -7,7 +7,7 @@ import pytest
 
 import ember
 
-from .conftest import requires_torch
+from .conftest import outcome, requires_torch
 
 ALL = [ember.bool, ember.uint8, ember.int8, ember.int16, ember.int32, ember.int64,
        ember.float16, ember.float32, ember.float64]
@@ -146,14 +146,6 @@ NUMBERS_INTO_INTEGERS = {
 }
 
 
-def _outcome(call, lib):
-    try:
-        result = call(lib)
-    except Exception as error:  # the exception is the outcome compared
-        return type(error).__name__, str(error).split(":")[0]
-    return repr(result.tolist()), str(result.dtype).split(".")[-1]  # (repr: NaN == NaN)
-
-
 @requires_torch
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("case", list(NUMBERS_INTO_INTEGERS))
@@ -161,7 +153,7 @@ def test_python_numbers_meet_integer_dtypes_as_in_torch(case):
     import torch
 
     call = NUMBERS_INTO_INTEGERS[case]
-    expected, got = _outcome(call, torch), _outcome(call, ember)
+    expected, got = outcome(call, torch), outcome(call, ember)
     if expected[0] == "RuntimeError" and expected[1] == "ZeroDivisionError":
         assert got[0] == "RuntimeError" and got[1] == "ZeroDivisionError"
     else:
