@@ -655,24 +655,10 @@ class Tensor:
         return self
 
     def __eq__(self, other):
-        if other is None:
-            return False
-        try:
-            return _F["eq"](self, other)
-        except TypeError:
-            if _comparable(other):
-                raise
-            return NotImplemented  # as in PyTorch: Python then compares by identity
+        return False if other is None else _equality(self, other, "eq")
 
     def __ne__(self, other):
-        if other is None:
-            return True
-        try:
-            return _F["ne"](self, other)
-        except TypeError:
-            if _comparable(other):
-                raise
-            return NotImplemented  # as in PyTorch: Python then compares by identity
+        return True if other is None else _equality(self, other, "ne")
 
     # ----------------------------------------------------------------- in-place ops
     def zero_(self):
@@ -840,6 +826,17 @@ def _not_matrices(t: Tensor, name: str, hint: str) -> Tensor:
         return t
     raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. "
                        "Got 1-D tensor.")
+
+
+def _equality(tensor, other, op: str):
+    """``==`` / ``!=``: the op, or NotImplemented for an operand it can't compare (a
+    string, a list), so that Python compares by identity, as in PyTorch."""
+    try:
+        return _F[op](tensor, other)
+    except TypeError:
+        if _comparable(other):
+            raise
+        return NotImplemented
 
 
 def _comparable(other) -> bool:
