@@ -167,14 +167,12 @@ CASES = [
     ("attention double value", lambda T: T.nn.functional.scaled_dot_product_attention(
         T.ones(2, 3, 4), T.ones(2, 3, 4), T.ones(2, 3, 4).double()),
      _raises("Expected query, key, and value to have the same dtype")),
-    # ---- not fixed yet: in files outside this change (see the xfail reasons)
-    pytest.param("prelu double weight", lambda T: T.nn.functional.prelu(
-        ones23(T), T.ones(1).double()), _raises("Type promoting not supported"),
-        marks=pytest.mark.xfail(strict=True, reason="prelu's check lives in ops/activations.py")),
-    pytest.param("pdist negative p", lambda T: T.nn.functional.pdist(T.ones(3, 2), p=-1),
-                 _raises("pdist only supports non-negative p values"),
-                 marks=pytest.mark.xfail(strict=True,
-                                         reason="pdist's check lives in ops/composites.py")),
+    # ---- prelu and pdist (checks in ops/activations.py and ops/composites.py)
+    ("prelu double weight", lambda T: T.nn.functional.prelu(
+        ones23(T), T.ones(1).double()), _raises("Type promoting not supported")),
+    ("pdist negative p", lambda T: T.nn.functional.pdist(T.ones(3, 2), p=-1),
+     _raises("pdist only supports non-negative p values")),
+    # ---- not fixed yet: in a file outside this change (see the xfail reason)
     pytest.param("add integral alpha", lambda T: T.ones(3, dtype=T.int64).add(
         T.ones(3, dtype=T.int64), alpha=0.5), _raises("argument alpha must not be a floating"),
         marks=pytest.mark.xfail(strict=True, reason="add's check lives in ops/arithmetic.py")),

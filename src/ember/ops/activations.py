@@ -332,10 +332,16 @@ def _prelu_samples(make):
 def prelu(input, weight):
     """``input`` where positive, ``weight * input`` elsewhere; weight has one element or
     one per channel (dimension 1 of input)."""
-    _float_input(input, "prelu")
+    if not isinstance(input, Tensor):
+        raise TypeError(f"prelu(): argument 'input' must be a Tensor, not {type(input).__name__}")
     if not isinstance(weight, Tensor):
         raise TypeError(f"prelu(): argument 'weight' must be a Tensor, not "
                         f"{type(weight).__name__}")
+    if weight.dtype != input.dtype:  # PyTorch checks this first, before dtype or shape
+        raise RuntimeError(f"prelu: Type promoting not supported. Got "
+                           f"{input.dtype.scalar_name} and {weight.dtype.scalar_name} "
+                           f"(input and weight must have the same dtype)")
+    _float_input(input, "prelu")
     if weight.ndim > 1:
         raise RuntimeError(f"prelu(): weight must be 0-d or 1-d, got {weight.ndim} dimensions")
     count = weight.numel()

@@ -26,7 +26,7 @@ from ._util import (
     scalar_value,
     shape_of,
 )
-from .registry import Sample, register_op
+from .registry import Sample, bind_method, register_op
 
 
 def _binary(cls, a, b, op: str):
@@ -279,18 +279,33 @@ class BitwiseNot(Function):
 
     @staticmethod
     def forward(ctx, x):
-        if x.dtype.kind in "fV":
-            raise RuntimeError("bitwise_not is only supported for integer and boolean tensors")
         return ctx.xp.invert(x)
 
 
-@register_op(operators=("__invert__",), inplace=("bitwise_not_",), methods=("bitwise_not",),
-             differentiable=False,
+@register_op(inplace=("bitwise_not_",), methods=("bitwise_not",), differentiable=False,
              samples=lambda make: [Sample((make.bool((3, 4)),)),
                                    Sample((make.int((3, 4), -5, 5),))])
 def bitwise_not(input):
     """``~input``: bitwise NOT of integers, logical NOT of bools (no gradient)."""
+    if isinstance(input, Tensor) and input._data.dtype.kind not in "iub":
+        # PyTorch's kernel has no floating-point form: its dispatch error, a
+        # NotImplementedError (the ~ operator checks first and raises a TypeError)
+        raise NotImplementedError(
+            f'"bitwise_not_{input.device.type}" not implemented for '
+            f"'{input.dtype.scalar_name}' (bitwise_not takes integer or bool tensors)")
     return BitwiseNot.apply(input)
+
+
+def _invert(self):
+    """``~self``: ``bitwise_not``, but PyTorch's operator rejects other dtypes itself,
+    with a TypeError, before the op's dispatch."""
+    if self._data.dtype.kind not in "iub":
+        raise TypeError(f"~ (operator.invert) is only implemented on integer and Boolean-type "
+                        f"tensors (got {self.dtype.scalar_name})")
+    return bitwise_not(self)
+
+
+bind_method("__invert__", _invert)
 
 
 class LogicalNot(Function):

@@ -521,6 +521,11 @@ def pdist(input, p=2):
     ensure_tensor(input, "pdist", "input")
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"pdist only supports floating-point dtypes, got "
+                           f"{input.dtype.scalar_name}")
+    if not p >= 0:  # NaN fails too, as in PyTorch
+        raise RuntimeError(f"pdist only supports non-negative p values, got p={p}")
     n = input.shape[0]
     rows, cols = NAMESPACES["ember"]["triu_indices"](n, n, 1, device=input.device)
     diff = input[rows] - input[cols]
