@@ -1,5 +1,6 @@
 """What sends ops off the core's fast lane (``autograd.function.fast_lane``) and onto the
-general path: a trace being recorded (``ember.compile``), an autocast region, anomaly mode.
+general path: a trace being recorded (``ember.compile``), an autocast region, anomaly mode,
+saved-tensor hooks.
 Autocast's dispatch wrapper reads the same count before it looks for an autocast region.
 
 A leaf module. Each of those features counts itself in here as it switches on and out as it

@@ -109,10 +109,10 @@ def dependencies(root_nodes):
     """How many edges point at each node reachable from the roots."""
     deps = {}
     roots = set(root_nodes)
-    stack = list(roots)
+    found = list(roots)  # every node to walk, in the order found (the loop walks it growing)
     get = deps.get
-    while stack:
-        node = stack.pop()
+    walk = found.append
+    for node in found:
         for child in node._next:
             if child is None:
                 continue
@@ -120,7 +120,7 @@ def dependencies(root_nodes):
             if count is None:  # first seen: walk it (roots are walked from the start)
                 deps[child] = 1
                 if child not in roots:
-                    stack.append(child)
+                    walk(child)
             else:
                 deps[child] = count + 1
     return deps

@@ -757,7 +757,6 @@ _ALL_DIMS = tuple(tuple(range(n)) for n in range(33))
 
 def _fast_unary(cls, slow, reduction, kernel):
     forward = cls.forward
-    hooks = saved_hooks
     needs = (True, None, None, None) if reduction else _NEEDS_FIRST[0]
     tail = (None, None, None) if reduction else ()
     if kernel is None:
@@ -771,19 +770,18 @@ def _fast_unary(cls, slow, reduction, kernel):
                 if not _state.enabled:
                     return _idle_out(kernel(data))
                 if input._requires_grad:
-                    if not hooks.stack:
-                        ctx = _new(cls)
-                        _link_first(ctx, input, tail)
-                        ctx.needs_input_grad = needs
-                        ctx._recording = True
-                        original = forward(ctx, data, _ALL_DIMS[data.ndim], False, data.dtype) \
-                            if reduction else forward(ctx, data)
-                        out = _lane_out(original, ctx)
-                        saved = ctx._to_save
-                        if saved:
-                            ctx._saved = _resolve_saved_one(saved, data, input, original, out)
-                            ctx._to_save = ()
-                        return out
+                    ctx = _new(cls)
+                    _link_first(ctx, input, tail)
+                    ctx.needs_input_grad = needs
+                    ctx._recording = True
+                    original = forward(ctx, data, _ALL_DIMS[data.ndim], False, data.dtype) \
+                        if reduction else forward(ctx, data)
+                    out = _lane_out(original, ctx)
+                    saved = ctx._to_save
+                    if saved:
+                        ctx._saved = _resolve_saved_one(saved, data, input, original, out)
+                        ctx._to_save = ()
+                    return out
                 elif input._cut is None and not input._version_counter.no_grad:
                     return _lane_out(kernel(data), None)
         if input is _MISSING:
@@ -795,7 +793,6 @@ def _fast_unary(cls, slow, reduction, kernel):
 
 def _fast_binary(cls, slow, kernel):
     forward = cls.forward
-    hooks = saved_hooks
     needs_first = _NEEDS_FIRST[1]
     if kernel is None:
         kernel = _idle_kernel(cls, _NO_GRAD[2])
@@ -823,25 +820,24 @@ def _fast_binary(cls, slow, kernel):
                     except ValueError:  # no broadcast: the public function says so
                         return slow(input, other)
                 if need_a or need_b:
-                    if not hooks.stack:
-                        ctx = _new(cls)
-                        _link_two(ctx, input, need_a, other, need_b)
-                        ctx.needs_input_grad = _NEEDS_TWO[(need_a, need_b)] if \
-                            kind is Tensor else needs_first
-                        ctx._recording = True
-                        try:
-                            original = forward(ctx, data, y)
-                        except ValueError:
-                            return slow(input, other)
-                        out = _lane_out(original, ctx)
-                        saved = ctx._to_save
-                        if saved:
-                            ctx._saved = _resolve_saved_two(
-                                saved, data, y, input, other, original, out) if \
-                                kind is Tensor else _resolve_saved_one(
-                                    saved, data, input, original, out)
-                            ctx._to_save = ()
-                        return out
+                    ctx = _new(cls)
+                    _link_two(ctx, input, need_a, other, need_b)
+                    ctx.needs_input_grad = _NEEDS_TWO[(need_a, need_b)] if \
+                        kind is Tensor else needs_first
+                    ctx._recording = True
+                    try:
+                        original = forward(ctx, data, y)
+                    except ValueError:
+                        return slow(input, other)
+                    out = _lane_out(original, ctx)
+                    saved = ctx._to_save
+                    if saved:
+                        ctx._saved = _resolve_saved_two(
+                            saved, data, y, input, other, original, out) if \
+                            kind is Tensor else _resolve_saved_one(
+                                saved, data, input, original, out)
+                        ctx._to_save = ()
+                    return out
                 elif input._cut is None and not input._version_counter.no_grad and (
                         kind is not Tensor or other._cut is None and
                         not other._version_counter.no_grad):
@@ -859,7 +855,6 @@ def _fast_binary(cls, slow, kernel):
 def _fast_reflected(cls, slow):
     """``number <op> tensor`` (``2 * x``, ``1 - x``): ``cls.apply(number, tensor)``."""
     forward = cls.forward
-    hooks = saved_hooks
     needs = (None, True)
     kernel = _idle_kernel(cls, _NO_GRAD[2])
 
@@ -872,19 +867,18 @@ def _fast_reflected(cls, slow):
                 if not _state.enabled:
                     return _idle_out(kernel(other, data))
                 if self._requires_grad:
-                    if not hooks.stack:
-                        ctx = _new(cls)
-                        _link_two(ctx, other, False, self, True)
-                        ctx.needs_input_grad = needs
-                        ctx._recording = True
-                        original = forward(ctx, other, data)
-                        out = _lane_out(original, ctx)
-                        saved = ctx._to_save
-                        if saved:
-                            ctx._saved = _resolve_saved(saved, (other, data), (other, self),
-                                                        (original,), (out,))
-                            ctx._to_save = ()
-                        return out
+                    ctx = _new(cls)
+                    _link_two(ctx, other, False, self, True)
+                    ctx.needs_input_grad = needs
+                    ctx._recording = True
+                    original = forward(ctx, other, data)
+                    out = _lane_out(original, ctx)
+                    saved = ctx._to_save
+                    if saved:
+                        ctx._saved = _resolve_saved(saved, (other, data), (other, self),
+                                                    (original,), (out,))
+                        ctx._to_save = ()
+                    return out
                 elif self._cut is None and not self._version_counter.no_grad:
                     return _lane_out(kernel(other, data), None)
         return slow(self, other)
@@ -1082,7 +1076,7 @@ _TWO_NONES = (None, None)
 
 def _resolve_saved_one(values, data, tensor, original, out):
     """``_resolve_saved`` for an op with one tensor argument and one output."""
-    if saved_hooks.stack:
+    if _DETOURS.count and saved_hooks.stack:  # (hooks count as a detour: one cheap read)
         return _resolve_saved(values, (data,), (tensor,), (original,), (out,))
     if len(values) == 1:
         v = values[0]
@@ -1123,7 +1117,8 @@ def _resolve_saved_one(values, data, tensor, original, out):
 
 def _resolve_saved_two(values, x, y, a, b, original, out):
     """``_resolve_saved`` for an op with two tensor arguments and one output."""
-    if len(values) == 2 and values[0] is x and values[1] is y and not saved_hooks.stack:
+    if len(values) == 2 and values[0] is x and values[1] is y and \
+            not (_DETOURS.count and saved_hooks.stack):
         counter_a, counter_b = a._version_counter, b._version_counter
         if counter_a.inference or counter_b.inference:
             raise RuntimeError(INFERENCE_SAVED)

@@ -43,6 +43,17 @@ def _number(value, grad, m):
     return number_array(value, grad) if m.arrays else value
 
 
+# Shared where they fit, so that a node on two tensors keeps no tuples of its own for them
+# (fewer objects per node: cheaper to make and for the cyclic garbage collector to walk)
+_NO_SCALARS = (None, None)
+_SCALAR_SHAPES = ((), ())
+
+
+def _shapes(a, b):
+    """The operands' shapes, as ``ctx.shapes``."""
+    return (a, b) if a or b else _SCALAR_SHAPES
+
+
 def _save_operands(ctx, a, b, only: str = "") -> None:
     """Save array operands as tensors and Python-scalar operands as plain numbers.
     ``only``: save an operand only where a needed gradient reads it: "product" (each
@@ -59,8 +70,12 @@ def _save_operands(ctx, a, b, only: str = "") -> None:
                         b if b_array and keep_b else None)
     else:
         ctx._to_save = (a if a_array else None, b if b_array else None)
-    ctx.scalars = (None if a_array else a, None if b_array else b)
-    ctx.shapes = (a.shape if a_array else (), b.shape if b_array else ())
+    if a_array and b_array:
+        ctx.scalars = _NO_SCALARS
+        ctx.shapes = _shapes(a.shape, b.shape)
+    else:
+        ctx.scalars = (None if a_array else a, None if b_array else b)
+        ctx.shapes = (a.shape if a_array else (), b.shape if b_array else ())
 
 
 class Add(Function):
@@ -71,7 +86,7 @@ class Add(Function):
     @staticmethod
     def forward(ctx, a, b):
         if ctx._recording:
-            ctx.shapes = (getattr(a, "shape", ()), getattr(b, "shape", ()))
+            ctx.shapes = _shapes(getattr(a, "shape", ()), getattr(b, "shape", ()))
         if type(b) is float:
             return a + number_array(b, a)
         return a + b
@@ -102,7 +117,7 @@ class Sub(Function):
     @staticmethod
     def forward(ctx, a, b):
         if ctx._recording:
-            ctx.shapes = (getattr(a, "shape", ()), getattr(b, "shape", ()))
+            ctx.shapes = _shapes(getattr(a, "shape", ()), getattr(b, "shape", ()))
             if not ctx.shapes[0] and not hasattr(a, "shape"):  # number - tensor
                 ctx.node_name = "RsubBackward1"
         if type(b) is float:
