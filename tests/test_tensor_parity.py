@@ -125,13 +125,29 @@ GUARDS = [
     ("new_full numpy int", lambda T: T.ones(1).new_full(np.int64(2), 1), "argument 'size'"),
 ]
 
-# the xfail rows need changes outside this fix's files (see the reasons); strict, so a fix
-# shows up here. "invert float" was one: ~ on a float tensor now raises PyTorch's TypeError.
-PENDING = [
+# Python's binary operators: an operand an op does not take gives NotImplemented, so that
+# Python asks the other side (lists and strings repeat by an int tensor) or raises its own
+# "unsupported operand" TypeError
+OPERATORS = [
     ("invert float", lambda T: ~T.ones(2), "only implemented on integer and Bool"),
-    pytest.param("list times int tensor", lambda T: [1, 2] * T.tensor(2), None,
-                 marks=pytest.mark.xfail(strict=True, reason="the registry's __rmul__ raises "
-                                         "TypeError for a list instead of NotImplemented")),
+    ("list times int tensor", lambda T: [1, 2] * T.tensor(2), None),
+    ("int tensor times list", lambda T: T.tensor(2) * [1, 2], None),
+    ("str times int tensor", lambda T: "ab" * T.tensor(2), None),
+    ("float tensor times list", lambda T: T.tensor(2.0) * [1, 2],
+     "only integer tensors of a single element"),
+    ("tuple plus tensor", lambda T: (1,) + T.tensor(2), "can only concatenate tuple"),
+    ("tensor plus list", lambda T: T.tensor([2.0]) + [1.0], "unsupported operand"),
+    ("None times tensor", lambda T: None * T.tensor(2), "unsupported operand"),
+    ("tensor minus None", lambda T: T.tensor(2) - None, "unsupported operand"),
+    ("None divided by tensor", lambda T: None / T.tensor(2.0), "unsupported operand"),
+    ("__rmul__ of a list", lambda T: T.tensor(2).__rmul__([1, 2]), None),
+    ("__mul__ of a list", lambda T: T.tensor(2).__mul__([1, 2]), None),
+    ("mul function with a list", lambda T: T.mul(T.tensor(2), [1, 2]), "argument 'other'"),
+    ("list matmul tensor", lambda T: [1.0, 2.0] @ T.tensor([1.0, 2.0]), "unsupported operand"),
+    ("list less than tensor", lambda T: [1.0] < T.tensor([1.0]), "not supported between"),
+    ("dict or tensor", lambda T: {} | T.tensor(True), "unsupported operand"),
+    ("tensor power list", lambda T: T.tensor([2.0]) ** [2.0], "unsupported operand"),
+    ("list power tensor", lambda T: [2.0] ** T.tensor([2.0]), "unsupported operand"),
 ]
 
 
@@ -153,7 +169,7 @@ def _outcome(T, case):
 
 
 @requires_torch
-@pytest.mark.parametrize("name, case, match", CASES + GUARDS + PENDING)
+@pytest.mark.parametrize("name, case, match", CASES + GUARDS + OPERATORS)
 def test_matches_torch(name, case, match):
     import torch
 

@@ -11,7 +11,8 @@ import ember
 MODULES = ["ember.runtime", "ember.memory", "ember.streams", "ember.accelerator", "ember.func",
            "ember.backends", "ember.return_types",
            "ember.signal.windows",
-           "ember.masked", "ember.quasirandom", "ember.types", "ember.functional"]
+           "ember.masked", "ember.quasirandom", "ember.types", "ember.functional",
+           "ember.ops.registry"]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -21,7 +22,7 @@ def test_module_examples(name):
     assert result.failed == 0
 
 
-@pytest.mark.parametrize("name", ["ldexp", "rsub", "fill", "nextafter", "signbit", "angle",
+@pytest.mark.parametrize("name", ["add", "ldexp", "rsub", "fill", "nextafter", "signbit", "angle",
                                   "frexp", "isin", "as_strided", "as_strided_scatter",
                                   "diagonal_scatter", "split_with_sizes", "unravel_index",
                                   "renorm", "trapezoid", "cumulative_trapezoid", "gradient",

@@ -172,10 +172,31 @@ CASES = [
         ones23(T), T.ones(1).double()), _raises("Type promoting not supported")),
     ("pdist negative p", lambda T: T.nn.functional.pdist(T.ones(3, 2), p=-1),
      _raises("pdist only supports non-negative p values")),
-    # ---- not fixed yet: in a file outside this change (see the xfail reason)
-    pytest.param("add integral alpha", lambda T: T.ones(3, dtype=T.int64).add(
-        T.ones(3, dtype=T.int64), alpha=0.5), _raises("argument alpha must not be a floating"),
-        marks=pytest.mark.xfail(strict=True, reason="add's check lives in ops/arithmetic.py")),
+    # ---- alpha of add and sub: checked against the operands' dtype, never promoting it
+    ("add integral alpha", lambda T: T.ones(3, dtype=T.int64).add(
+        T.ones(3, dtype=T.int64), alpha=0.5), _raises("argument alpha must not be a floating")),
+    ("sub integral alpha", lambda T: T.sub(T.ones(3, dtype=T.int64), 1, alpha=2.0),
+     _raises("argument alpha must not be a floating")),
+    ("add_ integral alpha", lambda T: T.ones(3, dtype=T.int64).add_(2, alpha=0.5),
+     _raises("argument alpha must not be a floating")),
+    ("rsub integral alpha", lambda T: T.rsub(T.ones(3, dtype=T.int64), 1, alpha=0.5),
+     _raises("argument alpha must not be a floating")),
+    ("add bool alpha to floats", lambda T: T.ones(3).add(T.ones(3), alpha=True),
+     _raises("Boolean alpha only supported for Boolean results")),
+    ("add complex alpha to floats", lambda T: T.ones(3).add(T.ones(3), alpha=1j),
+     _raises("alpha must not be a complex number")),
+    ("add bools, alpha 2", lambda T: T.ones(3, dtype=T.bool).add(
+        T.tensor([True, False, True]), alpha=2), None),
+    ("add bools, alpha False", lambda T: T.zeros(3, dtype=T.bool).add(
+        T.ones(3, dtype=T.bool), alpha=False), None),
+    ("add ints, 0-d int tensor alpha", lambda T: T.ones(3, dtype=T.int64).add(
+        T.ones(3, dtype=T.int64), alpha=T.tensor(3)), None),
+    ("add int tensor and float, alpha 2", lambda T: T.ones(3, dtype=T.int64).add(1.5, alpha=2),
+     None),
+    ("add half and int tensor, float alpha", lambda T: T.ones(2).half().add(
+        T.ones(2, dtype=T.int64), alpha=0.5), None),
+    ("sub double alpha", lambda T: T.ones(2).double().sub(T.ones(2).double(), alpha=0.25),
+     None),
 ]
 
 # Cases ember already matched before these checks: they guard the behaviour kept (all-dims

@@ -27,7 +27,7 @@ from ._util import (
     shape_of,
 )
 from .comparison import _binary, _tensor_operands, _tensor_pair, _two_tensors
-from .registry import NAMESPACES, Sample, bind_method, register_op
+from .registry import NAMESPACES, Sample, binary_operator, bind_method, register_op
 from .unary import _LN2, reciprocal
 
 # ----------------------------------------------------------------------------- arithmetic
@@ -103,10 +103,43 @@ class Add(Function):
 @register_op(operators=("__add__", "__radd__"), inplace=("add_", "__iadd__"),
              methods=("add",), samples=_samples.binary(), fast=("binary", Add, np.add))
 def add(input, other, *, alpha=1):
-    """``input + alpha * other``, broadcasting, with PyTorch's type promotion."""
-    if alpha != 1:
-        other = mul(other, alpha)
+    """``input + alpha * other``, broadcasting, with PyTorch's type promotion (of input
+    and other; alpha takes no part in it).
+
+    >>> ember.add(ember.tensor([1, 2]), ember.tensor([10, 20]), alpha=3)
+    tensor([31, 62])
+    """
+    if type(alpha) is not int or alpha != 1:
+        other = _alpha_times(input, other, alpha, "add")
     return _binary(Add, input, other, "add")
+
+
+def _alpha_times(input, other, alpha, op: str):
+    """``alpha * other`` for add and sub, in the dtype that input and other promote to,
+    after PyTorch's checks of alpha against that dtype."""
+    if isinstance(alpha, (Tensor, np.generic)):
+        alpha = alpha.item()
+    if not isinstance(alpha, (bool, int, float, complex)):
+        raise TypeError(f"{op}(): argument 'alpha' must be a number, not {type(alpha).__name__}")
+    if not isinstance(input, Tensor):
+        input = scalar_value(input, op, "input")
+    if not isinstance(other, Tensor):
+        other = scalar_value(other, op, "other")
+    result = dtypes.result_type(input, other)
+    if type(alpha) is bool and result is not dtypes.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if type(alpha) is float and not (result.is_floating_point or result.is_complex):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    if type(alpha) is complex and not result.is_complex:
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a "
+                           "complex number.")
+    if result is dtypes.bool:  # a bool result: alpha is True or False
+        alpha = bool(alpha)
+        return mul(other, alpha) if isinstance(other, Tensor) else bool(other) and alpha
+    if isinstance(other, Tensor):
+        return mul(other if other.dtype is result else other.to(result), alpha)
+    return other * alpha
 
 
 class Sub(Function):
@@ -147,8 +180,8 @@ def sub(input, other, *, alpha=1):
                            "supported. If you are trying to invert a mask, use the `~` or "
                            "`logical_not()` operator instead.")
     a, b = binary_operands(input, other, "sub")
-    if alpha != 1:
-        b = mul(b, alpha)
+    if type(alpha) is not int or alpha != 1:
+        b = _alpha_times(a, b, alpha, "sub")
     return _binary(Sub, a, b, "sub")
 
 
@@ -159,7 +192,7 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        _save_operands(ctx, a, b, only="product")
+        _save_operands(ctx, a, b, "product")
         if type(b) is float:
             return a * number_array(b, a)
         return a * b
@@ -194,7 +227,7 @@ class Div(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        _save_operands(ctx, a, b, only="quotient")
+        _save_operands(ctx, a, b, "quotient")
         if type(b) is float:
             return a / number_array(b, a)
         return a / b
@@ -248,7 +281,7 @@ def _divide_into(self, other):
     return mul(reciprocal(self), other)
 
 
-bind_method("__rtruediv__", _divide_into)
+bind_method("__rtruediv__", binary_operator(_divide_into))
 
 
 def _check_integer_divisor(xp, a, b) -> None:

@@ -18,7 +18,7 @@ from ..autograd.function import fast_lane
 from ..outputs import with_out
 from ..tensor import _F, Tensor, apply_inplace
 
-__all__ = ["register_op", "OPS", "OpInfo", "Sample", "NAMESPACES"]
+__all__ = ["register_op", "OPS", "OpInfo", "Sample", "NAMESPACES", "binary_operator"]
 
 
 @dataclass
@@ -94,13 +94,22 @@ def register_op(name: str | None = None, *, namespace: str = "ember", methods=()
             function = _numpy_aliases(function)
         function = _autocast_wrap(public if namespace == "ember" else f"{namespace}.{public}",
                                   function)
+        plain = function
         if fast is not None:
             function = functools.wraps(function)(fast_lane(fast[0], fast[1], function, *fast[2:]))
         _F[public if namespace == "ember" else f"{namespace}.{public}"] = function
-        for method in methods + operators:
+        for method in methods:
             setattr(Tensor, method, function)
+        for method in operators:
+            if method in _UNARY_OPERATORS:
+                setattr(Tensor, method, function)
+            elif fast is not None:  # the lane as it is; only its way out declines
+                setattr(Tensor, method, functools.wraps(plain)(fast_lane(
+                    fast[0], fast[1], binary_operator(plain), *fast[2:])))
+            else:
+                setattr(Tensor, method, binary_operator(function))
         for method in reflected:
-            swapped = _reflected(function.__wrapped__ if fast else function, method)
+            swapped = binary_operator(_reflected(plain, method))
             if fast is not None:
                 swapped = functools.wraps(swapped)(fast_lane("reflected", fast[1], swapped))
             setattr(Tensor, method, swapped)
@@ -154,6 +163,32 @@ def _numpy_aliases(function: Callable) -> Callable:
         return function(*args, **kwargs)
 
     return with_aliases
+
+
+# operators bound through ``operators=`` that take no second operand
+_UNARY_OPERATORS = ("__neg__", "__abs__", "__pos__", "__invert__", "__getitem__")
+
+
+def binary_operator(function: Callable) -> Callable:
+    """``function`` as a Python binary operator (``__mul__``, ``__rmul__``...): an operand
+    it does not take (a list, None, a string: a TypeError) gives NotImplemented, so that
+    Python asks the other operand, as it does for PyTorch's operators: ``[1, 2] *
+    tensor(2)`` repeats the list as it would for any int, and ``tensor(1) + None`` raises
+    Python's "unsupported operand type(s)" TypeError.
+
+    >>> ember.tensor(2).__rmul__([1, 2])
+    NotImplemented
+    >>> [1, 2] * ember.tensor(2)
+    [1, 2, 1, 2]
+    """
+    @functools.wraps(function)
+    def operator(self, other):
+        try:
+            return function(self, other)
+        except TypeError:
+            return NotImplemented
+
+    return operator
 
 
 def _reflected(function: Callable, name: str) -> Callable:
