@@ -257,19 +257,20 @@ class FunctionCtx(Node):
             saved = self._saved
             if saved is _NOTHING_SAVED:  # a product with a number
                 return _TWO_NONES
-            if len(saved) == 2:  # one value, the common case
+            n = len(saved)
+            if n == 2:  # one value, the common case
                 item, version = saved
                 if version is not None and item._version_counter.value == version:
                     return (item._data,)
                 if type(item) is _SavedOutput and item.version_counter.value == item.version:
                     return (item.data,)
-            elif len(saved) == 4:  # two inputs (a product of two tensors)
+            elif n == 4:  # two inputs (a product of two tensors)
                 a, version_a, b, version_b = saved
                 if version_a is not None and version_b is not None and \
                         a._version_counter.value == version_a and \
                         b._version_counter.value == version_b:
                     return (a._data, b._data)
-            elif len(saved) == 6 and saved[2] is None and saved[4] is None:
+            elif n == 6 and saved[2] is None and saved[4] is None:
                 item, version = saved[0], saved[1]  # one input, then two Nones (x ** 2)
                 if version is not None and item._version_counter.value == version:
                     return (item._data, None, None)
@@ -622,8 +623,8 @@ def _apply_one(cls, tensor, args, kwargs):
 # needs_input_grad of a recorded op whose only tensor is its first argument
 _NEEDS_FIRST = ((True,), (True, None))
 # ... of a recorded op on two tensors, by which of them require grad
-_NEEDS_TWO = {(True, True): (True, True), (True, False): (True, False),
-              (False, True): (False, True)}
+_NEEDS_BOTH, _NEEDS_A, _NEEDS_SECOND = (True, True), (True, False), (False, True)
+_NEEDS_TWO = {(True, True): _NEEDS_BOTH, (True, False): _NEEDS_A, (False, True): _NEEDS_SECOND}
 
 
 def _apply_two(cls, a, b, kwargs):
@@ -822,8 +823,8 @@ def _fast_binary(cls, slow, kernel):
                 if need_a or need_b:
                     ctx = _new(cls)
                     _link_two(ctx, input, need_a, other, need_b)
-                    ctx.needs_input_grad = _NEEDS_TWO[(need_a, need_b)] if \
-                        kind is Tensor else needs_first
+                    ctx.needs_input_grad = needs_first if kind is not Tensor else \
+                        _NEEDS_SECOND if not need_a else _NEEDS_BOTH if need_b else _NEEDS_A
                     ctx._recording = True
                     try:
                         original = forward(ctx, data, y)
@@ -1089,7 +1090,9 @@ def _resolve_saved_one(values, data, tensor, original, out):
             saved = _new(_SavedOutput)
             # (out is this call's new tensor, seen by no other thread: no lock needed)
             saved.data = out._data
-            saved.version_counter = out._version_counter = VersionCounter()
+            counter = _new(VersionCounter)  # (VersionCounter(), without the __init__ call)
+            counter.value = 0
+            saved.version_counter = out._version_counter = counter
             saved.version = saved.output_nr = 0
             saved.requires_grad = True
             return (saved, None)
