@@ -671,6 +671,7 @@ class Tensor:
 
     def copy_(self, src, non_blocking: bool = False):
         """Copy ``src`` (broadcast, cast, moved to this tensor's device) into this tensor."""
+        check_no_overlap(self._data, (src,))
         return _inplace(self, _F["_copy_into"], src)
 
     def is_pinned(self, device=None) -> bool:
@@ -909,6 +910,17 @@ def _parse_to(args, kwargs):
 def _legacy_type_name(t: Tensor) -> str:
     prefix = "ember.cuda." if t._device.type == "cuda" else "ember."
     return prefix + t.dtype.scalar_name + "Tensor"
+
+
+def check_no_overlap(target, sources) -> None:
+    """Refuse an in-place write into ``target`` (an array) from a Tensor among ``sources``
+    that shares part of its memory, as PyTorch does (``x[1:].add_(x[:-1])``)."""
+    for source in sources:
+        if isinstance(source, Tensor) and backend.partial_overlap(target, source._data):
+            raise RuntimeError(
+                "unsupported operation: some elements of the input tensor and the written-to "
+                "tensor refer to a single memory location. Please clone() the tensor before "
+                "performing the operation.")
 
 
 def check_writable(self: Tensor) -> None:

@@ -102,6 +102,43 @@ def as_strided(array, shape, strides, writeable: bool = True):
     return cuda.as_strided(array, shape, strides, writeable)
 
 
+def partial_overlap(a, b) -> bool:
+    """Whether two arrays share memory without being the same view of it (``x[1:]`` and
+    ``x[:-1]``, ``x`` and ``x.t()``): a write of one computed from the other would then
+    depend on the order elements are written, so PyTorch's in-place ops refuse it. Like
+    PyTorch, this compares dense layouts only and lets strided ones (``x[::2]``) pass."""
+    if a is b or _owner(a) != _owner(b):
+        return False
+    if not (_dense(a) and _dense(b)):
+        return False
+    if a.shape == b.shape and a.strides == b.strides and _pointer(a) == _pointer(b):
+        return False  # the very same elements: x.add_(x)
+    return bool(xp_of(a).may_share_memory(a, b))
+
+
+def _dense(array) -> bool:
+    """Its elements fill one block without gaps or repeats, in some order of dims."""
+    expected = array.itemsize
+    for stride, size in sorted((s, n) for s, n in zip(array.strides, array.shape) if n != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _owner(array) -> int:
+    """The memory block an array lives in (NumPy keeps its owner as every view's base)."""
+    if isinstance(array, np.ndarray):
+        return id(array.base if array.base is not None else array)
+    return array.data.mem.ptr
+
+
+def _pointer(array) -> int:
+    if isinstance(array, np.ndarray):
+        return array.__array_interface__["data"][0]
+    return array.data.ptr
+
+
 def storage_of(array):
     """(1-D array over the memory block ``array`` lives in, ``array``'s offset in it), or
     None when that block is not one dense run of ``array``'s dtype."""

@@ -10,7 +10,7 @@ import numpy as np
 from .. import backend, dtypes, tracing
 from ..autograd import grad_mode
 from ..autograd.function import Function
-from ..tensor import Tensor, bump_version, check_writable, counter_of
+from ..tensor import Tensor, bump_version, check_no_overlap, check_writable, counter_of
 from ._util import as_int, ensure_tensor, wrap_dim
 from .registry import Sample, bind_method, register_op
 
@@ -527,10 +527,13 @@ def _setitem(self, index, value):
     if tracked:
         from ..tensor import apply_inplace
 
+        if isinstance(value, Tensor):
+            _check_target(self, convert_index(index, self), value)
         apply_inplace(self, _index_put, index, value)
         return
     check_writable(self)
     converted, basic = convert_index(index, self)
+    _check_target(self, (converted, basic), value)
     given, value = value, _value_for(self, value, "__setitem__")
     if tracing.state.tracer is not None:
         tracing.unsupported("an assignment into a tensor (x[i] = v)")
@@ -543,6 +546,14 @@ def _setitem(self, index, value):
             raise
         raise error from None
     bump_version(self)
+
+
+def _check_target(self, converted, value) -> None:
+    """``x[1:] = x[:-1]`` is ``x[1:].copy_(x[:-1])``, which PyTorch refuses (the two views
+    overlap in part)."""
+    index, basic = converted
+    if basic and isinstance(value, Tensor):
+        check_no_overlap(self._data[index], (value,))
 
 
 bind_method("__setitem__", _setitem)

@@ -16,7 +16,7 @@ from typing import Any, Callable
 from ..amp.autocast_mode import wrap as _autocast_wrap
 from ..autograd.function import fast_lane
 from ..outputs import with_out
-from ..tensor import _F, Tensor, apply_inplace
+from ..tensor import _F, Tensor, apply_inplace, check_no_overlap
 
 __all__ = ["register_op", "OPS", "OpInfo", "Sample", "NAMESPACES", "binary_operator"]
 
@@ -203,6 +203,9 @@ def _reflected(function: Callable, name: str) -> Callable:
 
 def _inplace_method(name: str, function: Callable) -> Callable:
     def method(self, *args, **kwargs):
+        check_no_overlap(self._data, args)
+        if kwargs:
+            check_no_overlap(self._data, kwargs.values())
         return apply_inplace(self, function, *args, **kwargs)
 
     method.__name__ = name
