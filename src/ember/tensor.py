@@ -143,6 +143,7 @@ class Tensor:
     _grad = None
     _base = None
     _view_chain = ()
+    _views = None  # (a base's) its views made with grad mode on, weakly: see _link_view
     _accumulator = None
     _hooks = None
     _retains_grad = False
@@ -985,6 +986,9 @@ def apply_inplace(self: Tensor, function, *args, **kwargs) -> Tensor:
             self.grad_fn = result.grad_fn
             self._output_nr = result._output_nr
             self._requires_grad = True
+        root = base if base is not None else self
+        if root._views:
+            _F["_refresh_views"](root, self)
     return self
 
 

@@ -1140,6 +1140,14 @@ def _link_view(cls, args, outputs, base_input):
         t._base = base
         t._version_counter = counter_of(base)
         t._view_chain = chain + ((cls, args[1:], i if isinstance(outputs, list) else None),)
+        if _state.enabled and (base.grad_fn is not None or not base._requires_grad):
+            # an in-place change of the base (or of another of its views) must reach this
+            # view's graph too (apply_inplace replays it); a leaf that requires grad takes
+            # no in-place change with grad mode on, so its views need no such care
+            views = base._views
+            if views is None:
+                views = base._views = weakref.WeakSet()
+            views.add(t)
 
 
 def _apply_tensor_forward(cls, ctx, args, kwargs, tensors, requires_grad):

@@ -796,6 +796,19 @@ def _replay(tensor, chain, m=None):
     return tensor
 
 
+@register_op("_refresh_views", internal=True)
+def _refresh_views(base: Tensor, written: Tensor) -> None:
+    """After an in-place change of ``base`` or of one of its views (``written``), the other
+    views made before it read the new values; their graph must lead through the change
+    too, as PyTorch regenerates such a view's grad_fn: each is replayed from the base."""
+    for view in list(base._views):
+        if view is written:
+            continue
+        regenerated = _replay(base, view._view_chain)
+        view.grad_fn, view._output_nr = regenerated.grad_fn, regenerated._output_nr
+        view._requires_grad = regenerated._requires_grad
+
+
 @register_op("_rebase_view", internal=True)
 def _rebase_view(view: Tensor, result: Tensor) -> None:
     base = view._base
