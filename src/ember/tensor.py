@@ -722,14 +722,7 @@ class Tensor:
         >>> ember.arange(10.0).view(2, 5)[1, 2:].storage_offset()
         7
         """
-        data = self._data
-        if isinstance(data, np.ndarray):
-            root = data
-            while isinstance(root.base, np.ndarray):
-                root = root.base
-            start = root.__array_interface__["data"][0]
-            return (data.__array_interface__["data"][0] - start) // data.itemsize
-        return (data.data.ptr - data.data.mem.ptr) // data.itemsize
+        return backend.storage_offset(self._data)
 
     def new(self, *args, **kwargs) -> "Tensor":
         """Legacy constructor with this tensor's dtype and device: ``x.new(2, 3)`` (an

@@ -147,6 +147,13 @@ def storage_of(array):
     return cuda.storage_of(array)
 
 
+def storage_offset(array) -> int:
+    """Where ``array``'s first element sits in its memory block, in elements."""
+    if isinstance(array, np.ndarray):
+        return cpu.storage_offset(array)
+    return cuda.storage_offset(array)
+
+
 def view_reshape(array, shape):
     """Reshape sharing memory, or ValueError when that needs a copy."""
     if isinstance(array, np.ndarray):

@@ -103,8 +103,49 @@ def scatter_reduce(target, index, values, op: str) -> None:
 
 
 def as_strided(array, shape, strides, writeable: bool = True):
-    """A view of ``array``'s memory with the given shape and byte strides."""
-    return np.lib.stride_tricks.as_strided(array, shape, strides, writeable=writeable)
+    """A view of ``array``'s memory with the given shape and byte strides. It is made over
+    the array that owns the memory, so its ``base`` leads there (NumPy's own as_strided
+    leaves a non-array wrapper as the base, which hides where the view starts)."""
+    owner = _owner(array)
+    offset = _address(array) - _address(owner)
+    view = None
+    if offset >= 0 and all(s >= 0 for s in strides) and (owner.flags.c_contiguous
+                                                         or owner.flags.f_contiguous):
+        try:
+            view = np.ndarray(tuple(shape), array.dtype, buffer=owner, offset=offset,
+                              strides=tuple(strides))
+        except (TypeError, ValueError, BufferError):
+            view = None
+    if view is None:
+        return np.lib.stride_tricks.as_strided(array, shape, strides, writeable=writeable)
+    if view.flags.writeable and not (writeable and array.flags.writeable):
+        view.flags.writeable = False
+    return view
+
+
+def _address(array) -> int:
+    return array.__array_interface__["data"][0]
+
+
+def _owner(array):
+    """The outermost array over ``array``'s memory: its chain of ``base`` arrays followed
+    to the end, also through the wrapper NumPy's as_strided leaves as a base."""
+    root = array
+    while True:
+        base = root.base
+        if isinstance(base, np.ndarray):
+            root = base
+        elif (base is not None and hasattr(base, "__array_interface__")
+              and isinstance(getattr(base, "base", None), np.ndarray)):
+            root = base.base
+        else:
+            return root
+
+
+def storage_offset(array) -> int:
+    """Where ``array``'s first element sits in the memory it shares with its owner, in
+    elements."""
+    return (_address(array) - _address(_owner(array))) // array.itemsize
 
 
 def scipy_special(name: str):
@@ -121,11 +162,8 @@ def scipy_special(name: str):
 def storage_of(array):
     """The 1-D array over the whole memory block ``array`` lives in, and ``array``'s first
     element's offset in it (in elements); None when the block isn't one dense run."""
-    root = array
-    while isinstance(root.base, np.ndarray):
-        root = root.base
-    start = root.__array_interface__["data"][0]
-    return _flat(root, array, array.__array_interface__["data"][0] - start)
+    root = _owner(array)
+    return _flat(root, array, _address(array) - _address(root))
 
 
 def _flat(root, array, byte_offset: int):

@@ -430,6 +430,12 @@ def pinned_copy(array):
 def as_strided(array, shape, strides, writeable: bool = True):
     """A view of ``array``'s memory with the given shape and byte strides (CuPy arrays
     have no read-only flag, so ``writeable`` is not enforced here)."""
+    if STANDIN:
+        # the stand-in keeps a NumPy array underneath: make the view over its owner, as
+        # CuPy's views keep pointing into the allocation they came from
+        from . import cpu, standin
+
+        return standin.ndarray(cpu.as_strided(array._a, shape, strides), array._device)
     return cupy().lib.stride_tricks.as_strided(array, shape, strides)
 
 
@@ -699,4 +705,20 @@ def storage_of(array):
     root = array
     while root.base is not None and isinstance(root.base, type(array)):
         root = root.base
-    return _flat(root, array, array.data.ptr - root.data.ptr)
+    data = array.data
+    start = data.mem.ptr
+    size = getattr(data.mem, "size", None)
+    if size is None or (root.data.ptr == start and root.dtype == array.dtype
+                        and (root.flags.c_contiguous or root.flags.f_contiguous)):
+        return _flat(root, array, data.ptr - start)
+    # CuPy's as_strided leaves no base: the storage is then the whole allocation
+    xp = cupy()
+    flat = xp.ndarray((size // array.itemsize,), array.dtype,
+                      memptr=xp.cuda.MemoryPointer(data.mem, 0))
+    return flat, (data.ptr - start) // array.itemsize
+
+
+def storage_offset(array) -> int:
+    """See backend.cpu.storage_offset (counted from the start of the allocation)."""
+    data = array.data
+    return (data.ptr - data.mem.ptr) // array.itemsize
