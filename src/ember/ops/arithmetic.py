@@ -378,13 +378,37 @@ def remainder(input, other):
     return _binary(Remainder, input, other, "remainder")
 
 
+def _integer_kind(value) -> bool:
+    kind = getattr(value, "dtype", None)
+    return type(value) is int if kind is None else kind.kind in "iu"
+
+
+def _integer_pow(xp, a, b):
+    """Integer ``a ** b`` where ``b`` may hold negative exponents (NumPy refuses them):
+    as in PyTorch, 1 for base 1, +-1 for base -1 (by the exponent's parity), else 0."""
+    b_arr = xp.asarray(b)
+    if not (b_arr < 0).any():
+        return a ** b
+    dtype = (a if hasattr(a, "dtype") else b_arr).dtype
+    negative = b_arr < 0
+    out = xp.asarray(a ** xp.where(negative, 0, b_arr).astype(b_arr.dtype, copy=False))
+    a_arr = xp.asarray(a)
+    small = xp.where(a_arr == 1, 1, xp.where(a_arr == -1, xp.where(b_arr % 2 == 0, 1, -1), 0))
+    return xp.where(negative, small, out).astype(dtype, copy=False)
+
+
 class Pow(Function):
     array_backward = True
     node_name = "PowBackward0"
 
     @staticmethod
     def forward(ctx, a, b):
-        out = a ** (number_array(b, a) if type(b) is float else b)
+        if type(b) is float:
+            out = a ** number_array(b, a)
+        elif type(b) is int and b >= 0 or not (_integer_kind(a) and _integer_kind(b)):
+            out = a ** b
+        else:  # integers to integer powers, some of them negative
+            out = _integer_pow(ctx.xp, a, b)
         if not ctx._recording:
             return out
         ndarray = ctx.xp.ndarray
@@ -453,6 +477,10 @@ def pow(input, exponent):
         data = input._data.copy() if exponent else backend.xp_of(input._data).ones_like(
             input._data)
         return Tensor._make(data, input._device, False)
+    if (isinstance(input, Tensor) and type(exponent) is int and exponent < 0
+            and input._data.dtype.kind in "iub"):
+        # (checked before promotion: a uint8 tensor would take -1 as 255)
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
     if isinstance(input, Tensor):
         dtypes.checked_number(exponent, input._data.dtype)
     a, b = binary_operands(input, exponent, "pow")
@@ -836,10 +864,13 @@ def ldexp(input, other):
     """
     for name, value in (("input", input), ("other", other)):
         ensure_tensor(value, "ldexp", name)
+    if other._data.dtype.kind == "b":
+        raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
+    if other._data.dtype.kind in "fV":  # float exponents: the usual promotion
+        return mul(input, pow(2.0, other))
     base = input if input._data.dtype.kind in "fV" else \
         input.to(dtypes.get_default_dtype())
-    if other._data.dtype.kind not in "fV":  # integer exponents: the power in base's dtype
-        other = other.to(base.dtype)
+    other = other.to(base.dtype)  # integer exponents: the power in base's dtype
     return mul(base, pow(2.0, other))
 
 

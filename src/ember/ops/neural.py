@@ -66,9 +66,11 @@ def _softmax_input(input, dim, dtype, name: str, stacklevel):
 def _shifted(xp, x, dim):
     """``x - max(x, dim)``: the stable argument of exp (0-d inputs are their own row)."""
     peak = xp.max(x, axis=dim, keepdims=True) if x.ndim else x
-    # A row that is all -inf has no finite peak; shifting by 0 keeps exp at 0 there.
-    peak = xp.where(xp.isfinite(peak), peak, 0)
-    return x - peak
+    # A row that is all -inf has no finite peak; shifting by 0 keeps exp at 0 there. A +inf
+    # peak stays: inf - inf is NaN, and the whole row NaN, as in PyTorch.
+    peak = xp.where(peak == -np.inf, 0, peak)
+    with np.errstate(invalid="ignore"):
+        return x - peak
 
 
 class Softmax(Function):

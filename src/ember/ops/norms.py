@@ -106,6 +106,16 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         x = x.to(dtypes.to_dtype(dtype))
     dims = _reduced_dims(x, dim, "linalg.vector_norm")
+    if math.isinf(ord) and x._data.size == 0:  # max and min have no identity
+        if dim is None:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {float(ord):g} norm on "
+                               f"an empty tensor because the operation does not have an "
+                               f"identity")
+        for d in dims:
+            if x._data.shape[d] == 0:
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {float(ord):g} norm "
+                                   f"on the dimension {d}because this dimension is empty and "
+                                   f"the operation does not have an identity")
     return VectorNorm.apply(x, float(ord), dims, bool(keepdim))
 
 

@@ -435,7 +435,8 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
         dims = tuple(range(input._data.ndim))
         keepdim = False
     else:
-        dims = (wrap_dim(dim, input._data.ndim, "prod"),) if input._data.ndim else ()
+        d = wrap_dim(dim, input._data.ndim, "prod")  # (a 0-d input takes -1 and 0)
+        dims = (d,) if input._data.ndim else ()
     return Prod.apply(input, dims, bool(keepdim), _sum_dtype(input, dtype).numpy)
 
 
@@ -1394,6 +1395,16 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     >>> ember.trapezoid(ember.tensor([1.0, 2.0, 3.0]))
     tensor(4.)
     """
+    if x is None and isinstance(y, Tensor) and y.ndim:
+        # evenly spaced: PyTorch's (sum(y) - (y[0] + y[-1]) / 2) * dx (so inf - inf is NaN)
+        d = wrap_dim(dim, y.ndim, "trapezoid")
+        if y._data.dtype.kind not in "fV":
+            y = y.to(dtypes.get_default_dtype())
+        if y.shape[d] == 0:
+            return sum(y, d) * 0
+        n = y.shape[d]
+        ends = (_narrow(y, d, 0, 1) + _narrow(y, d, n - 1, 1)).squeeze(d) * 0.5
+        return (sum(y, d) - ends) * (1.0 if dx is None else dx)
     terms, d, y = _trapezoid_terms(y, x, dx, dim, "trapezoid")
     if terms is None:
         return sum(y, d) * 0

@@ -429,13 +429,15 @@ class IndexReduce(ScatterReduce):
 
 # ----------------------------------------------------------------------------- index_*
 def _vector_index(index, input: Tensor, d: int, op: str, allowed=_INT32_64,
-                  error: type = RuntimeError):
+                  error: type = RuntimeError, negative: bool = False):
     _index_tensor(index, op, allowed, error=error)
     if index._data.ndim > 1:
         raise IndexError(f"{op}(): Index is supposed to be a vector (got {index._data.ndim}-D)")
     array = _index_array(index, input).reshape(-1)
     size = input._data.shape[d] if input._data.ndim else 1
-    _check_range(array, size, d, op)
+    _check_range(array, size, d, op, negative)
+    if negative and array.size and int(array.min()) < 0:  # counted from the end
+        array = array % size
     return array
 
 
@@ -526,7 +528,7 @@ def index_fill(input, dim, index, value):
     (a number or a 0-d tensor, which then gets the sum of their gradients)."""
     ensure_tensor(input, "index_fill")
     d = wrap_dim(dim, input._data.ndim, "index_fill")
-    array = _vector_index(index, input, d, "index_fill", ("int64",), IndexError)
+    array = _vector_index(index, input, d, "index_fill", ("int64",), IndexError, True)
     if isinstance(value, Tensor):
         if value._data.ndim:
             raise RuntimeError(f"index_fill(): only supports a 0-dimensional value tensor, but "
@@ -841,8 +843,10 @@ class Unique(Function):
     def forward(ctx, x, return_inverse, return_counts, dim):
         xp = ctx.xp
         if dim is None:
+            # every NaN is distinct, as in PyTorch
+            kinds = {"equal_nan": False} if x.dtype.kind in "fc" else {}
             values, inverse, counts = xp.unique(x.reshape(-1), return_inverse=True,
-                                                return_counts=True)
+                                                return_counts=True, **kinds)
             inverse = inverse.reshape(x.shape)
         else:
             values, inverse, counts = xp.unique(x, return_inverse=True, return_counts=True,
@@ -873,6 +877,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     Cost: one sort, O(n log n)."""
     ensure_tensor(input, "unique")
     if dim is not None:
+        if input._data.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         dim = wrap_dim(dim, input._data.ndim, "unique")
     return Unique.apply(input, bool(return_inverse), bool(return_counts), dim)
 
@@ -886,7 +892,8 @@ class UniqueConsecutive(Function):
         if dim is None:
             rows = x.reshape(-1, 1)
         else:
-            rows = xp.moveaxis(x, dim, 0).reshape(x.shape[dim], -1)
+            rows = (xp.moveaxis(x, dim, 0).reshape(x.shape[dim], -1) if x.size
+                    else xp.zeros((x.shape[dim], 0), x.dtype))
         n = rows.shape[0]
         starts = xp.ones(n, bool)
         if n > 1:
@@ -921,7 +928,12 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     optionally where each input element went and each run's length."""
     ensure_tensor(input, "unique_consecutive")
     if dim is not None:
+        if input._data.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         dim = wrap_dim(dim, input._data.ndim, "unique_consecutive")
+        if input._data.size == 0 and input._data.shape[dim] != 0:
+            raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so "
+                               "unique cannot be applied")
     return UniqueConsecutive.apply(input, bool(return_inverse), bool(return_counts), dim)
 
 
@@ -976,6 +988,8 @@ class Histc(Function):
             low, high = float(flat.min()), float(flat.max())
         if low == high:
             low, high = low - 1, high + 1
+        if not (np.isfinite(low) and np.isfinite(high)):
+            raise RuntimeError(f"torch.histc: range of [{low:g}, {high:g}] is not finite")
         inside = (flat >= low) & (flat <= high)
         values = flat[inside]
         position = ((values - low) / (high - low) * bins).astype(np.int64)

@@ -174,6 +174,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     x, was_0d = _as_1d(input)
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
         raise TypeError(f"kthvalue(): argument 'k' must be int, not {type(k).__name__}")
+    if x._data.shape[d] == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= x._data.shape[d]:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d} "
                            f"(k={k}, size {x._data.shape[d]})")
@@ -269,7 +271,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     if not 0 <= k <= x._data.shape[d]:
         raise RuntimeError(f"topk(): selected index k out of range (k={k}, but dim {dim} has "
                            f"size {x._data.shape[d]})")
-    return _squeeze_result(Topk.apply(x, int(k), d, bool(largest)), was_0d, TopkResult)
+    # a 0-d input gives its element for k = 0 too, as in PyTorch
+    k = 1 if was_0d else int(k)
+    return _squeeze_result(Topk.apply(x, k, d, bool(largest)), was_0d, TopkResult)
 
 
 # ----------------------------------------------------------------------------- quantiles
