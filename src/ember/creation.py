@@ -306,11 +306,19 @@ def _shape(size, what: str) -> tuple:
     return shape
 
 
+def _require_size(size, what: str) -> None:
+    """A factory taking ``*size`` needs one: ``empty()`` is PyTorch's TypeError, while
+    ``empty(())`` (and ``size=()``) makes a 0-d tensor."""
+    if len(size) == 0:
+        raise TypeError(f'{what}() missing 1 required positional arguments: "size"')
+
+
 def _dtype_or_default(dtype) -> dtypes.dtype:
     return dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
 
 
 def _filled(kind: str, size, dtype, device, requires_grad, what: str) -> Tensor:
+    _require_size(size, what)
     shape = _shape(size, what)
     d = _dtype_or_default(dtype)
     target = _device(device)
@@ -478,6 +486,7 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
 @sized
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform samples from [0, 1)."""
+    _require_size(size, "rand")
     shape = _shape(size, "rand")
     d = _dtype_or_default(dtype)
     target = _device(device)
@@ -500,6 +509,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
 @sized
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal samples."""
+    _require_size(size, "randn")
     shape = _shape(size, "randn")
     d = _dtype_or_default(dtype)
     target = _device(device)

@@ -52,6 +52,31 @@ def _check(tensor, op: str) -> None:
         raise TypeError(f"nn.init.{op}: expected a Tensor, got {type(tensor).__name__}")
 
 
+# PyTorch's kernels that draw real numbers refuse other dtypes with NotImplementedError:
+# uniform draws always (even into an empty tensor), normal draws only when there is
+# something to fill.
+def _refuse_uniform(tensor: Tensor, op: str) -> None:
+    if not tensor.dtype.is_floating_point:
+        raise NotImplementedError(
+            f'"check_uniform_bounds" not implemented for \'{tensor.dtype.scalar_name}\': '
+            f"nn.init.{op} draws real numbers, so the tensor must have a floating-point dtype")
+
+
+def _refuse_normal(tensor: Tensor, op: str) -> None:
+    if not tensor.dtype.is_floating_point and tensor.numel() != 0:
+        raise NotImplementedError(
+            f'"normal_kernel_{tensor.device.type}" not implemented for '
+            f"'{tensor.dtype.scalar_name}': nn.init.{op} draws real numbers, so the tensor "
+            "must have a floating-point dtype")
+
+
+def _negative(value) -> bool:
+    try:
+        return float(value) < 0
+    except (TypeError, ValueError, RuntimeError):
+        return False
+
+
 def calculate_gain(nonlinearity: str, param=None) -> float:
     """The recommended scale of initial weights for a nonlinearity: 1 for linear/conv/
     sigmoid, 5/3 for tanh, sqrt(2) for relu, sqrt(2/(1+slope^2)) for leaky_relu, 3/4 for
@@ -80,6 +105,7 @@ def calculate_gain(nonlinearity: str, param=None) -> float:
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with values drawn from U(a, b) (``tensor.uniform_(a, b)`` without grad)."""
     _check(tensor, "uniform_")
+    _refuse_uniform(tensor, "uniform_")
     with grad_mode.no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
@@ -87,6 +113,11 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with values drawn from N(mean, std^2) (``tensor.normal_`` without grad)."""
     _check(tensor, "normal_")
+    if _negative(std):  # PyTorch checks std before the dtype
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {float(std):g}")
+    _refuse_normal(tensor, "normal_")
+    if tensor.numel() == 0:  # nothing to draw: PyTorch accepts any dtype then
+        return tensor
     with grad_mode.no_grad():
         return tensor.normal_(mean, std, generator=generator)
 
@@ -141,8 +172,23 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     if (mean < a - 2 * std) or (mean > b + 2 * std):
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
                       "distribution of values may be incorrect.", stacklevel=2)
-    if not a < b:
-        raise ValueError(f"nn.init.trunc_normal_: expected a < b, got a={a}, b={b}")
+    # PyTorch's checks, in its order: normal draws when [a, b] holds more than 30% of the
+    # mass (the bounds cast to the tensor's dtype first), else uniform draws on [a, b]
+    if _normal_cdf((b - mean) / std) - _normal_cdf((a - mean) / std) > 0.3:
+        d = tensor.dtype
+        if not d.is_floating_point and d.name != "bool":
+            info = np.iinfo(d.numpy)
+            if not (info.min <= a <= info.max and info.min <= b <= info.max):
+                raise RuntimeError(f"value cannot be converted to type {d.name} without "
+                                   "overflow")
+        _refuse_normal(tensor, "trunc_normal_")
+    else:
+        _refuse_uniform(tensor, "trunc_normal_")
+        if a > b:
+            raise RuntimeError("uniform_ expects to return a [from, to) range, but found "
+                               f"from={a:g} > to={b:g}")
+    if tensor.numel() == 0:
+        return tensor
     exact = _exact_stream(tensor, generator)
     if exact is not None:
         kind = tensor._data.dtype.name
@@ -282,6 +328,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
         return tensor
+    _refuse_normal(tensor, "orthogonal_")
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
     xp = _xp(tensor)
@@ -306,6 +353,9 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     _check(tensor, "sparse_")
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
+    _refuse_normal(tensor, "sparse_")
+    if not tensor.dtype.is_floating_point:  # empty (else refused): nothing to draw
+        return tensor
     rows, cols = tensor.shape
     num_zeros = int(math.ceil(sparsity * rows))
     exact = _exact_stream(tensor, generator)

@@ -30,10 +30,12 @@ class Adadelta(Optimizer):
     _option_order = ("lr", "rho", "eps", "weight_decay", "maximize", "capturable", "foreach",
                      "differentiable")
 
+    _tensor_scalar_state = ("step",)
+
     def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0, foreach=None, *, capturable: bool = False,
                  maximize: bool = False, differentiable: bool = False) -> None:
-        lr = as_float(lr, "lr")
+        as_float(lr, "lr")  # a Tensor lr stays in the groups, as in PyTorch
         check_hyperparameter(lr=lr, eps=eps, weight_decay=weight_decay)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
@@ -46,8 +48,8 @@ class Adadelta(Optimizer):
         """One Adadelta step; returns the closure's loss (None without a closure)."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            lr, rho, eps, weight_decay = (group["lr"], group["rho"], group["eps"],
-                                          group["weight_decay"])
+            lr, rho = as_float(group["lr"], "lr"), group["rho"]
+            eps, weight_decay = group["eps"], group["weight_decay"]
             for p, param, grad in self._params_with_grad(group):
                 xp = backend.xp_of(param)
                 state = self.state[p]

@@ -46,11 +46,13 @@ class Adafactor(Optimizer):
     (ember.Size([2, 1]), ember.Size([1, 2]))
     """
 
+    _tensor_scalar_state = ("step",)
+
     def __init__(self, params, lr: float = 1e-2, beta2_decay: float = -0.8,
                  eps=(None, 1e-3), d: float = 1.0, weight_decay: float = 0.0, *,
                  foreach=None, maximize: bool = False) -> None:
-        lr = as_float(lr, "lr")
-        if not 0.0 <= lr:
+        as_float(lr, "lr")  # a Tensor lr stays in the groups, as in PyTorch
+        if not 0.0 <= as_float(lr, "lr"):
             raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
         if not 0.0 >= beta2_decay:
             raise ValueError(f"beta2_decay should be <= 0 but is: {beta2_decay}")

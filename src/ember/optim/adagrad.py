@@ -32,10 +32,12 @@ class Adagrad(Optimizer):
     _option_order = ("lr", "lr_decay", "eps", "weight_decay", "initial_accumulator_value",
                      "foreach", "maximize", "differentiable", "fused")
 
+    _tensor_scalar_state = ("step",)
+
     def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, foreach=None, *,
                  maximize: bool = False, differentiable: bool = False, fused=None) -> None:
-        lr = as_float(lr, "lr")
+        as_float(lr, "lr")  # a Tensor lr stays in the groups, as in PyTorch
         check_hyperparameter(lr=lr, eps=eps, weight_decay=weight_decay)
         if not lr_decay >= 0.0:
             raise ValueError(f"Invalid lr_decay value: {lr_decay}")
@@ -57,7 +59,7 @@ class Adagrad(Optimizer):
         """One Adagrad step; returns the closure's loss (None without a closure)."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            lr, lr_decay = group["lr"], group["lr_decay"]
+            lr, lr_decay = as_float(group["lr"], "lr"), group["lr_decay"]
             eps, weight_decay = group["eps"], group["weight_decay"]
             for p, param, grad in self._params_with_grad(group):
                 xp = backend.xp_of(param)

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd.backward_math import array_math, elementwise_formula
-from ..tensor import bump_version
+from ..tensor import Tensor, bump_version
 from .optimizer import (
     Optimizer,
     algorithm_flags,
@@ -115,12 +115,17 @@ class Adam(Optimizer):
 
     _optimizer_name = "Adam"
 
+    _tensor_scalar_state = ("step",)
+
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach=None,
                  maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False, fused=None,
                  decoupled_weight_decay: bool = False) -> None:
-        lr = as_float(lr, "lr")
+        if isinstance(lr, Tensor) and foreach and not capturable:
+            raise ValueError("lr as a Tensor is not supported for capturable=False and "
+                             "foreach=True")
+        as_float(lr, "lr")  # a Tensor lr stays in the groups, as in PyTorch
         betas = tuple(as_float(b, f"betas[{i}]") for i, b in enumerate(betas))
         check_hyperparameter(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
@@ -134,7 +139,8 @@ class Adam(Optimizer):
         """One Adam step; returns the closure's loss (None without a closure)."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            lr, (beta1, beta2) = as_float(group["lr"], "lr"), group["betas"]
+            eps = group["eps"]
             amsgrad = group["amsgrad"]
             names = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if amsgrad else (
                 "exp_avg", "exp_avg_sq")
@@ -202,9 +208,9 @@ class Adamax(Adam):
     def __init__(self, params, lr: float = 2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, foreach=None, *, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:
-        lr = as_float(lr, "lr")
+        as_float(lr, "lr")  # a Tensor lr stays in the groups, as in PyTorch
         check_hyperparameter(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
-        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "maximize": maximize,
                     **algorithm_flags("Adamax", foreach, None, capturable, differentiable)}
         Optimizer.__init__(self, params, defaults)
@@ -213,7 +219,8 @@ class Adamax(Adam):
         """One Adamax step; returns the closure's loss (None without a closure)."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            lr, (beta1, beta2) = as_float(group["lr"], "lr"), group["betas"]
+            eps = group["eps"]
             for p, param, grad in self._params_with_grad(group):
                 xp = backend.xp_of(param)
                 state = self.state[p]
@@ -254,15 +261,17 @@ class NAdam(Adam):
 
     _optimizer_name = "NAdam"
 
+    _tensor_scalar_state = ("step", "mu_product")
+
     def __init__(self, params, lr: float = 2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, momentum_decay: float = 4e-3,
                  decoupled_weight_decay: bool = False, *, foreach=None, maximize: bool = False,
                  capturable: bool = False, differentiable: bool = False) -> None:
-        lr = as_float(lr, "lr")
+        as_float(lr, "lr")  # a Tensor lr stays in the groups, as in PyTorch
         check_hyperparameter(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         if not momentum_decay >= 0.0:
             raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
-        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "momentum_decay": momentum_decay,
                     "decoupled_weight_decay": decoupled_weight_decay, "maximize": maximize,
                     **algorithm_flags("NAdam", foreach, None, capturable, differentiable)}
@@ -272,7 +281,8 @@ class NAdam(Adam):
         """One NAdam step; returns the closure's loss (None without a closure)."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            lr, (beta1, beta2) = as_float(group["lr"], "lr"), group["betas"]
+            eps = group["eps"]
             momentum_decay = group["momentum_decay"]
             for p, param, grad in self._params_with_grad(group):
                 xp = backend.xp_of(param)
@@ -322,9 +332,9 @@ class RAdam(Adam):
                  weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
                  foreach=None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:
-        lr = as_float(lr, "lr")
+        as_float(lr, "lr")  # a Tensor lr stays in the groups, as in PyTorch
         check_hyperparameter(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
-        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "maximize": maximize, "decoupled_weight_decay": decoupled_weight_decay,
                     **algorithm_flags("RAdam", foreach, None, capturable, differentiable)}
         Optimizer.__init__(self, params, defaults)
@@ -333,7 +343,8 @@ class RAdam(Adam):
         """One RAdam step; returns the closure's loss (None without a closure)."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            lr, (beta1, beta2) = as_float(group["lr"], "lr"), group["betas"]
+            eps = group["eps"]
             for p, param, grad in self._params_with_grad(group):
                 xp = backend.xp_of(param)
                 state = self.state[p]

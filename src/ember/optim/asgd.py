@@ -35,11 +35,14 @@ class ASGD(Optimizer):
     tensor([ 0.8000, -1.6000], requires_grad=True)
     """
 
+    # PyTorch makes plain numbers tensors again on load: step, and eta and mu too
+    _tensor_scalar_state = ("step", "eta", "mu")
+
     def __init__(self, params, lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
                  t0: float = 1e6, weight_decay: float = 0, foreach=None,
                  maximize: bool = False, differentiable: bool = False,
                  capturable: bool = False) -> None:
-        lr = as_float(lr, "lr")
+        as_float(lr, "lr")  # a Tensor lr stays in the groups, as in PyTorch
         check_hyperparameter(lr=lr, weight_decay=weight_decay)
         flags = algorithm_flags("ASGD", foreach, None, capturable, differentiable)
         defaults = {"lr": lr, "lambd": lambd, "alpha": alpha, "t0": t0,

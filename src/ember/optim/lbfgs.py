@@ -148,8 +148,8 @@ class LBFGS(Optimizer):
     def __init__(self, params, lr: float = 1, max_iter: int = 20, max_eval=None,
                  tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9,
                  history_size: int = 100, line_search_fn=None) -> None:
-        lr = as_float(lr, "lr")
-        if not 0.0 <= lr:
+        as_float(lr, "lr")  # a Tensor lr stays in the groups, as in PyTorch
+        if not 0.0 <= as_float(lr, "lr"):
             raise ValueError(f"Invalid learning rate: {lr}")
         if max_eval is None:
             max_eval = max_iter * 5 // 4
@@ -330,12 +330,14 @@ class LBFGS(Optimizer):
 
 
 # The state holds Tensors (so it saves and loads like other optimizers' state); the
-# iterations work on arrays and host scalars.
+# iterations work on arrays and host scalars. A NumPy scalar is a reduction's result, a
+# 0-d tensor in PyTorch (np.float64 is a float subclass, so it is tested first); plain
+# Python numbers (``t = lr``, ``H_diag = 1``) stay numbers, as there.
 def _tensor(value, device):
-    if value is None or isinstance(value, (int, float, Tensor)):
-        return value
     if isinstance(value, np.generic):
         return Tensor._make(np.asarray(value), backend.CPU, False)
+    if value is None or isinstance(value, (int, float, Tensor)):
+        return value
     return Tensor._make(value, device, False)
 
 

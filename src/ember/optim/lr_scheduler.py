@@ -21,6 +21,7 @@ import warnings
 from bisect import bisect_right
 from collections import Counter
 
+from ..tensor import Tensor
 from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR",
@@ -35,6 +36,11 @@ _EPOCH_WARNING = (
     "new chainable form, where available.")
 
 
+def _copy(value):
+    """A Tensor hyper-parameter is copied (PyTorch's schedulers never alias it)."""
+    return value.clone() if isinstance(value, Tensor) else value
+
+
 def _per_group(name: str, optimizer: Optimizer, value) -> list:
     """One value per parameter group (a list/tuple must have one per group)."""
     if isinstance(value, (list, tuple)):
@@ -42,12 +48,31 @@ def _per_group(name: str, optimizer: Optimizer, value) -> list:
             raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
                              f"{name} has {len(value)} values, param_groups has "
                              f"{len(optimizer.param_groups)}.")
-        return list(value)
-    return [value] * len(optimizer.param_groups)
+        return [_copy(v) for v in value]
+    return [_copy(value) for _ in optimizer.param_groups]
 
 
-def _lrs(optimizer: Optimizer) -> list:
-    return [group["lr"] for group in optimizer.param_groups]
+def _lrs(optimizer: Optimizer, key: str = "lr") -> list:
+    """Each group's ``key`` (Tensors copied)."""
+    return [_copy(group[key]) for group in optimizer.param_groups]
+
+
+def _set_group_value(group: dict, key: str, value) -> None:
+    """Set ``group[key]``: a Tensor there is filled in place (so whoever holds it sees the
+    new rate), anything else is replaced, as PyTorch's schedulers do."""
+    current = group[key]
+    if isinstance(current, Tensor):
+        if isinstance(value, Tensor) and value.dim() != 0:
+            value = value.squeeze()
+        current.fill_(value)
+    else:
+        group[key] = value
+
+
+def _warn_get_lr_called_within_step(scheduler) -> None:
+    if not scheduler._get_lr_called_within_step:
+        warnings.warn("To get the last learning rate computed by the scheduler, please use "
+                      "`get_last_lr()`.", UserWarning, stacklevel=3)
 
 
 class LRScheduler:
@@ -56,6 +81,9 @@ class LRScheduler:
     ``get_lr()``. Construction takes the first step, which sets the epoch-0 rate."""
 
     _is_initial = False
+    # True while step() computes the next rates (get_lr() warns when called outside); an
+    # instance attribute from the first step on, so state_dict() has it, as PyTorch's
+    _get_lr_called_within_step = False
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
@@ -63,7 +91,7 @@ class LRScheduler:
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
+                group.setdefault("initial_lr", _copy(group["lr"]))
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
@@ -71,7 +99,7 @@ class LRScheduler:
                         f"param 'initial_lr' is not specified in param_groups[{i}] when "
                         "resuming scheduler with last_epoch >= 0 (load the optimizer's state "
                         "dict first, or start with last_epoch=-1)")
-        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.base_lrs = _lrs(optimizer, "initial_lr")
         self.last_epoch = last_epoch
         self._initial_step()
 
@@ -114,15 +142,19 @@ class LRScheduler:
         self._update_lr(epoch)
 
     def _update_lr(self, epoch: int | None = None) -> None:
-        if epoch is None:
-            self.last_epoch += 1
-            values = self.get_lr()
-        else:
-            self.last_epoch = epoch
-            closed = getattr(self, "_get_closed_form_lr", None)
-            values = closed() if closed is not None else self.get_lr()
+        self._get_lr_called_within_step = True
+        try:
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                closed = getattr(self, "_get_closed_form_lr", None)
+                values = closed() if closed is not None else self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
+            _set_group_value(group, "lr", lr)
         self._last_lr = _lrs(self.optimizer)
 
 
@@ -168,6 +200,7 @@ class LambdaLR(_LambdaState, LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
         return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
 
 
@@ -180,6 +213,7 @@ class MultiplicativeLR(_LambdaState, LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
         if self._is_initial:
             return _lrs(self.optimizer)
         return [group["lr"] * fn(self.last_epoch)
@@ -196,6 +230,7 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return _lrs(self.optimizer)
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
@@ -216,6 +251,7 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
         if self.last_epoch not in self.milestones:
             return _lrs(self.optimizer)
         factor = self.gamma ** self.milestones[self.last_epoch]
@@ -245,6 +281,7 @@ class ConstantLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0:
             return [group["lr"] * self.factor for group in self.optimizer.param_groups]
         if self.last_epoch != self.total_iters:
@@ -273,6 +310,7 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0:
             return [group["lr"] * self.start_factor for group in self.optimizer.param_groups]
         if self._is_initial or self.last_epoch > self.total_iters:
@@ -296,6 +334,7 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
         if self._is_initial:
             return _lrs(self.optimizer)
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
@@ -314,6 +353,7 @@ class PolynomialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
         if self._is_initial or self.last_epoch > self.total_iters:
             return _lrs(self.optimizer)
         factor = ((1.0 - self.last_epoch / self.total_iters)
@@ -338,6 +378,7 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
         groups = self.optimizer.param_groups
         if self._is_initial:
             return _lrs(self.optimizer)
@@ -381,6 +422,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
         return [self.eta_min + (base - self.eta_min)
                 * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2 for base in self.base_lrs]
 
@@ -407,10 +449,15 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             else:
                 self.T_i = self.T_0
                 self.T_cur = epoch
-        self._step_count += 1
+        # PyTorch's step() here never counts (_step_count stays 0 from construction)
         self.last_epoch = math.floor(epoch)
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
-            group["lr"] = lr
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values):
+            _set_group_value(group, "lr", lr)
         self._last_lr = _lrs(self.optimizer)
 
 
@@ -463,9 +510,8 @@ class SequentialLR(_Composite, LRScheduler):
         self._milestones = list(milestones)
         self.last_epoch = last_epoch + 1
         self.optimizer = optimizer
-        self._step_count = 1
         for group in optimizer.param_groups:
-            group["lr"] = group["initial_lr"]
+            _set_group_value(group, "lr", group["initial_lr"])
         self._undo(self)
         first = self._schedulers[bisect_right(self._milestones, 0)]
         first._initial_step()
@@ -584,7 +630,7 @@ class ReduceLROnPlateau(LRScheduler):
             old_lr = float(group["lr"])
             new_lr = max(old_lr * self.factor, self.min_lrs[i])
             if old_lr - new_lr > self.eps:
-                group["lr"] = new_lr
+                _set_group_value(group, "lr", new_lr)
 
     @property
     def in_cooldown(self) -> bool:
@@ -655,7 +701,7 @@ class CyclicLR(LRScheduler):
         base_lrs = _per_group("base_lr", optimizer, base_lr)
         if last_epoch == -1:
             for lr, group in zip(base_lrs, optimizer.param_groups):
-                group["lr"] = lr
+                _set_group_value(group, "lr", lr)
         self.max_lrs = _per_group("max_lr", optimizer, max_lr)
         step_size_up = float(step_size_up)
         step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
@@ -692,6 +738,7 @@ class CyclicLR(LRScheduler):
         return self.gamma ** x
 
     def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
         cycle = math.floor(1 + self.last_epoch / self.total_size)
         x = 1.0 + self.last_epoch / self.total_size - cycle
         if x <= self.step_ratio:
@@ -760,7 +807,6 @@ class OneCycleLR(LRScheduler):
         if anneal_strategy not in ("cos", "linear"):
             raise ValueError("anneal_strategy must be one of 'cos' or 'linear', instead got "
                              f"{anneal_strategy}")
-        self._anneal_func_type = anneal_strategy
         up_end = float(pct_start * self.total_steps) - 1
         if three_phase:
             self._schedule_phases = [
@@ -778,6 +824,7 @@ class OneCycleLR(LRScheduler):
                  "start_momentum": "max_momentum", "end_momentum": "base_momentum"},
                 {"end_step": self.total_steps - 1, "start_lr": "max_lr", "end_lr": "min_lr",
                  "start_momentum": "base_momentum", "end_momentum": "max_momentum"}]
+        self._anneal_func_type = anneal_strategy  # after the phases, in PyTorch's order
         max_lrs = _per_group("max_lr", optimizer, max_lr)
         if last_epoch == -1:
             for top, group in zip(max_lrs, optimizer.param_groups):
@@ -795,6 +842,7 @@ class OneCycleLR(LRScheduler):
         return (end - start) * pct + start
 
     def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
         step_num = self.last_epoch
         if step_num > self.total_steps:
             raise ValueError(f"Tried to step {step_num} times. The specified number of total "

@@ -84,8 +84,8 @@ class Muon(Optimizer):
                  momentum: float = 0.95, nesterov: bool = True,
                  ns_coefficients=(DEFAULT_A, DEFAULT_B, DEFAULT_C), eps: float = EPS,
                  ns_steps: int = DEFAULT_NS_STEPS, adjust_lr_fn=None) -> None:
-        lr = as_float(lr, "lr")
-        if not 0.0 <= lr:
+        as_float(lr, "lr")  # a Tensor lr stays in the groups, as in PyTorch
+        if not 0.0 <= as_float(lr, "lr"):
             raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
         if not 0.0 <= momentum:
             raise ValueError(f"momentum should be >= 0 but is: {momentum}")

@@ -14,7 +14,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from .. import backend, grad_mode, tracing
+from .. import backend, dtypes, grad_mode, tracing
 from ..autograd import graph_watch
 from ..hooks import RemovableHandle
 from ..tensor import Tensor, bump_version
@@ -39,9 +39,16 @@ required = _RequiredParameter()
 _SCALAR_STATE_KEYS = ("step", "mu_product", "eta", "mu")
 
 
+def _scalar_dtype():
+    """The dtype of PyTorch's scalar state (``step``, NAdam's ``mu_product``, ASGD's ``eta``
+    and ``mu``): float64 while the default dtype is float64, else float32."""
+    return np.float64 if dtypes.get_default_dtype() is dtypes.float64 else np.float32
+
+
 def step_tensor(value: float = 0.0) -> Tensor:
-    """A 0-d float32 CPU tensor, as PyTorch keeps ``state['step']``."""
-    return Tensor._make(np.array(value, dtype=np.float32), backend.CPU, False)
+    """A 0-d CPU tensor, as PyTorch keeps ``state['step']``: float32 (float64 while the
+    default dtype is float64)."""
+    return Tensor._make(np.array(value, dtype=_scalar_dtype()), backend.CPU, False)
 
 
 def zeros_like_state(param: Tensor, fill: float = 0.0, shape=None) -> Tensor:
@@ -110,6 +117,11 @@ class Optimizer:
     # An algorithm's option names as PyTorch lists them, in its order (the keys of
     # ``defaults`` and of each group); None keeps the defaults as given.
     _option_order: tuple | None = None
+
+    # The scalar state entries the algorithm keeps as 0-d tensors: a loaded state dict that
+    # holds them as plain numbers (old PyTorch checkpoints) has them made tensors again, as
+    # PyTorch's ``__setstate__`` does.
+    _tensor_scalar_state: tuple = ()
 
     def __init__(self, params, defaults: dict) -> None:
         order = self._option_order
@@ -293,7 +305,8 @@ class Optimizer:
     def load_state_dict(self, state_dict: dict) -> None:
         """Restore the state saved by ``state_dict()`` (the same parameters in the same
         order). Buffers are copied and cast to each parameter's dtype and device; ``step``
-        stays a float32 CPU scalar."""
+        stays a CPU scalar of its dtype (a plain number becomes a 0-d tensor, as
+        ``step_tensor`` makes it)."""
         if not isinstance(state_dict, dict) or "state" not in state_dict \
                 or "param_groups" not in state_dict:
             raise ValueError("load_state_dict expects a dict with the keys 'state' and "
@@ -319,6 +332,10 @@ class Optimizer:
                 state[key] = _copy_state_value(None, key, values)
                 continue
             state[p] = {name: _copy_state_value(p, name, value) for name, value in values.items()}
+            for name in self._tensor_scalar_state:
+                value = state[p].get(name)
+                if value is not None and not isinstance(value, Tensor):
+                    state[p][name] = step_tensor(float(value))
         new_groups = []
         for mine, saved in zip(self.param_groups, saved_groups):
             group = {k: v for k, v in saved.items() if k != "params"}
@@ -362,8 +379,8 @@ def _copy_state_value(param, name, value):
 # --------------------------------------------------------------------- shared helpers
 def check_hyperparameter(lr=None, eps=None, betas=None, weight_decay=None,
                          momentum=None) -> None:
-    """PyTorch's argument checks, with its messages."""
-    if lr is not None and not lr >= 0.0:
+    """PyTorch's argument checks, with its messages (``lr`` may be a one-element Tensor)."""
+    if lr is not None and not as_float(lr, "lr") >= 0.0:
         raise ValueError(f"Invalid learning rate: {lr}")
     if eps is not None and not eps >= 0.0:
         raise ValueError(f"Invalid epsilon value: {eps}")

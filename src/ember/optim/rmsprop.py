@@ -30,11 +30,13 @@ class RMSprop(Optimizer):
     _option_order = ("lr", "momentum", "alpha", "eps", "centered", "weight_decay", "capturable",
                      "foreach", "maximize", "differentiable")
 
+    _tensor_scalar_state = ("step",)
+
     def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False,
                  capturable: bool = False, foreach=None, maximize: bool = False,
                  differentiable: bool = False) -> None:
-        lr = as_float(lr, "lr")
+        as_float(lr, "lr")  # a Tensor lr stays in the groups, as in PyTorch
         check_hyperparameter(lr=lr, eps=eps, weight_decay=weight_decay, momentum=momentum)
         if not alpha >= 0.0:
             raise ValueError(f"Invalid alpha value: {alpha}")
@@ -47,7 +49,7 @@ class RMSprop(Optimizer):
         """One RMSprop step; returns the closure's loss (None without a closure)."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+            lr, alpha, eps = as_float(group["lr"], "lr"), group["alpha"], group["eps"]
             weight_decay, momentum, centered = (group["weight_decay"], group["momentum"],
                                                 group["centered"])
             for p, param, grad in self._params_with_grad(group):

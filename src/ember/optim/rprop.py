@@ -35,14 +35,16 @@ class Rprop(Optimizer):
     _option_order = ("lr", "etas", "step_sizes", "foreach", "maximize", "differentiable",
                      "capturable")
 
+    _tensor_scalar_state = ("step",)
+
     def __init__(self, params, lr: float = 1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
                  capturable: bool = False, foreach=None, maximize: bool = False,
                  differentiable: bool = False) -> None:
-        lr = as_float(lr, "lr")
+        as_float(lr, "lr")  # a Tensor lr stays in the groups, as in PyTorch
         check_hyperparameter(lr=lr)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
-        defaults = {"lr": lr, "etas": tuple(etas), "step_sizes": tuple(step_sizes),
+        defaults = {"lr": lr, "etas": etas, "step_sizes": step_sizes,
                     "maximize": maximize,
                     **algorithm_flags("Rprop", foreach, None, capturable=capturable,
                              differentiable=differentiable)}
@@ -60,7 +62,7 @@ class Rprop(Optimizer):
                 if not state:
                     state["step"] = step_tensor()
                     state["prev"] = zeros_like_state(p)
-                    state["step_size"] = zeros_like_state(p, group["lr"])
+                    state["step_size"] = zeros_like_state(p, as_float(group["lr"], "lr"))
                 state["step"]._data += 1
                 prev, size = state["prev"]._data, state["step_size"]._data
                 agreement = xp.sign(grad * prev)

@@ -56,7 +56,7 @@ class SGD(Optimizer):
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
                  foreach=None, differentiable: bool = False, fused=None) -> None:
-        lr = as_float(lr, "lr")
+        as_float(lr, "lr")  # a Tensor lr stays in the groups, as in PyTorch
         check_hyperparameter(lr=lr, momentum=momentum, weight_decay=weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
@@ -69,7 +69,7 @@ class SGD(Optimizer):
         """One SGD step; returns the closure's loss (None without a closure)."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            lr = group["lr"]
+            lr = as_float(group["lr"], "lr")
             momentum = group["momentum"]
             dampening = group["dampening"]
             weight_decay = group["weight_decay"]

@@ -263,7 +263,7 @@ class SWALR(LRScheduler):
 
     def get_lr(self) -> list:
         """The next learning rates: the current ones moved toward ``swa_lr``."""
-        if not self._in_step:
+        if not self._get_lr_called_within_step:
             warnings.warn("To get the last learning rate computed by the scheduler, please "
                           "use `get_last_lr()`.", UserWarning, stacklevel=2)
         step = self._step_count - 1
@@ -275,15 +275,6 @@ class SWALR(LRScheduler):
         alpha = self.anneal_func(max(0, min(1, step / max(1, self.anneal_epochs))))
         return [group["swa_lr"] * alpha + lr * (1 - alpha)
                 for group, lr in zip(self.optimizer.param_groups, prev_lrs, strict=True)]
-
-    _in_step = False
-
-    def _update_lr(self, epoch=None) -> None:
-        self._in_step = True
-        try:
-            super()._update_lr(epoch)
-        finally:
-            self._in_step = False
 
     def state_dict(self) -> dict:
         """The scheduler's attributes except the optimizer and the anneal function."""
