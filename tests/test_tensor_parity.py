@@ -123,6 +123,14 @@ GUARDS = [
     ("new_full list", lambda T: T.ones(1).new_full([2], 1), None),
     ("new_zeros one-element tensor", lambda T: T.ones(1).new_zeros(T.tensor([2])), None),
     ("new_full numpy int", lambda T: T.ones(1).new_full(np.int64(2), 1), "argument 'size'"),
+    ("uniform_ of ints", lambda T: T.ones(3, dtype=T.int64).uniform_(), "not implemented for"),
+    ("normal_ of ints", lambda T: T.ones(3, dtype=T.int64).normal_(), "not implemented for"),
+    ("log_normal_ of ints", lambda T: T.ones(3, dtype=T.int64).log_normal_(),
+     "not implemented for"),
+    ("exponential_ of ints", lambda T: T.ones(3, dtype=T.int64).exponential_(), None),
+    ("Tensor() is empty", lambda T: T.Tensor().shape, None),
+    ("empty() needs a size", lambda T: T.empty(), "required positional arguments"),
+    ("zeros(()) is 0-d", lambda T: T.zeros(()), None),
 ]
 
 # Python's binary operators: an operand an op does not take gives NotImplemented, so that

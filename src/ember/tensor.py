@@ -163,7 +163,7 @@ class Tensor:
         if len(args) == 1 and not isinstance(args[0], int):
             source = make(args[0], dtype=dtype or dtypes.get_default_dtype(), device=device)
         else:
-            source = empty(*args, dtype=dtype, device=device)
+            source = empty(*(args or (0,)), dtype=dtype, device=device)  # Tensor(): (0,)
         _init(self, source._data, source._device, bool(requires_grad))
 
     @staticmethod

@@ -75,7 +75,7 @@ class UninitializedParameter(Parameter):
         """Give the parameter memory of ``shape`` and become a plain Parameter."""
         from ..creation import empty
 
-        fresh = empty(*shape, device=device if device is not None else self._device,
+        fresh = empty(tuple(shape), device=device if device is not None else self._device,
                       dtype=dtype if dtype is not None else self.dtype)
         requires_grad = self._requires_grad
         _share(self, fresh, False)
@@ -108,7 +108,7 @@ class UninitializedBuffer(Tensor):
         """Give the buffer memory of ``shape`` and become a plain Tensor."""
         from ..creation import empty
 
-        fresh = empty(*shape, device=device if device is not None else self._device,
+        fresh = empty(tuple(shape), device=device if device is not None else self._device,
                       dtype=dtype if dtype is not None else self.dtype)
         _share(self, fresh, False)
         self._version_counter = VersionCounter()

@@ -19,7 +19,7 @@ from .registry import NAMESPACES
 def _random_like(A, shape):
     import ember
 
-    return ember.randn(*shape, dtype=A.dtype, device=A.device)
+    return ember.randn(tuple(shape), dtype=A.dtype, device=A.device)
 
 
 def _approximate_basis(A, q, niter, M=None):

@@ -140,10 +140,16 @@ def _number(value, op: str, name: str):
     return value
 
 
-def _require_float(t, op: str) -> None:
+def _require_float(t, op: str, kernel: str | None = None) -> None:
+    """Draws of real numbers need a float tensor. ``kernel``: PyTorch's kernel name, where
+    its refusal is the dispatch's NotImplementedError (uniform_, normal_, log_normal_)."""
     if not t.dtype.is_floating_point:
-        raise RuntimeError(f'"{op}" is not defined for {t.dtype.name} tensors: it draws '
-                           "real numbers, so the tensor must have a floating-point dtype")
+        why = (f"{op} draws real numbers, so the tensor must have a floating-point dtype "
+               f"(it is {t.dtype.name})")
+        if kernel is not None:
+            raise NotImplementedError(
+                f'"{kernel}" not implemented for \'{t.dtype.scalar_name}\' ({why})')
+        raise RuntimeError(f'"{op}" is not defined for {t.dtype.name} tensors: {why}')
 
 
 def _write(t, name: str, array):
@@ -163,7 +169,7 @@ def uniform_(t, from_=0.0, to=1.0, *, generator=None, **kwargs):
     A value that rounds up to ``to`` in a narrow dtype is moved to the largest one below."""
     from_, to = _from_to(kwargs, from_, to, "uniform_")
     from_, to = _number(from_, "uniform_", "from"), _number(to, "uniform_", "to")
-    _require_float(t, "uniform_")
+    _require_float(t, "uniform_", "check_uniform_bounds")
     if not from_ <= to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={from_} > to={to}")
@@ -183,7 +189,7 @@ def uniform_(t, from_=0.0, to=1.0, *, generator=None, **kwargs):
 def normal_(t, mean=0.0, std=1.0, *, generator=None):
     """Fill ``t`` with N(mean, std^2) samples: ``mean + std * z``, z standard normal."""
     mean, std = _number(mean, "normal_", "mean"), _number(std, "normal_", "std")
-    _require_float(t, "normal_")
+    _require_float(t, "normal_", f"normal_kernel_{t.device.type}")
     if not std >= 0.0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     source = _source(t._device, generator, "normal_")
@@ -199,7 +205,7 @@ def log_normal_(t, mean=1.0, std=2.0, *, generator=None):
     """Fill ``t`` with log-normal samples ``exp(mean + std * z)``, z standard normal
     (``mean`` and ``std`` are those of the underlying normal)."""
     mean, std = _number(mean, "log_normal_", "mean"), _number(std, "log_normal_", "std")
-    _require_float(t, "log_normal_")
+    _require_float(t, "log_normal_", f"log_normal_{t.device.type}")
     if not std > 0.0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
     source = _source(t._device, generator, "log_normal_")

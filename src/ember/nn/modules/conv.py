@@ -65,7 +65,7 @@ class _ConvNd(Module):
             shape = (in_channels, out_channels // groups, *kernel_size)
         else:
             shape = (out_channels, in_channels // groups, *kernel_size)
-        self.weight = Parameter(creation.empty(*shape, **factory))
+        self.weight = Parameter(creation.empty(tuple(shape), **factory))
         if bias:
             self.bias = Parameter(creation.empty(out_channels, **factory))
         else:

@@ -20,9 +20,9 @@ def _affine_parameters(module: Module, shape: tuple, affine: bool, bias: bool,
     """Register ``weight`` (and ``bias``) of ``shape``, or None for each when not affine;
     their values are set by the module's reset_parameters."""
     module.register_parameter(
-        "weight", Parameter(creation.empty(*shape, **factory)) if affine else None)
+        "weight", Parameter(creation.empty(tuple(shape), **factory)) if affine else None)
     module.register_parameter(
-        "bias", Parameter(creation.empty(*shape, **factory)) if affine and bias else None)
+        "bias", Parameter(creation.empty(tuple(shape), **factory)) if affine and bias else None)
 
 
 class _NormBase(Module):
@@ -247,7 +247,7 @@ class RMSNorm(Module):
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(creation.empty(*self.normalized_shape, device=device,
+            self.weight = Parameter(creation.empty(tuple(self.normalized_shape), device=device,
                                                    dtype=dtype))
         else:
             self.register_parameter("weight", None)

@@ -121,7 +121,7 @@ class RNNBase(Module):
                 names = []
                 for base, shape in params:
                     name = f"{base}_l{layer}{suffix}"
-                    setattr(self, name, Parameter(creation.empty(*shape, **factory)))
+                    setattr(self, name, Parameter(creation.empty(tuple(shape), **factory)))
                     names.append(name)
                 self._flat_weights_names.extend(names)
                 self._all_weights.append(names)
@@ -225,7 +225,7 @@ class RNNBase(Module):
         directions = 2 if self.bidirectional else 1
         expected = (self.num_layers * directions, batch, size)
         if hx is None:
-            return creation.zeros(*expected, dtype=input.dtype, device=input.device)
+            return creation.zeros(tuple(expected), dtype=input.dtype, device=input.device)
         if batched and hx.dim() != 3:
             raise RuntimeError(f"For batched 3-D input, {what} should also be 3-D but got "
                                f"{hx.dim()}-D tensor")
