@@ -5,23 +5,12 @@ distinctive part of the message)."""
 from __future__ import annotations
 
 import math
-import warnings
 
 import pytest
 
-import ember
 from tests.conftest import requires_torch
-
-try:
-    import torch
-except ImportError:  # the cases skip without PyTorch
-    torch = None
-
-
-def _raises(fragment=None):
-    """Expect the same exception type on both sides; ``fragment``: a part of the message
-    both carry."""
-    return ("raises", fragment)
+from tests.ops.oracle import compare, ids
+from tests.ops.oracle import raises as _raises
 
 
 def ones23(T):
@@ -222,51 +211,13 @@ GUARDS = [
 ]
 
 
-def _outcome(lib, case):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            out = case(lib)
-        except Exception as error:  # the outcome under test
-            return error
-    return out
-
-
-def _ids(cases):
-    return [getattr(c, "values", c)[0] for c in cases]
-
-
 @requires_torch
-@pytest.mark.parametrize("name, case, expected", CASES, ids=_ids(CASES))
+@pytest.mark.parametrize("name, case, expected", CASES, ids=ids(CASES))
 def test_matches_torch(name, case, expected):
-    _compare(case, expected)
+    compare(case, expected)
 
 
 @requires_torch
-@pytest.mark.parametrize("name, case, expected", GUARDS, ids=_ids(GUARDS))
+@pytest.mark.parametrize("name, case, expected", GUARDS, ids=ids(GUARDS))
 def test_still_matches_torch(name, case, expected):
-    _compare(case, expected)
-
-
-def _compare(case, expected):
-    ours, theirs = _outcome(ember, case), _outcome(torch, case)
-    if expected is not None:
-        assert isinstance(theirs, Exception), f"torch did not raise: {theirs!r}"
-        fragment = expected[1]
-        if fragment is not None:
-            assert fragment in str(theirs), f"torch's message changed: {theirs}"
-        assert isinstance(ours, Exception), f"ember returned {ours!r}; torch raised {theirs!r}"
-        assert type(ours) is type(theirs), f"ember raised {ours!r}; torch raised {theirs!r}"
-        if fragment is not None:
-            assert fragment in str(ours), f"ember's message lacks {fragment!r}: {ours}"
-        return
-    assert not isinstance(theirs, Exception), f"torch raised {theirs!r}"
-    assert not isinstance(ours, Exception), f"ember raised {ours!r}"
-    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
-    assert tuple(ours.shape) == tuple(theirs.shape)
-    mine, want = ours.tolist(), theirs.tolist()
-    if ours.dtype.is_floating_point:
-        assert ember.tensor(mine).double().allclose(
-            ember.tensor(want).double(), rtol=1e-5, atol=1e-6, equal_nan=True), (mine, want)
-    else:
-        assert repr(mine) == repr(want)
+    compare(case, expected)
