@@ -131,6 +131,23 @@ GUARDS = [
     ("Tensor() is empty", lambda T: T.Tensor().shape, None),
     ("empty() needs a size", lambda T: T.empty(), "required positional arguments"),
     ("zeros(()) is 0-d", lambda T: T.zeros(()), None),
+    ("real of a real tensor", lambda T: T.ones(2).real, None),
+    ("real is the tensor", lambda T: (lambda x: x.real is x)(T.ones(2)), None),
+    ("imag of a real tensor", lambda T: T.ones(2).imag, "non-complex dtypes"),
+    ("is_contiguous contiguous_format", lambda T: T.ones(2, 3).is_contiguous(
+        memory_format=T.contiguous_format), None),
+    ("is_contiguous channels_last of NCHW", lambda T: T.ones(2, 3, 4, 5).is_contiguous(
+        memory_format=T.channels_last), None),
+    ("is_contiguous channels_last of NHWC", lambda T: T.ones(2, 3, 4, 5).permute(
+        0, 2, 3, 1).contiguous().permute(0, 3, 1, 2).is_contiguous(
+        memory_format=T.channels_last), None),
+    ("is_contiguous channels_last, size-1 dims", lambda T: T.ones(2, 1, 4, 5).is_contiguous(
+        memory_format=T.channels_last), None),
+    ("is_contiguous channels_last of 2-D", lambda T: T.ones(2, 3).is_contiguous(
+        memory_format=T.channels_last), None),
+    ("is_contiguous channels_last_3d", lambda T: T.ones(1, 2, 3, 4, 5).permute(
+        0, 2, 3, 4, 1).contiguous().permute(0, 4, 1, 2, 3).is_contiguous(
+        memory_format=T.channels_last_3d), None),
 ]
 
 # Python's binary operators: an operand an op does not take gives NotImplemented, so that

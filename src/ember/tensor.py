@@ -236,8 +236,34 @@ class Tensor:
     def is_complex(self) -> bool:
         return False
 
-    def is_contiguous(self) -> bool:
-        return bool(self._data.flags.c_contiguous)
+    def is_contiguous(self, memory_format=None) -> bool:
+        """Whether the elements lie in memory in row-major order; with
+        ``memory_format=ember.channels_last`` (4-D) or ``channels_last_3d`` (5-D), in that
+        order with the channels last.
+
+        >>> x = ember.ones(2, 3, 4, 5)
+        >>> x.is_contiguous(), x.is_contiguous(memory_format=ember.channels_last)
+        (True, False)
+        """
+        data = self._data
+        name = getattr(memory_format, "_name", None)  # (ember.memory_format)
+        if name in ("channels_last", "channels_last_3d"):
+            if data.ndim != (4 if name == "channels_last" else 5):
+                return False
+            data = data.transpose((0,) + tuple(range(2, data.ndim)) + (1,))
+        elif memory_format is not None and name not in ("contiguous_format", "preserve_format"):
+            raise TypeError("is_contiguous(): argument 'memory_format' must be an "
+                            f"ember.memory_format, not {type(memory_format).__name__}")
+        return bool(data.flags.c_contiguous)
+
+    @property
+    def real(self) -> "Tensor":
+        """The real part: the tensor itself (ember's tensors are real)."""
+        return self
+
+    @property
+    def imag(self) -> "Tensor":
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
 
     def stride(self, dim: int | None = None):
         strides = tuple(s // self._data.itemsize for s in self._data.strides)

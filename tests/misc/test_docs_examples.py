@@ -38,8 +38,8 @@ def test_op_examples(name):
     assert runner.failures == 0
 
 
-@pytest.mark.parametrize("method", ["new", "storage_offset", "is_inference", "grad_dtype",
-                                    "register_post_accumulate_grad_hook", "resize_",
+@pytest.mark.parametrize("method", ["new", "storage_offset", "is_contiguous", "is_inference",
+                                    "grad_dtype", "register_post_accumulate_grad_hook", "resize_",
                                     "fill_diagonal_"])
 def test_tensor_examples(method):
     function = getattr(ember.Tensor, method)
