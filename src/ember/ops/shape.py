@@ -333,9 +333,12 @@ def expand_as(input, other):
 
 @register_op(methods=("broadcast_to",),
              samples=lambda make: [Sample((make((3, 1)), (2, 3, 4))), Sample((make(()), (3,)))])
-def broadcast_to(input, size):
-    """``input.expand(size)``: a read-only view of ``input`` broadcast to ``size``."""
-    return expand(input, size)
+def broadcast_to(input, *sizes, size=None):
+    """``input.expand(size)``: a read-only view of ``input`` broadcast to ``size`` (one
+    tuple, or the sizes one by one as the Tensor method takes them)."""
+    if not sizes and size is None:
+        raise TypeError('broadcast_to() missing 1 required positional arguments: "size"')
+    return expand(input, *sizes, size=size)
 
 
 class Squeeze(Function):
