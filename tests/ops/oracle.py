@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import warnings
 
+import pytest
+
 import ember
+from tests.conftest import requires_torch
 
 
 def raises(fragment=None):
@@ -28,6 +31,23 @@ def outcome(lib, case):
             return case(lib)
         except Exception as error:  # the outcome under test
             return error
+
+
+def table_tests(cases, guards):
+    """The two tests of a table: ``cases`` (each fails on the code before its fix) and
+    ``guards`` (behaviour ember already matched, kept). Bind both in the test module:
+    ``test_matches_torch, test_still_matches_torch = table_tests(CASES, GUARDS)``."""
+    @requires_torch
+    @pytest.mark.parametrize("name, case, expected", cases, ids=ids(cases))
+    def test_matches_torch(name, case, expected):
+        compare(case, expected)
+
+    @requires_torch
+    @pytest.mark.parametrize("name, case, expected", guards, ids=ids(guards))
+    def test_still_matches_torch(name, case, expected):
+        compare(case, expected)
+
+    return test_matches_torch, test_still_matches_torch
 
 
 def compare(case, expected) -> None:

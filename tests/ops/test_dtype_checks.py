@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import math
 
-import pytest
-
-from tests.conftest import requires_torch
-from tests.ops.oracle import compare, ids
 from tests.ops.oracle import raises as _raises
+from tests.ops.oracle import table_tests
 
 
 def ones23(T):
@@ -211,13 +208,4 @@ GUARDS = [
 ]
 
 
-@requires_torch
-@pytest.mark.parametrize("name, case, expected", CASES, ids=ids(CASES))
-def test_matches_torch(name, case, expected):
-    compare(case, expected)
-
-
-@requires_torch
-@pytest.mark.parametrize("name, case, expected", GUARDS, ids=ids(GUARDS))
-def test_still_matches_torch(name, case, expected):
-    compare(case, expected)
+test_matches_torch, test_still_matches_torch = table_tests(CASES, GUARDS)

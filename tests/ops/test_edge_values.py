@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import math
 
-import pytest
-
-from tests.conftest import requires_torch
-from tests.ops.oracle import compare, ids
 from tests.ops.oracle import raises as _raises
+from tests.ops.oracle import table_tests
 
 NAN, INF = math.nan, math.inf
 
@@ -122,13 +119,4 @@ GUARDS = [c for c in CASES if c[0] in _GUARD_NAMES]
 CASES = [c for c in CASES if c[0] not in _GUARD_NAMES]
 
 
-@requires_torch
-@pytest.mark.parametrize("name, case, expected", CASES, ids=ids(CASES))
-def test_matches_torch(name, case, expected):
-    compare(case, expected)
-
-
-@requires_torch
-@pytest.mark.parametrize("name, case, expected", GUARDS, ids=ids(GUARDS))
-def test_still_matches_torch(name, case, expected):
-    compare(case, expected)
+test_matches_torch, test_still_matches_torch = table_tests(CASES, GUARDS)
