@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -38,12 +39,14 @@ def environment() -> dict:
 def run_ranks(n: int, script: str, *args, timeout: float = 120, launcher: str = "mpiexec"):
     """Run ``script`` on ``n`` ranks; returns the CompletedProcess (never hangs the suite).
     A launch that fails without a word (mpiexec now and then can't start its processes
-    while an earlier job's are still going away) is tried once more: no rank ran, so
-    there is nothing of ember's to judge."""
-    result = _run_ranks(n, script, *args, timeout=timeout, launcher=launcher)
-    if result.returncode != 0 and not result.stdout.strip() and not result.stderr.strip():
+    while an earlier job's are still going away) is tried twice more, after a pause: no
+    rank ran, so there is nothing of ember's to judge."""
+    for pause in (0.5, 2.0):
         result = _run_ranks(n, script, *args, timeout=timeout, launcher=launcher)
-    return result
+        if result.returncode == 0 or result.stdout.strip() or result.stderr.strip():
+            return result
+        time.sleep(pause)
+    return _run_ranks(n, script, *args, timeout=timeout, launcher=launcher)
 
 
 def _run_ranks(n: int, script: str, *args, timeout: float, launcher: str):

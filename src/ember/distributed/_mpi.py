@@ -132,6 +132,9 @@ class MpiGroup(ProcessGroup):
 
     def abort(self, message: str, code: int = 1) -> None:
         _health.report(self._rank, self._size, message + " Ending the job.")
+        # mpiexec stops forwarding output once any rank aborts: give it a moment to pass
+        # this message (and one another rank is writing at the same time) on
+        time.sleep(0.25)
         try:
             self._MPI.COMM_WORLD.Abort(code)
         finally:  # MPI_Abort may return while mpiexec tears the job down: never go on
