@@ -63,6 +63,17 @@ def test_result_type_with_scalars_and_0d_matches_torch(dtype, scalar, zero_dim):
     assert ours.name == str(theirs).replace("torch.", "")
 
 
+@requires_torch
+@pytest.mark.parametrize("name", ["bool", "uint8", "int8", "int16", "int32", "int64", "uint16",
+                                  "float16", "bfloat16", "float32", "float64"])
+def test_dtype_properties_match_torch(name):
+    import torch
+
+    ours, theirs = getattr(ember, name), getattr(torch, name)
+    assert (ours.is_floating_point, ours.is_signed, ours.itemsize) == \
+        (theirs.is_floating_point, theirs.is_signed, theirs.itemsize)
+
+
 def test_dtype_repr_and_properties():
     assert repr(ember.float32) == "ember.float32"
     assert ember.float32.is_floating_point and not ember.int64.is_floating_point

@@ -35,7 +35,7 @@ class dtype:
         self.name = name
         self.numpy = np.dtype(numpy_dtype)
         self.is_floating_point = category == 2
-        self.is_signed = self.numpy.kind in "if"
+        self.is_signed = self.numpy.kind in "if" or category == 2  # (bfloat16's kind is "V")
         self.itemsize = self.numpy.itemsize
         self._category = category  # 0 bool, 1 integer, 2 floating point
         # PyTorch's scalar-type name, as its messages say it ("Float", "Long"): the one table
@@ -71,33 +71,47 @@ bool = dtype("bool", np.bool_, 0)
 
 
 
-class _MissingDtype(dtype):
-    """A dtype whose NumPy type comes from an extra that is not installed: naming it works,
-    using it raises ImportError naming the package."""
+class _LazyDtype(dtype):
+    """bfloat16, whose NumPy type comes from the ml_dtypes extra. Importing ml_dtypes takes
+    most of a second, so it happens on the dtype's first use (``.numpy``); the object then
+    becomes a plain dtype, the same object, at no further cost. Without ml_dtypes, naming
+    the dtype works and using it raises ImportError naming the package."""
 
-    __slots__ = ("_package",)
+    __slots__ = ()
 
-    def __init__(self, name: str, itemsize: int, package: str):
+    def __init__(self, name: str, itemsize: int):
         self.name = name
         self.is_floating_point = True
         self.is_signed = True
         self.itemsize = itemsize
         self._category = 2
-        self._package = package
+        self.scalar_name = _SCALAR_NAMES[name]
 
     @property  # type: ignore[override]
     def numpy(self):
-        raise ImportError(f"ember.{self.name} needs the '{self._package}' package: "
-                          f"pip install {self._package}")
+        _load_bfloat16()
+        return self.numpy
 
 
-try:  # bfloat16 arrays come from ml_dtypes, the type NumPy lacks
-    import ml_dtypes as _ml_dtypes
-except ImportError:  # pragma: no cover - depends on the environment
-    _ml_dtypes = None
-    bfloat16: dtype = _MissingDtype("bfloat16", 2, "ml_dtypes")
-else:
-    bfloat16 = dtype("bfloat16", _ml_dtypes.bfloat16, 2)
+def ml_dtypes():
+    """The ml_dtypes module (bfloat16's NumPy type), imported on first use."""
+    try:
+        import ml_dtypes as module
+    except ImportError:  # depends on the environment
+        raise ImportError("ember.bfloat16 needs the 'ml_dtypes' package: pip install "
+                          "ml_dtypes") from None
+    return module
+
+
+def _load_bfloat16() -> None:
+    numpy_type = np.dtype(ml_dtypes().bfloat16)
+    if type(bfloat16) is _LazyDtype:
+        bfloat16.__class__ = dtype  # (the layouts are the same: no slots of its own)
+        bfloat16.numpy = numpy_type
+        _FROM_NUMPY[numpy_type] = bfloat16
+
+
+bfloat16: dtype = _LazyDtype("bfloat16", 2)
 
 # PyTorch's "limited support" unsigned dtypes: tensors can hold them, but they promote
 # only with themselves and floating-point dtypes (ALL lists the fully supported ones)
@@ -108,9 +122,7 @@ LIMITED = (uint16, uint32, uint64)
 
 ALL = (bool, uint8, int8, int16, int32, int64, float16, float32, float64)
 _NAMES = {d.name: d for d in ALL + LIMITED + (bfloat16,)}
-_FROM_NUMPY = {d.numpy: d for d in ALL + LIMITED}
-if not isinstance(bfloat16, _MissingDtype):
-    _FROM_NUMPY[bfloat16.numpy] = bfloat16
+_FROM_NUMPY = {d.numpy: d for d in ALL + LIMITED}  # (bfloat16's joins when it loads)
 _default_float = float32
 
 
@@ -124,6 +136,10 @@ def from_numpy(np_dtype) -> dtype:
     found = _FROM_NUMPY.get(np_dtype)
     if found is not None:
         return found
+    if np_dtype.name == "bfloat16" and type(bfloat16) is _LazyDtype:
+        _load_bfloat16()  # an array of ml_dtypes' bfloat16 before ember used the dtype
+        if _FROM_NUMPY.get(np_dtype) is bfloat16:
+            return bfloat16
     raise TypeError(
         f"can't convert NumPy arrays of dtype {np_dtype}; ember supports "
         + ", ".join(d.name for d in ALL) + " and bfloat16"
@@ -246,7 +262,7 @@ class finfo:
             raise TypeError("ember.finfo() requires a floating point input type. Use "
                             "ember.iinfo to handle 'ember.finfo'")
         # NumPy has no finfo for ml_dtypes' bfloat16 (d.numpy raises when it is missing)
-        info = np.finfo(d.numpy) if d is not bfloat16 else _ml_dtypes.finfo(d.numpy)
+        info = np.finfo(d.numpy) if d is not bfloat16 else ml_dtypes().finfo(d.numpy)
         self.bits = builtins.int(info.bits)
         self.eps = builtins.float(info.eps)
         self.max = builtins.float(info.max)

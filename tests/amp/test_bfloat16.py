@@ -1,4 +1,7 @@
 """bfloat16 as a real dtype (through ml_dtypes), checked against PyTorch."""
+import subprocess
+import sys
+
 import pytest
 
 import ember
@@ -61,14 +64,50 @@ def test_module_bfloat16_and_mixed_ops_promote():
     assert (x * 2.5).dtype is ember.bfloat16
 
 
+def _run(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+
+
 def test_missing_package_names_it():
-    from ember.dtypes import _MissingDtype
-    missing = _MissingDtype("bfloat16", 2, "ml_dtypes")
-    assert repr(missing) == "ember.bfloat16" and missing.is_floating_point
-    with pytest.raises(ImportError, match="pip install ml_dtypes"):
-        ember.zeros(2, dtype=missing)
-    with pytest.raises(ImportError, match="ml_dtypes"):
-        ember.ones(2).to(missing)
+    # ml_dtypes made unimportable: naming the dtype works, using it says what to install
+    result = _run(
+        "import sys; sys.modules['ml_dtypes'] = None\n"
+        "import ember\n"
+        "b = ember.bfloat16\n"
+        "assert repr(b) == 'ember.bfloat16' and b.is_floating_point and b.itemsize == 2\n"
+        "for use in (lambda: ember.zeros(2, dtype=b), lambda: ember.ones(2).to(b),\n"
+        "            lambda: ember.finfo(b)):\n"
+        "    try:\n"
+        "        use()\n"
+        "    except ImportError as error:\n"
+        "        assert 'pip install ml_dtypes' in str(error), error\n"
+        "    else:\n"
+        "        raise AssertionError('no ImportError')\n"
+        "print('ok')\n")
+    assert result.stdout.strip() == "ok", result.stderr
+
+
+def test_ml_dtypes_is_imported_on_first_use():
+    # (importing it takes most of a second: ``import ember`` must not pay for it)
+    result = _run(
+        "import sys, ember\n"
+        "assert 'ml_dtypes' not in sys.modules\n"
+        "b = ember.bfloat16\n"
+        "assert b.is_signed and b.name == 'bfloat16' and 'ml_dtypes' not in sys.modules\n"
+        "x = ember.ones(2, dtype=b)\n"
+        "assert 'ml_dtypes' in sys.modules and x.dtype is b and type(b) is ember.dtype\n"
+        "print('ok')\n")
+    assert result.stdout.strip() == "ok", result.stderr
+
+
+def test_bfloat16_arrays_made_before_the_dtype_is_used():
+    result = _run(
+        "import ml_dtypes, numpy as np, ember\n"
+        "t = ember.from_numpy(np.ones(2, dtype=ml_dtypes.bfloat16))\n"
+        "assert t.dtype is ember.bfloat16, t.dtype\n"
+        "print('ok')\n")
+    assert result.stdout.strip() == "ok", result.stderr
 
 
 def test_module_bfloat16_casts_parameters():
