@@ -10,7 +10,8 @@ import pytest
 import ember
 
 MODULES = ["ember.optim.asgd", "ember.optim.adafactor", "ember.optim.muon",
-           "ember.optim.lbfgs", "ember.optim.swa_utils", "ember.optim.swap"]
+           "ember.optim.lbfgs", "ember.optim.swa_utils", "ember.optim.swap",
+           "ember.optim.optimizer", "ember.optim.lr_scheduler", "ember.optim.adagrad"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -218,3 +218,100 @@ def test_errors():
         sched.SequentialLR(opt, [sched.StepLR(opt, 2)], milestones=[3])
     with pytest.raises(ValueError, match="Expected 1 lr_lambdas, but got 2"):
         sched.LambdaLR(opt, [math.sqrt, math.sqrt])
+
+
+def _custom_schedulers(lib):
+    """A warm-up written against the old ``_LRScheduler`` name (closed form from
+    ``base_lrs``) and a halving one against ``LRScheduler`` (chainable, from the groups)."""
+    sched = lib.optim.lr_scheduler
+
+    class Warmup(sched._LRScheduler):
+        def __init__(self, optimizer, warmup_steps, last_epoch=-1):
+            self.warmup_steps = warmup_steps
+            super().__init__(optimizer, last_epoch)
+
+        def get_lr(self):
+            factor = min(1.0, (self.last_epoch + 1) / self.warmup_steps)
+            return [base * factor for base in self.base_lrs]
+
+    class Halving(sched.LRScheduler):
+        def get_lr(self):
+            if self.last_epoch == 0 or self.last_epoch % 3:
+                return [group["lr"] for group in self.optimizer.param_groups]
+            return [group["lr"] * 0.5 for group in self.optimizer.param_groups]
+
+    return Warmup, Halving
+
+
+def _custom_run(lib, which, steps=10):
+    warmup, halving = _custom_schedulers(lib)
+    params = [lib.tensor([1.0], requires_grad=True), lib.tensor([2.0], requires_grad=True)]
+    opt = lib.optim.SGD([{"params": params[:1]}, {"params": params[1:], "lr": 0.3}], lr=0.1)
+    scheduler = warmup(opt, 4) if which == "_LRScheduler" else halving(opt)
+    seen = [(list(scheduler.get_last_lr()), [g["lr"] for g in opt.param_groups])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # neither base class warns (optimizer stepped first)
+        for _ in range(steps):
+            opt.step()
+            scheduler.step()
+            seen.append((list(scheduler.get_last_lr()), [g["lr"] for g in opt.param_groups]))
+    names = [cls.__name__ for cls in type(scheduler).__mro__[1:3]]
+    return seen, scheduler.state_dict(), scheduler.last_epoch, scheduler.base_lrs, names
+
+
+@requires_torch
+@pytest.mark.parametrize("which", ["_LRScheduler", "LRScheduler"])
+def test_custom_scheduler_subclass_matches_pytorch(which):
+    import torch
+
+    ours = _custom_run(ember, which)
+    theirs = _custom_run(torch, which)
+    assert ours == theirs  # the lrs, get_last_lr(), state_dict(), last_epoch, base_lrs
+    assert len(ours[0]) == 11
+
+
+def test_old_scheduler_name_is_a_subclass():
+    sched = optim.lr_scheduler
+    assert issubclass(sched._LRScheduler, sched.LRScheduler)
+    assert sched._LRScheduler.__name__ == "_LRScheduler"
+    seen, state, last_epoch, _, names = _custom_run(ember, "_LRScheduler")
+    assert names == ["_LRScheduler", "LRScheduler"] and last_epoch == 10
+    assert [lrs for lrs, _ in seen[:5]] == [[0.025, 0.075], [0.05, 0.15],
+                                            [0.07500000000000001, 0.22499999999999998],
+                                            [0.1, 0.3], [0.1, 0.3]]
+    assert state["warmup_steps"] == 4 and "optimizer" not in state
+
+
+def test_custom_scheduler_state_dict_resumes():
+    straight, state, *_ = _custom_run(ember, "LRScheduler", steps=10)
+    _, halving = _custom_schedulers(ember)
+    _, mid_state, *_ = _custom_run(ember, "LRScheduler", steps=4)
+    params = [ember.tensor([1.0], requires_grad=True), ember.tensor([2.0], requires_grad=True)]
+    opt = ember.optim.SGD([{"params": params[:1]}, {"params": params[1:], "lr": 0.3}], lr=0.1)
+    resumed = halving(opt)
+    resumed.load_state_dict(mid_state)
+    for group, lr in zip(opt.param_groups, mid_state["_last_lr"]):
+        group["lr"] = lr  # the optimizer's own state dict would carry these
+    for _ in range(6):
+        opt.step()
+        resumed.step()
+    assert resumed.get_last_lr() == straight[-1][0]
+    assert resumed.state_dict() == state
+
+
+@requires_torch
+def test_sequential_recursive_undo_matches_pytorch():
+    import torch
+
+    results = []
+    for lib in (ember, torch):
+        sched = lib.optim.lr_scheduler
+        opt = lib.optim.SGD([lib.tensor([1.0], requires_grad=True)], lr=1.0)
+        inner = [sched.StepLR(opt, 2), sched.ExponentialLR(opt, 0.9)]
+        seq = sched.SequentialLR(opt, inner, milestones=[3])
+        before = [s.last_epoch for s in inner]
+        seq.recursive_undo()
+        after = [s.last_epoch for s in inner]
+        seq.recursive_undo(inner[1])
+        results.append((before, after, [s.last_epoch for s in inner], seq.last_epoch))
+    assert results[0] == results[1]

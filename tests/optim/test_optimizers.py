@@ -308,14 +308,15 @@ def test_step_hooks():
 
     def pre(optimizer, args, kwargs):
         calls.append(("pre", optimizer is opt, args, kwargs))
-        return (), {"closure": None}
+        return (optimizer,), {"closure": None}  # args start with the optimizer, as in torch
 
     handle = opt.register_step_pre_hook(pre)
     opt.register_step_post_hook(lambda optimizer, args, kwargs: calls.append(("post", kwargs)))
     (w * w).sum().backward()
     opt.step(lambda: 1 / 0)  # the pre-hook replaces the closure
     kind, same, args, kwargs = calls[0]
-    assert (kind, same, len(args), kwargs) == ("pre", True, 1, {}) and callable(args[0])
+    assert (kind, same, len(args), kwargs) == ("pre", True, 2, {}) and callable(args[1])
+    assert args[0] is opt
     assert calls[1] == ("post", {"closure": None})
     assert w.tolist() == [0.0]
     handle.remove()

@@ -55,6 +55,17 @@ class Adagrad(Optimizer):
                 state["step"] = step_tensor()
                 state["sum"] = zeros_like_state(p, group["initial_accumulator_value"])
 
+    def share_memory(self) -> None:
+        """Call ``share_memory_()`` on the accumulators (for Hogwild-style training; in
+        ember it leaves them as they are, see ``Tensor.share_memory_``).
+
+        >>> opt = ember.optim.Adagrad([ember.tensor([1.0], requires_grad=True)])
+        >>> opt.share_memory()
+        """
+        for group in self.param_groups:
+            for p in group["params"]:
+                self.state[p]["sum"].share_memory_()
+
     def step(self, closure=None):
         """One Adagrad step; returns the closure's loss (None without a closure)."""
         loss = self._closure_loss(closure)

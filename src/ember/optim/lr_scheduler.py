@@ -158,6 +158,20 @@ class LRScheduler:
         self._last_lr = _lrs(self.optimizer)
 
 
+class _LRScheduler(LRScheduler):
+    """The old name of ``LRScheduler``, kept for custom schedulers written against it: a
+    subclass rather than an alias, so its ``__name__`` stays ``_LRScheduler`` (as in
+    PyTorch, which neither warns nor changes anything else).
+
+    >>> class Warmup(ember.optim.lr_scheduler._LRScheduler):
+    ...     def get_lr(self):
+    ...         return [base * min(1.0, (self.last_epoch + 1) / 4) for base in self.base_lrs]
+    >>> opt = ember.optim.SGD([ember.tensor([1.0], requires_grad=True)], lr=0.4)
+    >>> Warmup(opt).get_last_lr()
+    [0.1]
+    """
+
+
 class _LambdaState:
     """state_dict/load_state_dict for schedulers holding user functions: plain functions
     are not saved (None), callable objects save their ``__dict__``."""
@@ -512,17 +526,27 @@ class SequentialLR(_Composite, LRScheduler):
         self.optimizer = optimizer
         for group in optimizer.param_groups:
             _set_group_value(group, "lr", group["initial_lr"])
-        self._undo(self)
+        self.recursive_undo()
         first = self._schedulers[bisect_right(self._milestones, 0)]
         first._initial_step()
         self._last_lr = first.get_last_lr()
 
-    def _undo(self, scheduler) -> None:
-        # The sub-schedulers each took their initial step when built; take it back.
+    def recursive_undo(self, sched=None) -> None:
+        """Take back the initial step each sub-scheduler took when it was built (one off
+        ``last_epoch``), through nested composite schedulers; ``sched`` defaults to this
+        scheduler. Called by ``__init__``.
+
+        >>> opt = ember.optim.SGD([ember.tensor([1.0], requires_grad=True)], lr=1.0)
+        >>> inner = ember.optim.lr_scheduler.StepLR(opt, 2)
+        >>> seq = ember.optim.lr_scheduler.SequentialLR(opt, [inner], milestones=[])
+        >>> inner.last_epoch
+        0
+        """
+        scheduler = self if sched is None else sched
         if hasattr(scheduler, "_schedulers"):
             for inner in scheduler._schedulers:
-                self._undo(inner)
-        elif hasattr(scheduler, "last_epoch") and scheduler is not self:
+                self.recursive_undo(inner)
+        elif hasattr(scheduler, "last_epoch"):
             scheduler.last_epoch -= 1
 
     def step(self) -> None:

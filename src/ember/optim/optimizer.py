@@ -8,9 +8,12 @@ saved the old value refuses to backward, as in PyTorch.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import warnings
 from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any, Optional, TypeAlias, Union
 
 import numpy as np
 
@@ -20,8 +23,68 @@ from ..hooks import RemovableHandle
 from ..tensor import Tensor, bump_version
 
 # The helpers every algorithm uses: state tensors, PyTorch's argument checks and options.
-__all__ = ["Optimizer", "required", "step_tensor", "zeros_like_state", "check_hyperparameter",
-           "algorithm_flags", "as_float"]
+__all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
+           "register_optimizer_step_post_hook", "step_tensor", "zeros_like_state",
+           "check_hyperparameter", "algorithm_flags", "as_float"]
+
+# PyTorch's annotation aliases (custom optimizers annotate ``params: ParamsT``).
+Args: TypeAlias = tuple[Any, ...]
+Kwargs: TypeAlias = dict[str, Any]
+StateDict: TypeAlias = dict[str, Any]
+ParamsT: TypeAlias = Union[Iterable[Tensor], Iterable[dict[str, Any]],
+                           Iterable[tuple[str, Tensor]]]
+GlobalOptimizerPreHook: TypeAlias = Callable[["Optimizer", Args, Kwargs],
+                                             Optional[tuple[Args, Kwargs]]]
+GlobalOptimizerPostHook: TypeAlias = Callable[["Optimizer", Args, Kwargs], None]
+
+# Step hooks that run for every optimizer: the pre-hooks before each instance's own, the
+# post-hooks after them, as in PyTorch.
+_global_step_pre_hooks: list = []
+_global_step_post_hooks: list = []
+
+
+def register_optimizer_step_pre_hook(hook) -> RemovableHandle:
+    """Call ``hook(optimizer, args, kwargs)`` before the ``step`` of every optimizer (before
+    the optimizer's own pre-hooks); as for ``Optimizer.register_step_pre_hook``, ``args``
+    starts with the optimizer, and the hook may return ``(new_args, new_kwargs)`` to
+    replace step's arguments. Returns a handle with ``remove()``.
+
+    >>> from ember.optim.optimizer import register_optimizer_step_pre_hook
+    >>> seen = []
+    >>> handle = register_optimizer_step_pre_hook(lambda opt, args, kwargs: seen.append(opt))
+    >>> opt = ember.optim.SGD([ember.tensor([1.0], requires_grad=True)], lr=0.1)
+    >>> opt.step()
+    >>> seen == [opt]
+    True
+    >>> handle.remove()
+    """
+    _global_step_pre_hooks.append(hook)
+    return RemovableHandle(_global_step_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook) -> RemovableHandle:
+    """Call ``hook(optimizer, args, kwargs)`` after the ``step`` of every optimizer (after
+    the optimizer's own post-hooks). Returns a handle with ``remove()``.
+
+    >>> from ember.optim.optimizer import register_optimizer_step_post_hook
+    >>> steps = []
+    >>> handle = register_optimizer_step_post_hook(lambda opt, args, kwargs: steps.append(1))
+    >>> opt = ember.optim.SGD([ember.tensor([1.0], requires_grad=True)], lr=0.1)
+    >>> opt.step(); opt.step()
+    >>> len(steps)
+    2
+    >>> handle.remove()
+    """
+    _global_step_post_hooks.append(hook)
+    return RemovableHandle(_global_step_post_hooks, hook)
+
+
+def _add_hook(hooks: list, hook, prepend: bool) -> RemovableHandle:
+    if prepend:
+        hooks.insert(0, hook)
+    else:
+        hooks.append(hook)
+    return RemovableHandle(hooks, hook)
 
 
 class _RequiredParameter:
@@ -63,7 +126,8 @@ def zeros_like_state(param: Tensor, fill: float = 0.0, shape=None) -> Tensor:
 
 
 def _count_steps(step_function):
-    """Wrap a subclass's ``step`` so schedulers can tell whether it was called."""
+    """Wrap a subclass's ``step`` so schedulers can tell whether it was called, and run
+    the step hooks (global and per optimizer) around it."""
 
     @functools.wraps(step_function)
     def step(self, *args, **kwargs):
@@ -73,18 +137,23 @@ def _count_steps(step_function):
         self._opt_called = True
         self._step_count += 1
         graph_watch.check_step(self, stacklevel=2)
-        hooks = self.__dict__.get("_step_hooks")
-        if not hooks:
+        hooks = self.__dict__.get("_hooks")
+        pre = hooks["step_pre"] if hooks else ()
+        post = hooks["step_post"] if hooks else ()
+        if not (pre or post or _global_step_pre_hooks or _global_step_post_hooks):
             return step_function(self, *args, **kwargs)
-        for hook in list(hooks["pre"]):
+        # As in PyTorch, the hooks' args start with the optimizer itself, and new args
+        # from a pre-hook must too.
+        args = (self, *args)
+        for hook in [*_global_step_pre_hooks, *pre]:
             replaced = hook(self, args, kwargs)
             if replaced is not None:
                 if not (isinstance(replaced, tuple) and len(replaced) == 2):
                     raise RuntimeError("a step pre-hook must return None or a tuple "
                                        f"(new_args, new_kwargs), but returned {replaced!r}")
                 args, kwargs = replaced
-        result = step_function(self, *args, **kwargs)
-        for hook in list(hooks["post"]):
+        result = step_function(*args, **kwargs)
+        for hook in [*post, *_global_step_post_hooks]:
             hook(self, args, kwargs)
         return result
 
@@ -113,6 +182,11 @@ class Optimizer:
         own_step = cls.__dict__.get("step")
         if own_step is not None and not getattr(own_step, "_counts_steps", False):
             cls.step = _count_steps(own_step)
+
+    # PyTorch's annotation aliases for step hooks
+    OptimizerPreHook: TypeAlias = Callable[["Optimizer", Args, Kwargs],
+                                           Optional[tuple[Args, Kwargs]]]
+    OptimizerPostHook: TypeAlias = Callable[["Optimizer", Args, Kwargs], None]
 
     # An algorithm's option names as PyTorch lists them, in its order (the keys of
     # ``defaults`` and of each group); None keeps the defaults as given.
@@ -214,24 +288,106 @@ class Optimizer:
         """Validate a group's hyper-parameters (subclasses raise ValueError)."""
 
     # ----------------------------------------------------------------- hooks
-    def _hook_list(self, when: str) -> list:
-        hooks = self.__dict__.setdefault("_step_hooks", {"pre": [], "post": []})
-        return hooks[when]
+    def _hook_list(self, kind: str) -> list:
+        # made on first use, so optimizers without hooks step on the fast path
+        hooks = self.__dict__.setdefault("_hooks", {
+            "step_pre": [], "step_post": [], "state_dict_pre": [], "state_dict_post": [],
+            "load_state_dict_pre": [], "load_state_dict_post": []})
+        return hooks[kind]
+
+    def _hooks_of(self, kind: str) -> list:
+        hooks = self.__dict__.get("_hooks")
+        return list(hooks[kind]) if hooks else []
+
+    def __getstate__(self) -> dict:
+        # hooks are not copied (copy.deepcopy, pickle), as in PyTorch
+        return {k: v for k, v in self.__dict__.items() if k != "_hooks"}
 
     def register_step_pre_hook(self, hook) -> RemovableHandle:
-        """Call ``hook(optimizer, args, kwargs)`` before each ``step``; it may return
-        ``(new_args, new_kwargs)`` to replace step's arguments. Returns a handle with
-        ``remove()``."""
-        hooks = self._hook_list("pre")
-        hooks.append(hook)
-        return RemovableHandle(hooks, hook)
+        """Call ``hook(optimizer, args, kwargs)`` before each ``step`` (after the global
+        pre-hooks of ``register_optimizer_step_pre_hook``). As in PyTorch, ``args`` starts
+        with the optimizer itself (``step``'s ``self``); the hook may return
+        ``(new_args, new_kwargs)`` to replace them (``new_args`` starting with the optimizer
+        too). Returns a handle with ``remove()``.
+
+        >>> opt = ember.optim.SGD([ember.tensor([1.0], requires_grad=True)], lr=0.1)
+        >>> handle = opt.register_step_pre_hook(lambda o, args, kwargs: print("step"))
+        >>> opt.step()
+        step
+        >>> handle.remove()
+        """
+        return _add_hook(self._hook_list("step_pre"), hook, False)
 
     def register_step_post_hook(self, hook) -> RemovableHandle:
-        """Call ``hook(optimizer, args, kwargs)`` after each ``step``. Returns a handle with
-        ``remove()``."""
-        hooks = self._hook_list("post")
-        hooks.append(hook)
-        return RemovableHandle(hooks, hook)
+        """Call ``hook(optimizer, args, kwargs)`` after each ``step`` (before the global
+        post-hooks). Returns a handle with ``remove()``.
+
+        >>> opt = ember.optim.SGD([ember.tensor([1.0], requires_grad=True)], lr=0.1)
+        >>> handle = opt.register_step_post_hook(lambda o, args, kwargs: print("done"))
+        >>> opt.step()
+        done
+        >>> handle.remove()
+        """
+        return _add_hook(self._hook_list("step_post"), hook, False)
+
+    def register_state_dict_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(optimizer)`` at the start of ``state_dict()`` (its return value is
+        ignored). The hooks run in the order registered; ``prepend=True`` puts this one
+        first. Returns a handle with ``remove()``.
+
+        >>> opt = ember.optim.SGD([ember.tensor([1.0], requires_grad=True)], lr=0.1)
+        >>> handle = opt.register_state_dict_pre_hook(lambda o: print("saving"))
+        >>> _ = opt.state_dict()
+        saving
+        """
+        return _add_hook(self._hook_list("state_dict_pre"), hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(optimizer, state_dict)`` on the dict ``state_dict()`` made, before it
+        is returned; the hook may change it in place or return a dict that replaces it (and
+        that the next hook gets). ``prepend=True`` runs this hook before those registered so
+        far. Returns a handle with ``remove()``.
+
+        >>> opt = ember.optim.SGD([ember.tensor([1.0], requires_grad=True)], lr=0.1)
+        >>> def tag(optimizer, state_dict):
+        ...     return {**state_dict, "epoch": 3}
+        >>> handle = opt.register_state_dict_post_hook(tag)
+        >>> opt.state_dict()["epoch"]
+        3
+        """
+        return _add_hook(self._hook_list("state_dict_post"), hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook,
+                                          prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(optimizer, state_dict)`` at the start of ``load_state_dict``, on a
+        shallow copy of the dict given; the hook may change it in place or return a dict
+        that is loaded instead (and that the next hook gets). ``prepend=True`` runs this
+        hook before those registered so far. Returns a handle with ``remove()``.
+
+        >>> opt = ember.optim.SGD([ember.tensor([1.0], requires_grad=True)], lr=0.1)
+        >>> saved = opt.state_dict()
+        >>> def lower_lr(optimizer, state_dict):
+        ...     groups = [{**g, "lr": 0.01} for g in state_dict["param_groups"]]
+        ...     return {"state": state_dict["state"], "param_groups": groups}
+        >>> handle = opt.register_load_state_dict_pre_hook(lower_lr)
+        >>> opt.load_state_dict(saved)
+        >>> opt.param_groups[0]["lr"]
+        0.01
+        """
+        return _add_hook(self._hook_list("load_state_dict_pre"), hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook,
+                                           prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(optimizer)`` at the end of ``load_state_dict``, once the state and
+        groups are in place (its return value is ignored). ``prepend=True`` runs this hook
+        before those registered so far. Returns a handle with ``remove()``.
+
+        >>> opt = ember.optim.SGD([ember.tensor([1.0], requires_grad=True)], lr=0.1)
+        >>> handle = opt.register_load_state_dict_post_hook(lambda o: print("loaded"))
+        >>> opt.load_state_dict(opt.state_dict())
+        loaded
+        """
+        return _add_hook(self._hook_list("load_state_dict_post"), hook, prepend)
 
     # ----------------------------------------------------------------- gradients
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -287,7 +443,16 @@ class Optimizer:
         """The optimizer's state in PyTorch's layout:
         ``{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}``, where
         parameters are numbered in the order of the groups. The state holds references to
-        the live buffers (save it with ``ember.save``, which copies)."""
+        the live buffers (save it with ``ember.save``, which copies). The hooks of
+        ``register_state_dict_pre_hook`` run first, those of
+        ``register_state_dict_post_hook`` on the result.
+
+        >>> opt = ember.optim.SGD([ember.tensor([1.0], requires_grad=True)], lr=0.1)
+        >>> opt.state_dict()["param_groups"][0]["params"]
+        [0]
+        """
+        for hook in self._hooks_of("state_dict_pre"):
+            hook(self)
         index_of: dict[int, int] = {}
         groups = []
         for group in self.param_groups:
@@ -300,13 +465,35 @@ class Optimizer:
         for p, values in self.state.items():
             key = index_of[id(p)] if isinstance(p, Tensor) else p
             state[key] = values
-        return {"state": state, "param_groups": groups}
+        state_dict = {"state": state, "param_groups": groups}
+        for hook in self._hooks_of("state_dict_post"):
+            replaced = hook(self, state_dict)
+            if replaced is not None:
+                state_dict = replaced
+        return state_dict
 
     def load_state_dict(self, state_dict: dict) -> None:
         """Restore the state saved by ``state_dict()`` (the same parameters in the same
         order). Buffers are copied and cast to each parameter's dtype and device; ``step``
         stays a CPU scalar of its dtype (a plain number becomes a 0-d tensor, as
-        ``step_tensor`` makes it)."""
+        ``step_tensor`` makes it). The hooks of ``register_load_state_dict_pre_hook`` get
+        a shallow copy of ``state_dict`` first and may replace it; those of
+        ``register_load_state_dict_post_hook`` run at the end.
+
+        >>> w = ember.tensor([1.0], requires_grad=True)
+        >>> opt = ember.optim.SGD([w], lr=0.1, momentum=0.9)
+        >>> w.grad = ember.tensor([1.0]); opt.step()
+        >>> again = ember.optim.SGD([w], lr=0.1, momentum=0.9)
+        >>> again.load_state_dict(opt.state_dict())
+        >>> again.state[w]["momentum_buffer"]
+        tensor([1.])
+        """
+        # a shallow copy, so hooks changing it in place leave the caller's dict alone
+        state_dict = copy.copy(state_dict)
+        for hook in self._hooks_of("load_state_dict_pre"):
+            replaced = hook(self, state_dict)
+            if replaced is not None:
+                state_dict = replaced
         if not isinstance(state_dict, dict) or "state" not in state_dict \
                 or "param_groups" not in state_dict:
             raise ValueError("load_state_dict expects a dict with the keys 'state' and "
@@ -345,6 +532,8 @@ class Optimizer:
             new_groups.append(group)
         self.state = state
         self.param_groups = new_groups
+        for hook in self._hooks_of("load_state_dict_post"):
+            hook(self)
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
