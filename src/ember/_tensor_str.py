@@ -101,32 +101,36 @@ class _Formatter:
         return (self.max_width - len(text)) * " " + text
 
 
-def _summarized(array: np.ndarray) -> np.ndarray:
-    """The corner values that a summarized print shows (for choosing the format)."""
+def _shown(length: int, summarize: bool) -> tuple:
+    """The indices printed along a dimension of ``length``: all of them, or the first and
+    last ``edgeitems`` when summarizing (with the ``...`` between them)."""
     edge = PRINT_OPTS.edgeitems
+    if summarize and length > 2 * edge:
+        return list(range(edge)), list(range(length - edge, length))
+    return list(range(length)), None
+
+
+def _summarized(array: np.ndarray) -> np.ndarray:
+    """The values that a summarized print shows (for choosing the format)."""
     if array.ndim == 0:
         return array
+    head, tail = _shown(array.shape[0], True)
+    index = head + (tail or [])
     if array.ndim == 1:
-        if array.shape[0] > 2 * edge:
-            return np.concatenate([array[:edge], array[-edge:]])
-        return array
-    if array.shape[0] > 2 * edge:
-        parts = [_summarized(array[i]) for i in list(range(edge)) +
-                 list(range(len(array) - edge, len(array)))]
-    else:
-        parts = [_summarized(a) for a in array]
-    return np.stack(parts) if parts else array
+        return array[index]
+    if not index:
+        return array.reshape(-1)[:0]
+    return np.stack([_summarized(array[i]) for i in index])
 
 
 def _vector(array: np.ndarray, indent: int, summarize: bool, formatter: _Formatter) -> str:
     element_length = formatter.width() + 2
     per_line = max(1, int(math.floor((PRINT_OPTS.linewidth - indent) / element_length)))
-    edge = PRINT_OPTS.edgeitems
-    if summarize and array.shape[0] > 2 * edge:
-        data = ([formatter.format(v) for v in array[:edge].tolist()] + [" ..."] +
-                [formatter.format(v) for v in array[-edge:].tolist()])
-    else:
-        data = [formatter.format(v) for v in array.tolist()]
+    head, tail = _shown(array.shape[0], summarize)
+    data = [formatter.format(v) for v in array[head].tolist()]
+    if tail is not None:
+        # the ellipsis is padded like a value only when values surround it
+        data += [" ..." if head else "..."] + [formatter.format(v) for v in array[tail].tolist()]
     lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
     return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
 
@@ -136,15 +140,10 @@ def _format(array: np.ndarray, indent: int, summarize: bool, formatter: _Formatt
         return formatter.format(array.item())
     if array.ndim == 1:
         return _vector(array, indent, summarize, formatter)
-    edge = PRINT_OPTS.edgeitems
-    if summarize and array.shape[0] > 2 * edge:
-        slices = ([_format(array[i], indent + 1, summarize, formatter) for i in range(edge)] +
-                  ["..."] +
-                  [_format(array[i], indent + 1, summarize, formatter)
-                   for i in range(len(array) - edge, len(array))])
-    else:
-        slices = [_format(array[i], indent + 1, summarize, formatter)
-                  for i in range(array.shape[0])]
+    head, tail = _shown(array.shape[0], summarize)
+    slices = [_format(array[i], indent + 1, summarize, formatter) for i in head]
+    if tail is not None:
+        slices += ["..."] + [_format(array[i], indent + 1, summarize, formatter) for i in tail]
     return "[" + ("," + "\n" * (array.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
 
 
@@ -188,6 +187,8 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
             suffixes.append(f"dtype={dtype}")
         body = "[]"
     else:
+        if not PRINT_OPTS.edgeitems:  # as PyTorch: a summary would show no values
+            suffixes.append(f"size={tuple(array.shape)}")
         if not default:
             suffixes.append(f"dtype={dtype}")
         body = array_str(array, indent)

@@ -53,6 +53,8 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + Tensor.__repr__(self)
 
     __str__ = __repr__
+    # PyTorch formats only plain 0-d tensors as numbers; a Parameter formats as its str
+    __format__ = object.__format__
 
     def __deepcopy__(self, memo):
         if id(self) in memo:

@@ -6,6 +6,7 @@ import warnings
 
 from .. import functional as F
 from .module import Module
+from .shape import PairwiseDistance
 
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
            "NLLLoss2d", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "PoissonNLLLoss",
@@ -284,7 +285,9 @@ class TripletMarginWithDistanceLoss(_Loss):
         if margin <= 0:
             raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
                              f"than 0, got {margin} instead")
-        self.distance_function = distance_function
+        # the default is a child module, so it shows in the repr as in PyTorch
+        self.distance_function = (distance_function if distance_function is not None
+                                  else PairwiseDistance())
         self.margin = margin
         self.swap = swap
 
