@@ -150,9 +150,10 @@ def test_other_argument_errors():
     with pytest.raises(RuntimeError, match="linalg.norm: If dim is not specified but ord is, the "
                                            "input must be 1D or 2D. Got 3D."):
         ember.linalg.norm(ember.ones(2, 2, 2), ord=2)
-    with pytest.raises(RuntimeError, match="addmm: for integer inputs, beta must be an integer"):
-        ember.addmm(ember.ones(2, 2, dtype=ember.int64), ember.ones(2, 2, dtype=ember.int64),
-                    ember.ones(2, 2, dtype=ember.int64), beta=0.5)
+    with pytest.raises(RuntimeError, match="For integral input tensors, argument beta must not "
+                                           "be a floating point number"):
+        ember.addr(ember.ones(2, 2, dtype=ember.int64), ember.ones(2, dtype=ember.int64),
+                   ember.ones(2, dtype=ember.int64), beta=0.5)
 
 
 # ----------------------------------------------------------------------------- einsum

@@ -110,6 +110,38 @@ def float_operand(x: Tensor, op: str) -> Tensor:
     return x
 
 
+def integer_scalar(value, dtype) -> int:
+    """A Python number as PyTorch casts a Scalar argument to an integer dtype (fill values,
+    alpha and beta, thresholds): truncated toward zero; a float must lie in the dtype's
+    range, an int may wrap as in C (-1 is 255 in uint8)."""
+    np_dtype = np.dtype(dtype)
+    if isinstance(value, (float, np.floating)):
+        info = np.iinfo(np_dtype)
+        if not info.min <= value <= info.max:
+            value = float("nan")  # which checked_number refuses, with PyTorch's message
+    return int(dtypes.checked_number(value, np_dtype))
+
+
+def dtype_not_implemented(op: str, dtype, hint: str) -> NotImplementedError:
+    """PyTorch's refusal of a dtype its kernel has no loop for (a NotImplementedError:
+    ``"abs" not implemented for 'Bool'``), with ``hint``: what to do instead."""
+    return NotImplementedError(f"\"{op}\" not implemented for '{dtype.scalar_name}' ({hint})")
+
+
+def refuse_bool(x: Tensor, op: str) -> None:
+    """Arithmetic PyTorch has no bool loop for (abs, floor, matmul...)."""
+    if x._data.dtype.kind == "b":
+        raise dtype_not_implemented(op, x.dtype, f"{op} takes numbers, not bools: convert "
+                                    "with .int() or .float() first")
+
+
+def refuse_low_precision(x: Tensor, op: str) -> None:
+    """Kernels PyTorch has in float32 and float64 only (special functions, quantiles...)."""
+    if x._data.dtype.itemsize == 2 and x._data.dtype.kind in "fV":
+        raise dtype_not_implemented(op, x.dtype, f"{op} computes in float32 or float64: "
+                                    "convert with .float() first")
+
+
 def shape_of(x) -> tuple:
     return x.shape if isinstance(x, (np.ndarray, Tensor)) else np.shape(x)
 

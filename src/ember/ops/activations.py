@@ -18,7 +18,9 @@ from .. import backend, dtypes
 from ..autograd.backward_math import array_math, elementwise_formula
 from ..autograd.function import Function
 from ..tensor import Tensor, apply_inplace
-from ._util import float_operand, wrap_dim
+from ._util import dtype_not_implemented, float_operand, integer_scalar, wrap_dim
+from .comparison import clamp as _clamp
+from .comparison import where
 from .registry import NAMESPACES, Sample, register_op
 from .unary import relu as _relu
 from .unary import sigmoid, tanh
@@ -37,9 +39,23 @@ def _float_input(input, op: str) -> Tensor:
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(input).__name__}")
     if input._data.dtype.kind not in "fV":
-        raise NotImplementedError(f'"{op}" is not defined for {input.dtype.name} tensors '
-                                  f"({op} needs a floating-point tensor)")
+        raise dtype_not_implemented(op, input.dtype, f"{op} needs a floating-point tensor: "
+                                    "convert with .float() first")
     return input
+
+
+def _integer_input(input, op: str) -> bool:
+    """Whether input is an integer tensor, which the clamping activations (hardtanh, relu6,
+    threshold) take as PyTorch does; bools are refused."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(input).__name__}")
+    kind = input._data.dtype.kind
+    if kind == "b":
+        if op == "threshold":
+            _float_input(input, op)
+        raise RuntimeError(f"Bool inputs not supported for hardtanh ({op}(): convert with "
+                           ".int() or .float() first)")
+    return kind in "iu"
 
 
 def _maybe_inplace(function, input, inplace: bool, *args):
@@ -132,19 +148,30 @@ def _hardtanh(input, min_val, max_val):
 @register_op(namespace=_F, samples=_samples_in(-2.0, 2.0, ({"min_val": -0.5, "max_val": 1.5},)))
 def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
     """``clamp(input, min_val, max_val)``; the gradient is 1 strictly between the bounds."""
-    _float_input(input, "hardtanh")
-    min_val, max_val = _number(min_val, "hardtanh", "min_val"), _number(max_val, "hardtanh",
-                                                                          "max_val")
-    if min_val > max_val:
-        raise ValueError(f"hardtanh(): min_val ({min_val}) cannot be greater than max_val "
-                         f"({max_val})")
-    return _maybe_inplace(_hardtanh, input, inplace, min_val, max_val)
+    integer = _integer_input(input, "hardtanh")
+    low, high = _number(min_val, "hardtanh", "min_val"), _number(max_val, "hardtanh", "max_val")
+    if low > high:
+        raise ValueError(f"hardtanh(): min_val ({low}) cannot be greater than max_val "
+                         f"({high})")
+    if integer:
+        return _integer_hardtanh(input, inplace, min_val, max_val)
+    return _maybe_inplace(_hardtanh, input, inplace, low, high)
+
+
+def _integer_hardtanh(input, inplace, min_val, max_val):
+    """hardtanh of an integer tensor: a clamp with the bounds cast (truncated) to integers."""
+    if input._data.dtype.kind == "u" and min(min_val, max_val) < 0:
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    dtype = input._data.dtype
+    return _maybe_inplace(_clamp, input, inplace, integer_scalar(min_val, dtype),
+                          integer_scalar(max_val, dtype))
 
 
 @register_op(namespace=_F, samples=_samples_in(-2.0, 8.0))
 def relu6(input, inplace: bool = False):
     """``min(max(input, 0), 6)`` (hardtanh with bounds 0 and 6)."""
-    _float_input(input, "relu6")
+    if _integer_input(input, "relu6"):
+        return _integer_hardtanh(input, inplace, 0, 6)
     return _maybe_inplace(_hardtanh, input, inplace, 0.0, 6.0)
 
 
@@ -313,10 +340,17 @@ def _threshold(input, threshold, value):
                                    Sample((make((2, 1, 3)), -0.3, 0.0), name="3-d")])
 def threshold(input, threshold: float, value: float, inplace: bool = False):
     """``input`` where ``input > threshold``, else ``value``."""
-    _float_input(input, "threshold")
-    threshold = _number(threshold, "threshold", "threshold")
-    value = _number(value, "threshold", "value")
-    return _maybe_inplace(_threshold, input, inplace, threshold, value)
+    integer = _integer_input(input, "threshold")
+    numbers = _number(threshold, "threshold", "threshold"), _number(value, "threshold", "value")
+    if integer:  # both numbers cast (truncated) to the input's integer dtype, as given
+        dtype = input._data.dtype
+        return _maybe_inplace(_integer_threshold, input, inplace,
+                              integer_scalar(threshold, dtype), integer_scalar(value, dtype))
+    return _maybe_inplace(_threshold, input, inplace, *numbers)
+
+
+def _integer_threshold(input, threshold: int, value: int):
+    return where(input > threshold, input, value)
 
 
 _inplace_form("threshold_", threshold, (_F, "ember"))
@@ -503,8 +537,12 @@ def softshrink(input, lambd: float = 0.5):
 @register_op(namespace=_F, samples=_samples_in(-2.0, 2.0))
 def tanhshrink(input):
     """``input - tanh(input)``."""
-    _float_input(input, "tanhshrink")
-    return input - tanh(input)
+    if isinstance(input, Tensor) and input._data.dtype.kind == "b":
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    x = float_operand(input, "tanhshrink")
+    return x - tanh(x)
 
 
 # ----------------------------------------------------------------------------- smooth ones
@@ -675,8 +713,10 @@ def softplus(input, beta: float = 1.0, threshold: float = 20.0):
 @register_op(namespace=_F, samples=_samples_in(-3.0, 3.0))
 def softsign(input):
     """``input / (1 + |input|)``."""
-    _float_input(input, "softsign")
-    return input / (input.abs() + 1)
+    if not isinstance(input, Tensor):
+        raise TypeError(f"softsign(): argument 'input' must be a Tensor, not "
+                        f"{type(input).__name__}")
+    return input / (input.abs() + 1)  # (integers: abs refuses bools, the division floats)
 
 
 class LogSigmoid(Function):

@@ -21,6 +21,7 @@ from . import _samples
 from ._util import (
     binary_operands,
     broadcast_error,
+    dtype_not_implemented,
     ensure_tensor,
     float_operands,
     scalar_value,
@@ -31,6 +32,21 @@ from .registry import NAMESPACES, Sample, binary_operator, bind_method, register
 from .unary import _LN2, reciprocal
 
 # ----------------------------------------------------------------------------- arithmetic
+
+
+def _refuse_bools(input, other, op: str) -> None:
+    """Integer math PyTorch has no bool loop for (pow, floor_divide, fmod...): raised when
+    both operands are bools, so that the promoted result would be bool."""
+    if not (isinstance(input, Tensor) or isinstance(other, Tensor)):
+        return
+    for x in (input, other):
+        if isinstance(x, Tensor):
+            if x._data.dtype.kind != "b":
+                return
+        elif not isinstance(x, (bool, np.bool_)):
+            return
+    raise dtype_not_implemented(op, dtypes.bool, f"{op} of two bools: convert with .int() "
+                                "first")
 
 
 def _to_shape(m, grad, shape):
@@ -265,6 +281,7 @@ def div(input, other, *, rounding_mode=None):
         if rounding_mode not in ("trunc", "floor"):
             raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
                            f"'floor' but found '{rounding_mode}'")
+        _refuse_bools(input, other, f"div_{rounding_mode}")
         a, b = binary_operands(input, other, "div")
         try:
             return RoundedDivide.apply(a, b, rounding_mode)
@@ -339,6 +356,7 @@ class FloorDivide(Function):
              differentiable=False)
 def floor_divide(input, other):
     """``floor(input / other)`` (Python's ``//``); not differentiable."""
+    _refuse_bools(input, other, "div_floor")
     return _binary(FloorDivide, input, other, "floor_divide")
 
 
@@ -375,6 +393,7 @@ class Remainder(Function):
              gradgrad=True)
 def remainder(input, other):
     """Python's ``%``: the result has the sign of ``other``."""
+    _refuse_bools(input, other, "remainder")
     return _binary(Remainder, input, other, "remainder")
 
 
@@ -477,6 +496,7 @@ def pow(input, exponent):
         data = input._data.copy() if exponent else backend.xp_of(input._data).ones_like(
             input._data)
         return Tensor._make(data, input._device, False)
+    _refuse_bools(input, exponent, "pow")
     if (isinstance(input, Tensor) and type(exponent) is int and exponent < 0
             and input._data.dtype.kind in "iub"):
         # (checked before promotion: a uint8 tensor would take -1 as 255)
@@ -606,8 +626,8 @@ def lerp(input, end, weight):
         raise TypeError(f"lerp(): arguments 'input' and 'end' must be Tensors, got "
                         f"{type(input).__name__} and {type(end).__name__}")
     if input._data.dtype.kind not in "fV":
-        raise NotImplementedError(f'"lerp" is not defined for {input.dtype.name} tensors '
-                                  "(lerp needs floating-point tensors)")
+        raise dtype_not_implemented("lerp", input.dtype, "lerp needs floating-point tensors: "
+                                    "convert with .float() first")
     for name, other in (("end", end), ("weight", weight)):
         if isinstance(other, Tensor) and other.dtype is not input.dtype:
             raise RuntimeError(f"lerp(): expected dtype {input.dtype.name} for `{name}` but "
@@ -655,6 +675,7 @@ class Fmod(Function):
 def fmod(input, other):
     """C's ``fmod``: ``input - trunc(input / other) * other``; the result has the sign of
     input (``remainder`` takes the sign of other)."""
+    _refuse_bools(input, other, "fmod")
     return _binary(Fmod, input, other, "fmod")
 
 
@@ -824,8 +845,7 @@ def _gcd_like(name: str, ufunc: str, doc: str):
         _two_tensors(input, other, name)
         for value in (input, other):
             if value._data.dtype.kind not in "iu":
-                raise RuntimeError(f'"{name}" is not defined for {value.dtype.name} (it needs '
-                                   "integer tensors)")
+                raise dtype_not_implemented(name, value.dtype, f"{name} takes integer tensors")
         return _binary(Kernel, input, other, name)
 
     function.__name__ = name
@@ -865,7 +885,10 @@ def ldexp(input, other):
     for name, value in (("input", input), ("other", other)):
         ensure_tensor(value, "ldexp", name)
     if other._data.dtype.kind == "b":
-        raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
+        if input._data.dtype.kind in "fV":  # PyTorch's float kernel lacks bool exponents
+            raise dtype_not_implemented("ldexp_cpu_exp", other.dtype, "ldexp takes integer or "
+                                        "floating-point exponents: convert with .int() first")
+        other = other.to(dtypes.int64)
     if other._data.dtype.kind in "fV":  # float exponents: the usual promotion
         return mul(input, pow(2.0, other))
     base = input if input._data.dtype.kind in "fV" else \

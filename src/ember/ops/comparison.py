@@ -22,7 +22,9 @@ from ._util import (
     _WEAK,
     binary_operands,
     broadcast_error,
+    dtype_not_implemented,
     float_operands,
+    integer_scalar,
     scalar_value,
     shape_of,
 )
@@ -237,8 +239,10 @@ def _integer_op(name: str, ufunc: str, logical: bool):
         def forward(ctx, a, b):
             if not logical and any(getattr(v, "dtype", np.dtype(int)).kind in "fV"
                                    for v in (a, b)):
-                raise RuntimeError(f'"{name}" is not defined for floating-point tensors '
-                                   f"({name} needs integer or bool tensors)")
+                dtype = dtypes.from_numpy(next(v.dtype for v in (a, b)
+                                               if getattr(v, "dtype", None) is not None
+                                               and v.dtype.kind in "fV"))
+                raise dtype_not_implemented(name, dtype, f"{name} takes integer or bool tensors")
             if logical:
                 return getattr(ctx.xp, ufunc)(ctx.xp.asarray(a) != 0, ctx.xp.asarray(b) != 0)
             return getattr(ctx.xp, ufunc)(a, b)
@@ -462,7 +466,7 @@ def _float_check(name: str, ufunc: str, integer_answer: bool, doc: str):
 
         @staticmethod
         def forward(ctx, x):
-            if x.dtype.kind not in "fc":
+            if x.dtype.kind not in "fcV":  # V: bfloat16, whose ufuncs ml_dtypes provides
                 return ctx.xp.full(x.shape, integer_answer, dtype=bool)
             return getattr(ctx.xp, ufunc)(x)
 
@@ -504,8 +508,8 @@ def _tensor_operands(input, other, op: str, float_only: bool = False, to_float: 
         return float_operands(input, other, op)
     a, b = binary_operands(input, other, op)
     if float_only and a._data.dtype.kind not in "fV":
-        raise NotImplementedError(f'"{op}" is not defined for {a.dtype.name} tensors '
-                                  f"({op} needs floating-point tensors)")
+        raise dtype_not_implemented(op, a.dtype, f"{op} needs floating-point tensors: convert "
+                                    "with .float() first")
     return a, b
 
 
@@ -633,9 +637,7 @@ def masked_fill(input, mask, value):
         if input._data.dtype.kind == "b":
             value = bool(value)
         elif input._data.dtype.kind in "iu":
-            value = dtypes.checked_number(value, input._data.dtype)
-            if isinstance(value, float) and not value.is_integer():
-                value = int(value)
+            value = integer_scalar(value, input._data.dtype)
     else:
         raise TypeError(f"masked_fill(): argument 'value' must be a number or a 0-d Tensor, "
                         f"not {type(value).__name__}")

@@ -10,7 +10,15 @@ from ..autograd.function import Function
 from ..creation import full_like, ones_like
 from ..tensor import Tensor
 from . import _samples, comparison, pooling
-from ._util import broadcast_error, ensure_tensor, float_operand, float_operands
+from ._util import (
+    broadcast_error,
+    dtype_not_implemented,
+    ensure_tensor,
+    float_operand,
+    float_operands,
+    integer_scalar,
+    refuse_low_precision,
+)
 from .arithmetic import pow
 from .neural import log_softmax, pairwise_distance, softmax
 from .products import tensordot
@@ -28,6 +36,17 @@ def _ternary(make):
 def addcmul(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 * tensor2``, elementwise with broadcasting."""
     ensure_tensor(input, "addcmul", "input")
+    result = dtypes.result_type(input, tensor1, tensor2)
+    if not result.is_floating_point:
+        # PyTorch computes in the result dtype, value cast to it (0.5 is 0 for integers)
+        if result is dtypes.bool:
+            raise dtype_not_implemented("addcmul", result, "addcmul of bools: convert with "
+                                        ".int() or .float() first")
+        if isinstance(value, Tensor):
+            value = value.item()
+        value = integer_scalar(value, result.numpy)
+        input, tensor1, tensor2 = (t.to(result) if isinstance(t, Tensor) else t
+                                   for t in (input, tensor1, tensor2))
     return input + value * (tensor1 * tensor2)
 
 
@@ -207,6 +226,11 @@ def vander(x, N=None):
     n = x.shape[-1] if N is None else N
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
+    if x._data.dtype.kind == "b" or x._data.dtype.itemsize == 2 and x.dtype.is_floating_point:
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer "
+                           f"tensors, but got {x.dtype.scalar_name} (convert with .float())")
+    if not x.dtype.is_floating_point:  # integer powers in int64, as in PyTorch
+        x = x.to(dtypes.int64)
     columns = [ones_like(x)]
     for _ in range(n - 1):
         columns.append(columns[-1] * x)       # products, not pow: exact gradients at 0
@@ -351,6 +375,10 @@ def _polynomial(what, x, n, first, step):
     if not isinstance(x, Tensor) and not isinstance(n, Tensor):
         raise TypeError(f"{what}(): expected at least one Tensor argument")
     like = x if isinstance(x, Tensor) else n
+    result = dtypes.result_type(x, n)
+    if result.is_floating_point and result.itemsize == 2:
+        raise dtype_not_implemented(what, result, "the polynomials compute in float32 or "
+                                    "float64: convert with .float() first")
     x = _to_float(x if isinstance(x, Tensor) else full_like(_to_float(like), x))
     n = n if isinstance(n, Tensor) else full_like(x, n)
     if n.dtype.is_floating_point:
@@ -524,6 +552,7 @@ def pdist(input, p=2):
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"pdist only supports floating-point dtypes, got "
                            f"{input.dtype.scalar_name}")
+    refuse_low_precision(input, "pdist")
     if not p >= 0:  # NaN fails too, as in PyTorch
         raise RuntimeError(f"pdist only supports non-negative p values, got p={p}")
     n = input.shape[0]

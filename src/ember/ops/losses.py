@@ -21,7 +21,7 @@ from ..autograd.backward_math import array_math, elementwise_formula
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..tensor import Tensor
-from ._util import ensure_tensor
+from ._util import dtype_not_implemented, ensure_tensor, float_operand, refuse_low_precision
 from .activations import logsigmoid
 from .comparison import clamp_min, minimum, where
 from .neural import _constant, add_scalar, log_softmax, sub_scalar
@@ -78,10 +78,14 @@ def _broadcast_warning(input: Tensor, target: Tensor, name: str) -> None:
                       UserWarning, stacklevel=3)
 
 
-def _float_pair(input, target, name: str):
+def _float_pair(input, target, name: str, kernel: str | None = None):
+    """input and target in one floating dtype; ``kernel``: PyTorch's kernel, whose
+    refusal of other inputs is a NotImplementedError (else a RuntimeError)."""
     ensure_tensor(input, name)
     target = _as_tensor_like(target, input)
     if input._data.dtype.kind not in "fV":
+        if kernel is not None:
+            _float_kernel(input, kernel, name)
         raise RuntimeError(f"{name}(): expected a floating-point input, got "
                            f"{input.dtype.name}")
     if target.dtype is not input.dtype:
@@ -101,9 +105,8 @@ def _float_pair(input, target, name: str):
 def _float_kernel(input: Tensor, kernel: str, name: str) -> None:
     """PyTorch's loss kernels exist for floating-point inputs only (NotImplementedError)."""
     if input._data.dtype.kind not in "fV":
-        raise NotImplementedError(f"\"{kernel}\" not implemented for "
-                                  f"'{input.dtype.scalar_name}' ({name}() takes a "
-                                  "floating-point input)")
+        raise dtype_not_implemented(kernel, input.dtype, f"{name}() takes a floating-point "
+                                    "input: convert with .float() first")
 
 
 def _elementwise_weight(loss: Tensor, weight, input: Tensor, reduction: str, mean_by_weight):
@@ -183,7 +186,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     >>> F.mse_loss(ember.tensor([1.0, 2.0]), ember.tensor([0.0, 4.0]))
     tensor(2.5000)
     """
-    input, target = _float_pair(input, target, "mse_loss")
+    input, target = _float_pair(input, target, "mse_loss", "mse_loss")
     _broadcast_warning(input, target, "mse_loss")
     reduction = _reduction(reduction, "mse_loss", size_average, reduce)
     if weight is None:
@@ -195,7 +198,11 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """``|input - target|``, reduced (the gradient at 0 is 0). With an elementwise
     ``weight``, 'mean' is ``sum(w * loss) / sum(w)``."""
-    input, target = _float_pair(input, target, "l1_loss")
+    ensure_tensor(input, "l1_loss")
+    if input._data.dtype.kind in "iu":  # |input - target| in the promoted dtype, as PyTorch
+        target = _as_tensor_like(target, input)
+    else:
+        input, target = _float_pair(input, target, "l1_loss")
     _broadcast_warning(input, target, "l1_loss")
     reduction = _reduction(reduction, "l1_loss", size_average, reduce)
     return _elementwise_weight(_abs(input - target), weight, input, reduction, True)
@@ -217,7 +224,7 @@ def _smooth_samples(parameter):
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (d = input -
     target); ``beta = 0`` is the L1 loss."""
-    input, target = _float_pair(input, target, "smooth_l1_loss")
+    input, target = _float_pair(input, target, "smooth_l1_loss", "smooth_l1_loss")
     _broadcast_warning(input, target, "smooth_l1_loss")
     reduction = _reduction(reduction, "smooth_l1_loss", size_average, reduce)
     if beta < 0:
@@ -232,7 +239,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``: smooth_l1 scaled
     by delta. An elementwise ``weight`` multiplies the loss ('mean' stays a plain mean)."""
-    input, target = _float_pair(input, target, "huber_loss")
+    input, target = _float_pair(input, target, "huber_loss", "huber_loss")
     _broadcast_warning(input, target, "huber_loss")
     reduction = _reduction(reduction, "huber_loss")
     if delta <= 0:
@@ -645,6 +652,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     divergence per sample); 'mean' divides by the element count (with a warning)."""
     ensure_tensor(input, "kl_div")
     target = _as_tensor_like(target, input)
+    if input._data.dtype.kind in "iu" or target._data.dtype.kind in "iu":
+        raise RuntimeError("kl_div: Integral inputs not supported (convert with .float() "
+                           "first).")
     reduction = _reduction(reduction, "kl_div", size_average, reduce, extra=("batchmean",))
     if reduction == "mean":
         warnings.warn("kl_div(): reduction='mean' divides the total loss by both the batch "
@@ -679,6 +689,8 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     ``exp(input)`` (``log_input``: ``exp(x) - t x``) or rate ``input`` (``x - t log(x +
     eps)``). ``full`` adds Stirling's approximation of ``log(t!)``, ``t log t - t +
     0.5 log(2 pi t)``, for t > 1."""
+    if isinstance(input, Tensor) and input._data.dtype.kind in "iu":
+        input = float_operand(input, "poisson_nll_loss")  # exp(x): the default float dtype
     input, target = _float_pair(input, target, "poisson_nll_loss")
     reduction = _reduction(reduction, "poisson_nll_loss", size_average, reduce)
     if log_input:
@@ -762,7 +774,8 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
                            f"dimension but got sizes: input1: {input1.shape}, input2: "
                            f"{input2.shape}, target: {target.shape} ")
     # (the margin as a Scalar operand, AddBackward1, as in PyTorch's graph)
-    return _reduce(clamp_min(add_scalar(-target * (input1 - input2), margin), 0), reduction)
+    ranked = float_operand(-target * (input1 - input2), "margin_ranking_loss")
+    return _reduce(clamp_min(add_scalar(ranked, margin), 0), reduction)
 
 
 def _hinge_samples(make):
@@ -779,8 +792,9 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     ensure_tensor(input, "hinge_embedding_loss")
     reduction = _reduction(reduction, "hinge_embedding_loss", size_average, reduce)
     target = _as_tensor_like(target, input)
-    below = where(target != 1, clamp_min(_as_tensor_like(margin, input) - input, 0), 0.0)
-    same = where(target != -1, input, 0.0)
+    # (zeros of the input's dtype: integer inputs keep it, as in PyTorch)
+    below = where(target != 1, clamp_min(_as_tensor_like(margin, input) - input, 0), 0)
+    same = where(target != -1, input, 0)
     return _reduce(below + same, reduction)
 
 
@@ -931,6 +945,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     ensure_tensor(input, "multilabel_margin_loss")
     ensure_tensor(target, "multilabel_margin_loss", "target")
     reduction = _reduction(reduction, "multilabel_margin_loss", size_average, reduce)
+    _float_kernel(input, "multilabel_margin_loss_forward_out_frame", "multilabel_margin_loss")
     if input.ndim not in (1, 2) or tuple(target.shape) != tuple(input.shape):
         raise RuntimeError(f"multilabel_margin_loss(): expected input and target of the same "
                            f"shape (C,) or (N, C), got {list(input.shape)} and "
@@ -1005,7 +1020,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
                                 reduction="mean"):
     """Per-class logistic loss averaged over the C classes of each sample:
     ``-mean_c w_c (t_c log sigmoid(x_c) + (1 - t_c) log sigmoid(-x_c))``."""
-    input, target = _float_pair(input, target, "multilabel_soft_margin_loss")
+    input, target = _float_pair(input, target, "multilabel_soft_margin_loss", "log_sigmoid")
     reduction = _reduction(reduction, "multilabel_soft_margin_loss", size_average, reduce)
     loss = -(target * logsigmoid(input) + (1.0 - target) * logsigmoid(-input))
     if weight is not None:
@@ -1069,8 +1084,10 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
                            f"{list(target.shape)}")
     # PyTorch's composition, step for step (its graph shows these nodes)
     dot = (input1 * input2).sum(-1)
-    squares = add_scalar((input1 * input1).sum(-1), 1e-12) * \
-        add_scalar((input2 * input2).sum(-1), 1e-12)
+    # (integer sums meet the Python float as the default float dtype)
+    squares = add_scalar(float_operand((input1 * input1).sum(-1), "cosine_embedding_loss"),
+                         1e-12) * \
+        add_scalar(float_operand((input2 * input2).sum(-1), "cosine_embedding_loss"), 1e-12)
     cosine = dot / squares.sqrt()
     xp = backend.xp_for_device(cosine._device)
     zeros = _constant(xp.zeros(cosine._data.shape, cosine._data.dtype), cosine)
@@ -1278,9 +1295,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if log_probs.ndim not in (2, 3):
         raise RuntimeError(f"ctc_loss(): log_probs must be (T, N, C) or (T, C), got "
                            f"{list(log_probs.shape)}")
-    if log_probs._data.dtype.kind not in "fV":
-        raise RuntimeError(f"ctc_loss(): log_probs must be floating point, got "
-                           f"{log_probs.dtype.name}")
+    _float_kernel(log_probs, "ctc_loss", "ctc_loss")
+    refuse_low_precision(log_probs, "ctc_loss")
     if targets._data.dtype.kind not in "iu":
         raise RuntimeError(f"ctc_loss(): targets must hold integer class indices, got "
                            f"{targets.dtype.name}")

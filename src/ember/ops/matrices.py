@@ -9,7 +9,7 @@ from .. import backend
 from ..autograd.function import Function
 from ..dtypes import int64 as _INT64
 from ..tensor import Tensor
-from ._util import as_int, ensure_tensor, wrap_dim
+from ._util import as_int, ensure_tensor, refuse_bool, wrap_dim
 from .registry import NAMESPACES, Sample, register_op
 
 
@@ -158,6 +158,7 @@ def trace(input):
     if input._data.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim "
                            f"{input._data.ndim}")
+    refuse_bool(input, "trace")
     return Trace.apply(input)
 
 

@@ -9,10 +9,18 @@ import warnings
 
 import numpy as np
 
-from .. import backend
+from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor, apply_inplace
-from ._util import as_int, binary_operands, ensure_tensor, wrap_dim
+from ._util import (
+    as_int,
+    binary_operands,
+    dtype_not_implemented,
+    ensure_tensor,
+    integer_scalar,
+    refuse_bool,
+    wrap_dim,
+)
 from .registry import NAMESPACES, Sample, register_op
 
 
@@ -102,6 +110,7 @@ def matmul(input, other):
     if input.dtype is not other.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{input.dtype.name} != {other.dtype.name}")
+    _refuse_bool_product(input, other, "matmul")
     k_a = input._data.shape[-1]
     k_b = other._data.shape[-2] if b_ndim > 1 else other._data.shape[0]
     if k_a != k_b:
@@ -120,6 +129,14 @@ def matmul(input, other):
                            f"{list(other.shape)} don't broadcast") from None
 
 
+def _refuse_bool_product(a: Tensor, b: Tensor, op: str) -> None:
+    """PyTorch's matrix products have no bool kernel; an empty operand runs none (but a dot
+    of two vectors always does)."""
+    if a._data.dtype.kind == "b" and (a._data.size and b._data.size
+                                      or a._data.ndim == b._data.ndim == 1):
+        refuse_bool(a, op)
+
+
 def _product_operands(op: str, a, b, a_name: str, b_name: str, a_ndim: int, b_ndim: int):
     ensure_tensor(a, op, a_name)
     ensure_tensor(b, op, b_name)
@@ -130,6 +147,7 @@ def _product_operands(op: str, a, b, a_name: str, b_name: str, a_ndim: int, b_nd
     if a.dtype is not b.dtype:
         raise RuntimeError(f"{op}: expected {a_name} and {b_name} to have the same dtype, but "
                            f"got {a.dtype.name} and {b.dtype.name}")
+    _refuse_bool_product(a, b, op)
 
 
 @register_op(methods=("mm",), samples=lambda make: [
@@ -213,15 +231,26 @@ def outer(input, vec2):
 
 
 def _scalar_factor(value, input: Tensor, op: str, name: str):
+    """beta or alpha as PyTorch takes it: cast to the input's dtype (for integers 0.5 is 0,
+    True is 1); addr refuses floats for integers and bools, and bools for numbers."""
     if isinstance(value, Tensor):
         value = value.item()
-    if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
+    if not isinstance(value, (int, float, np.integer, np.floating, np.bool_)):
         raise TypeError(f"{op}(): argument '{name}' must be a number, not "
                         f"{type(value).__name__}")
-    if input._data.dtype.kind not in "fV" and float(value) != int(value):
-        raise RuntimeError(f"{op}: for integer inputs, {name} must be an integer, but got "
-                           f"{value}")
-    return value
+    kind = input._data.dtype.kind
+    is_bool = isinstance(value, (bool, np.bool_))
+    if op == "addr":
+        if kind in "biu" and isinstance(value, (float, np.floating)):
+            raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
+                               "floating point number.")
+        if is_bool and kind != "b":
+            raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
+    if kind == "b":
+        return bool(value)
+    if kind in "iu":
+        return integer_scalar(value, input._data.dtype)
+    return int(value) if is_bool else value
 
 
 def _scaled_sum(op: str, input, product: Tensor, beta, alpha) -> Tensor:
@@ -361,7 +390,8 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
            name="broadcast input")])
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * sum_b batch1[b] @ batch2[b] (the batch products summed)."""
-    return _scaled_sum("addbmm", input, bmm(batch1, batch2).sum(0), beta, alpha)
+    product = bmm(batch1, batch2)
+    return _scaled_sum("addbmm", input, product.sum(0, dtype=product.dtype), beta, alpha)
 
 
 @register_op(inplace=("baddbmm_",), methods=("baddbmm",), samples=lambda make: [
@@ -603,8 +633,33 @@ def einsum(*args):
             term = "".join(term[i] for i in keep)
         final_terms.append(term)
         final_operands.append(t)
+    if not dtype.is_floating_point:
+        final_operands = _integer_einsum(full_terms, output, final_operands, dtype)
     # Every output label survives: a dropped dim had size 1 where another operand has more.
     return Einsum.apply(",".join(final_terms) + "->" + output, *final_operands)
+
+
+def _integer_einsum(terms, output: str, operands, dtype):
+    """Integer and bool operands in PyTorch's einsum dtypes: a label summed within one
+    operand is a ``sum`` (int64, as integer sums are), a label contracted between operands a
+    ``bmm`` (no bool kernel, and both sides of one dtype)."""
+    counts: dict = {}
+    for term in terms:
+        for c in set(term):
+            counts[c] = counts.get(c, 0) + 1
+    summed = [any(counts[c] == 1 and c not in output for c in term) for term in terms]
+    contracted = any(n > 1 and c not in output for c, n in counts.items())
+    if contracted and not all(summed):
+        if dtype is dtypes.bool and all(t._data.size for t in operands):
+            raise dtype_not_implemented("bmm", dtype, "einsum contracts bools with a matrix "
+                                        "product: convert with .int() or .float() first")
+        if any(summed) and dtype is not dtypes.int64:
+            raise RuntimeError(f"einsum(): expected scalar type {dtype.scalar_name} but found "
+                               "Long (operands summed on their own become int64 before the "
+                               "contraction: convert them to one dtype first)")
+    if any(summed):
+        return [t.to(dtypes.int64) for t in operands]
+    return operands
 
 
 def _size_mismatch(c: str, size: int, seen: int, i: int, ellipsis_letters: str,
@@ -637,6 +692,7 @@ def tensordot(a, b, dims=2):
     if a.dtype is not b.dtype:
         raise RuntimeError(f"tensordot: both inputs should have same dtype, but got "
                            f"{a.dtype.name} and {b.dtype.name}")
+    _refuse_bool_product(a, b, "tensordot")
     na, nb = a._data.ndim, b._data.ndim
     if isinstance(dims, Tensor):
         dims = dims.tolist()
@@ -712,6 +768,9 @@ def vecdot(x, y, *, dim=-1):
     if x.dtype is not y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
                            f"x of type {x.dtype.name} and y of type {y.dtype.name} instead.")
+    if x._data.dtype.kind not in "fV":
+        raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as "
+                           f"input. Got {x.dtype.scalar_name} (convert with .float())")
     return (x * y).sum(dim)
 
 
@@ -737,6 +796,8 @@ def multi_dot(tensors):
         if t.dtype is not tensors[0].dtype:
             raise RuntimeError(f"multi_dot(): all tensors must have the same dtype, but tensor 0 "
                                f"is {tensors[0].dtype.name} and tensor {i} is {t.dtype.name}")
+    if all(t._data.size for t in tensors):
+        refuse_bool(tensors[0], "linalg.multi_dot")
     first_vector, last_vector = tensors[0]._data.ndim == 1, tensors[-1]._data.ndim == 1
     if first_vector:
         tensors[0] = tensors[0].unsqueeze(0)
@@ -850,6 +911,8 @@ def _cross(input, other, dim, op):
         raise RuntimeError(f"{op}: inputs dimension {dim} must have length 3. Got "
                            f"{sizes[0][d]} and {sizes[1][d]}")
     a, b = binary_operands(input, other, op)
+    for t in (input, a):
+        refuse_bool(t, "cross")
     a, b = a.expand(shape), b.expand(shape)
     xp = backend.xp_for_device(a._device)
     next1 = Tensor._make(xp.asarray([1, 2, 0], dtype=np.int64), a._device)

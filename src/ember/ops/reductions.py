@@ -24,7 +24,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..return_types import result_type
 from ..tensor import Tensor
-from ._util import ensure_tensor, wrap_dim, wrap_dims
+from ._util import dtype_not_implemented, ensure_tensor, wrap_dim, wrap_dims
 from .comparison import maximum, minimum, where
 from .indexing import AdvancedIndex, IndexScatter
 from .registry import NAMESPACES, Sample, register_op
@@ -1231,6 +1231,9 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     if input._data.ndim > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got "
                            f"an input with {input._data.ndim} dimensions")
+    if input._data.dtype.kind == "b":
+        raise RuntimeError("cov(): bool dtype is not supported for input (convert with "
+                           ".float() first)")
     x = input if input._data.ndim == 2 else input.reshape(1, -1)
     if x._data.dtype.kind not in "fV":
         x = x.to(dtypes.get_default_dtype())
@@ -1356,8 +1359,17 @@ def _narrow(t, d, start, length):
     return t[(slice(None),) * d + (slice(start, start + length),)]
 
 
+def _refuse_bool_samples(y, x, op: str) -> None:
+    """PyTorch's trapezoid rules refuse bool samples (RuntimeError)."""
+    if y._data.dtype.kind == "b" or isinstance(x, Tensor) and x._data.dtype.kind == "b":
+        which = "`y`" if x is None else "`x` or `y`"
+        raise RuntimeError(f"{op}: received a bool input for {which}, but bool is not "
+                           "supported (convert with .float() first)")
+
+
 def _trapezoid_terms(y, x, dx, dim, op: str):
     ensure_tensor(y, op, "y")
+    _refuse_bool_samples(y, x, op)
     if y.ndim == 0:
         raise IndexError(f"{op}(): Dimension out of range (expected to be in range of [-1, 0], "
                          f"but got {dim})")
@@ -1397,6 +1409,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     """
     if x is None and isinstance(y, Tensor) and y.ndim:
         # evenly spaced: PyTorch's (sum(y) - (y[0] + y[-1]) / 2) * dx (so inf - inf is NaN)
+        _refuse_bool_samples(y, x, "trapezoid")
         d = wrap_dim(dim, y.ndim, "trapezoid")
         if y._data.dtype.kind not in "fV":
             y = y.to(dtypes.get_default_dtype())
@@ -1525,6 +1538,11 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     (tensor([3., 4., 6., 7.]),)
     """
     ensure_tensor(input, "gradient")
+    if input._data.dtype.kind == "b":
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if input._data.dtype == np.uint8:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
     if edge_order not in (1, 2):
         raise RuntimeError(f"torch.gradient only supports edge_order=1 and edge_order=2, "
                            f"but got {edge_order}")
@@ -1545,11 +1563,24 @@ HistogramResult = result_type("histogram", ["hist", "bin_edges"])
 HistogramddResult = result_type("histogramdd", ["hist", "bin_edges"])
 
 
-def _histogram_input(input, weight, op: str):
+def _histogram_input(input, weight, op: str, bins, range):
+    """The weights' array. PyTorch counts floating-point inputs only, and 16-bit ones only
+    where it needs not find their range (bins given as tensors of the input's dtype, or a
+    range)."""
     ensure_tensor(input, op)
-    if input._data.dtype.kind not in "fV":
-        raise RuntimeError(f"{op}: input tensor and bins tensors should have the same dtype, "
-                           f"but got input {input.dtype} (a floating-point input is needed)")
+    given = [b for b in (bins if isinstance(bins, (list, tuple)) else [bins])
+             if isinstance(b, Tensor)]
+    bounded = bool(given) or range is not None
+    if input._data.dtype.kind not in "fV" or input._data.dtype.itemsize == 2 and not bounded:
+        kernel = "histogram_cpu" if bounded and op == "histogram" else "histogramdd"
+        raise dtype_not_implemented(kernel, input.dtype, f"{op} takes floating-point "
+                                    "inputs, 16-bit ones with a range or tensor bins: convert "
+                                    "with .float() first")
+    for k, b in enumerate(given):
+        if b.dtype is not input.dtype:
+            raise RuntimeError(f"{op}: input tensor and bins tensors should have the same "
+                               f"dtype, but got input with dtype {input.dtype.name} and bins "
+                               f"for dimension {k} with dtype {b.dtype.name}")
     if weight is not None:
         ensure_tensor(weight, op, "weight")
         if tuple(weight.shape) != tuple(input.shape[:weight.ndim]) or \
@@ -1582,7 +1613,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
     hist=tensor([0., 3.]),
     bin_edges=tensor([0., 1., 2.]))
     """
-    weights = _histogram_input(input, weight, "histogram")
+    weights = _histogram_input(input, weight, "histogram", bins, range)
     xp = backend.xp_of(input._data)
     data = input._data.reshape(-1)
     dtype = input._data.dtype
@@ -1632,7 +1663,7 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
     tensor([[1., 0.],
             [0., 1.]])
     """
-    weights = _histogram_input(input, weight, "histogramdd")
+    weights = _histogram_input(input, weight, "histogramdd", bins, range)
     if input.ndim < 2:
         raise RuntimeError("histogramdd: input tensor should have at least 2 dimensions")
     xp = backend.xp_of(input._data)

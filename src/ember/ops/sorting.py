@@ -13,7 +13,7 @@ from .. import backend
 from ..autograd.function import Function
 from ..return_types import result_type
 from ..tensor import Tensor
-from ._util import ensure_tensor, wrap_dim
+from ._util import ensure_tensor, refuse_bool, wrap_dim
 from .reductions import (
     GatherAlong,
     _as_1d,
@@ -104,7 +104,7 @@ class MedianAll(Function):
 def _median(input, dim, keepdim, ignore_nan):
     name = "nanmedian" if ignore_nan else "median"
     ensure_tensor(input, name)
-    _no_bool(input, name)
+    refuse_bool(input, name)
     result_type = NanmedianResult if ignore_nan else MedianResult
     if dim is None:
         if keepdim:
@@ -169,7 +169,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     """``(values, indices)`` of the ``k``-th smallest element (k from 1) along ``dim``.
     Cost: one sort along ``dim``."""
     ensure_tensor(input, "kthvalue")
-    _no_bool(input, "kthvalue")
+    refuse_bool(input, "kthvalue")
     d = wrap_dim(dim, input._data.ndim, "kthvalue")
     x, was_0d = _as_1d(input)
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
@@ -283,9 +283,9 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     name = "nanquantile" if ignore_nan else "quantile"
     ensure_tensor(input, name)
-    if input._data.dtype.kind not in "fV":
+    if input._data.dtype.kind not in "fV" or input._data.dtype.itemsize == 2:
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype "
-                           f"(got {input.dtype.name})")
+                           f"(got {input.dtype.name}; convert with .float())")
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
                            f"midpoint or nearest, but got {interpolation}")
@@ -452,7 +452,6 @@ def mode(input, dim=-1, keepdim=False):
     and the index of its last occurrence, as a named tuple ``(values, indices)``; the
     gradient flows to that element. Cost: one sort per slice."""
     ensure_tensor(input, "mode")
-    _no_bool(input, "mode")
     d = wrap_dim(dim, input._data.ndim, "mode")
     x, was_0d = _as_1d(input)
     _check_nonempty(x._data, (d,), "mode", False)

@@ -20,7 +20,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor, apply_inplace
 from . import _samples
 from . import special_kernels as K
-from ._util import float_operand, xp_of
+from ._util import dtype_not_implemented, float_operand, refuse_low_precision, xp_of
 from .registry import NAMESPACES, Sample, bind_method, register_op
 from .unary import _erfc_ratio, _in_float64, erfc_array
 
@@ -168,6 +168,9 @@ def mvlgamma(input, p):
                         f"{type(p).__name__}")
     if p < 1:
         raise RuntimeError("mvlgamma(): p has to be greater than or equal to 1")
+    if isinstance(input, Tensor) and input._data.dtype.kind == "b":
+        raise RuntimeError("The input tensor may not be a boolean tensor (mvlgamma(): convert "
+                           "with .float() first).")
     return Mvlgamma.apply(float_operand(input, "mvlgamma"), int(p))
 
 
@@ -337,6 +340,9 @@ def zeta(input, other):
     result = dtypes.result_type(input, other)
     if not result.is_floating_point:
         result = dtypes.get_default_dtype()
+    if result.itemsize == 2:
+        raise dtype_not_implemented("special.zeta", result, "zeta computes in float32 or "
+                                    "float64: convert with .float() first")
     xp = xp_of(like)
 
     def operand(value):
@@ -494,7 +500,9 @@ def erfcx(input):
     >>> ember.special.erfcx(ember.tensor([0.0, 1.0, 30.0]))
     tensor([1.0000, 0.4276, 0.0188])
     """
-    return Erfcx.apply(float_operand(input, "special.erfcx"))
+    x = float_operand(input, "special.erfcx")
+    refuse_low_precision(x, "special.erfcx")
+    return Erfcx.apply(x)
 
 
 # ------------------------------------------------------------------ without gradients
@@ -564,6 +572,7 @@ _EXAMPLES = {
 def _register_no_grad(name: str, kernel, summary: str):
     def function(input):
         x = float_operand(input, f"special.{name}")
+        refuse_low_precision(x, f"special.{name}")
         return Tensor._make(_in_float64(xp_of(x), kernel, x._data), x._device)
 
     example = f"ember.special.{name}(ember.tensor([0.5, 2.0]))\n    {_EXAMPLES[name]}"

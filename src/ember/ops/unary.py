@@ -19,7 +19,7 @@ from ..backend.cpu import number_array
 from ..return_types import result_type
 from ..tensor import Tensor
 from . import _samples
-from ._util import float_operand
+from ._util import dtype_not_implemented, float_operand, refuse_bool, refuse_low_precision
 from .registry import NAMESPACES, Sample, register_op
 
 
@@ -68,6 +68,8 @@ class Abs(Function):
              also=("absolute",), samples=_samples.unary())
 def abs(input):
     """``|input|``; the gradient at 0 is 0."""
+    if isinstance(input, Tensor):
+        refuse_bool(input, "abs")
     return Abs.apply(input)
 
 
@@ -862,8 +864,7 @@ def _rounding(name: str, ufunc: str):
             raise TypeError(f"{name}(): argument 'input' must be a Tensor, not "
                             f"{type(input).__name__}")
         if input._data.dtype.kind not in "fV":
-            if input.dtype is dtypes.bool:
-                raise RuntimeError(f'"{name}" is not defined for bool tensors')
+            refuse_bool(input, name)
             return input.clone()
         return RoundOp.apply(input)
 
@@ -916,9 +917,10 @@ def round(input, *, decimals=0):
     if not isinstance(decimals, (int, np.integer)) or isinstance(decimals, bool):
         raise TypeError(f"round(): argument 'decimals' must be int, not {type(decimals).__name__}")
     if input._data.dtype.kind not in "fV":
+        refuse_bool(input, "round")
         if decimals != 0:
-            raise RuntimeError(f'round(): decimals={decimals} is only supported for '
-                               f'floating-point tensors, got {input.dtype.name}')
+            raise dtype_not_implemented("round", input.dtype, f"decimals={decimals} needs a "
+                                        "floating-point tensor: convert with .float() first")
         return input.clone()
     return Round.apply(input, int(decimals))
 
@@ -942,8 +944,8 @@ def frac(input):
     if not isinstance(input, Tensor):
         raise TypeError(f"frac(): argument 'input' must be a Tensor, not {type(input).__name__}")
     if input._data.dtype.kind not in "fV":
-        raise NotImplementedError(f'"frac" is not defined for {input.dtype.name} tensors '
-                                  "(frac needs a floating-point tensor)")
+        raise dtype_not_implemented("frac", input.dtype, "frac needs a floating-point tensor: "
+                                    "convert with .float() first")
     return Frac.apply(input)
 
 
@@ -1009,12 +1011,16 @@ def ndtr(input):
 def ndtri(input):
     """The standard normal quantile, the inverse of ndtr: -inf at 0, inf at 1, NaN
     outside [0, 1]; accurate down to p = 1e-300."""
+    if isinstance(input, Tensor):
+        refuse_low_precision(input, "special.ndtri")
     return _float_unary(Ndtri, input, "special.ndtri")
 
 
 @register_op("log_ndtr", namespace="special", samples=_samples.unary(low=-6, high=4))
 def log_ndtr(input):
     """``log(ndtr(input))``, finite far into the left tail (about -x^2/2 there)."""
+    if isinstance(input, Tensor):
+        refuse_low_precision(input, "special.log_ndtr")
     return _float_unary(LogNdtr, input, "special.log_ndtr")
 
 
@@ -1055,6 +1061,11 @@ class NanToNum(Function):
     @staticmethod
     def forward(ctx, x, nan, posinf, neginf):
         ctx.save_for_backward(x)
+        if x.dtype.kind == "V":  # bfloat16, which NumPy's nan_to_num passes through as it is
+            big = float(dtypes.finfo(dtypes.bfloat16).max)
+            return ctx.xp.nan_to_num(x.astype(np.float32), nan=nan,
+                                     posinf=big if posinf is None else posinf,
+                                     neginf=-big if neginf is None else neginf).astype(x.dtype)
         return ctx.xp.nan_to_num(x, copy=True, nan=nan, posinf=posinf, neginf=neginf)
 
     @staticmethod
@@ -1085,7 +1096,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
                                   or isinstance(value, bool)):
             raise TypeError(f"nan_to_num(): argument '{name}' must be a number, not "
                             f"{type(value).__name__}")
-    if input._data.dtype.kind not in "fc":
+    if input._data.dtype.kind not in "fcV":
         return input.clone()
     return NanToNum.apply(input, 0.0 if nan is None else float(nan),
                           None if posinf is None else float(posinf),
