@@ -4,6 +4,7 @@ with every weight passed in (PyTorch's argument list), composed from ``linear``,
 from __future__ import annotations
 
 import math
+import warnings
 
 from .. import dtypes
 from ..creation import full, zeros
@@ -167,6 +168,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             key_padding_mask = key_padding_mask.unsqueeze(0)
     tgt_len, bsz, embed_dim = query.shape
     src_len = key.shape[0]
+    if key_padding_mask is not None and attn_mask is not None and \
+            getattr(key_padding_mask, "dtype", None) != getattr(attn_mask, "dtype", None):
+        warnings.warn("Support for mismatched key_padding_mask and attn_mask is deprecated. "
+                      "Use same type for both instead.", stacklevel=2)
     key_padding_mask = _float_mask(key_padding_mask, query, "key_padding_mask")
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "

@@ -23,7 +23,7 @@ from ..autograd import grad_mode
 from ..autograd.backward_math import array_math
 from ..autograd.function import Function
 from ..tensor import Tensor, apply_inplace, bump_version
-from ._util import ensure_tensor, wrap_dim, xp_of
+from ._util import broadcast_error, ensure_tensor, wrap_dim, xp_of
 from .arithmetic import Add, Sub, mul
 from .comparison import where
 from .indexing import IndexScatter
@@ -648,15 +648,20 @@ def _bag_layout(input: Tensor, offsets, include_last_offset: bool, name: str):
     ensure_tensor(offsets, name, "offsets")
     if offsets.ndim != 1:
         raise ValueError(f"{name}(): offsets has to be a 1D Tensor, got {offsets.ndim}-D")
-    starts = offsets._data.astype(np.int64)
-    if include_last_offset:
-        starts = starts[:-1]
+    every = offsets._data.astype(np.int64)
+    starts = every[:-1] if include_last_offset else every
     bags = int(starts.shape[0])
-    if bags and (int(starts[0]) != 0 or bool((xp.diff(starts) < 0).any())
-                 or int(starts[-1]) > input.shape[0]):
-        raise ValueError(f"{name}(): offsets must start at 0, be non-decreasing and stay "
-                         f"within the input's length ({input.shape[0]}), got "
-                         f"{offsets.tolist()}")
+    if every.shape[0]:
+        if int(every[0]) != 0:
+            raise RuntimeError(f"{name}(): offsets[0] has to be 0, i.e., the first sequence in "
+                               f"the mini-batch has to start from position 0. However, got "
+                               f"{int(every[0])}")
+        if int(every[-1]) > input.shape[0]:
+            raise RuntimeError(f"{name}(): offsets[-1] can not be greater than input's length "
+                               f"{input.shape[0]} but got offsets[-1] of {int(every[-1])}")
+        if bool((xp.diff(every) < 0).any()):
+            raise RuntimeError(f"{name}(): offsets must be non-decreasing, got "
+                               f"{offsets.tolist()}")
     positions = xp.arange(input.shape[0])
     # With include_last_offset the last bag still runs to the end of the input (PyTorch).
     bag_of = xp.searchsorted(starts, positions, side="right") - 1
@@ -690,6 +695,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise ValueError(f"embedding_bag(): 'weight' must be 2-D, got {list(weight.shape)}")
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"embedding_bag(): mode has to be one of sum, mean or max, got {mode!r}")
+    if scale_grad_by_freq and mode == "max":
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
                                   f"per_sample_weights is only supported for mode='sum' "
@@ -1193,7 +1200,10 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
                            f"{common.name} (cosine_similarity() takes floating-point inputs)")
     x1, x2 = (x if x.dtype is common else x.to(common) for x in (x1, x2))
-    shape = tuple(np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
+    try:
+        shape = tuple(np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
+    except ValueError:
+        raise broadcast_error("cosine_similarity", x1.shape, x2.shape) from None
     d = wrap_dim(dim, len(shape), "cosine_similarity")
     if tuple(x1.shape) != tuple(x2.shape):  # PyTorch expands both (ExpandBackward0 each)
         x1, x2 = x1.expand(shape), x2.expand(shape)

@@ -569,6 +569,11 @@ def _lp_pool(n, op, input, norm_type, kernel_size, stride, ceil_mode):
     from .unary import abs as _abs
     from .unary import relu as _relu
     from .unary import sign as _sign
+    if isinstance(norm_type, (int, float)) and math.isinf(norm_type):
+        # PyTorch's limit: the largest (p = inf) or smallest (p = -inf) magnitude
+        if norm_type > 0:
+            return _max_pool(n, op, _abs(input), kernel, stride, 0, 1, ceil_mode, False)
+        return -_max_pool(n, op, -_abs(input), kernel, stride, 0, 1, ceil_mode, False)
     powered = input ** norm_type
     pooled = _avg_pool(n, op, powered, kernel, stride, 0, ceil_mode, True, None)
     # PyTorch's form: sign(s) * relu(|s|) keeps its gradient at s = 0 equal to PyTorch's
@@ -635,11 +640,17 @@ def _adaptive_taps(size: int, out: int, mean: bool):
 def _output_size(output_size, size, n, op):
     if isinstance(output_size, (list, tuple)):
         if len(output_size) != n:
-            raise ValueError(f"{op}(): output_size must have {n} elements, got "
-                             f"{list(output_size)}")
+            raise RuntimeError(f"{op}(): output_size must have {n} elements, got "
+                               f"{list(output_size)}")
+        if n == 1 and output_size[0] is None:  # PyTorch keeps a size only from 2-D on
+            raise TypeError(f"{op}(): argument 'output_size' must be tuple of ints, but "
+                            "found element of type NoneType at pos 0")
         out = tuple(s if o is None else o for o, s in zip(output_size, size))
+    elif output_size is None:
+        raise TypeError(f"{op}(): argument 'output_size' must be an int or a tuple of ints, "
+                        "not NoneType")
     else:
-        out = (size[0],) * n if output_size is None else (output_size,) * n
+        out = (output_size,) * n
     out = tuple(int(o) for o in out)
     if any(o < 0 for o in out):
         raise RuntimeError(f"{op}(): elements of output_size must be greater than or equal to "
@@ -807,8 +818,8 @@ def _max_unpool(n, op, input, indices, kernel_size, stride, padding, output_size
         out = default
     else:
         out = tuple(int(o) for o in output_size)
-        if len(out) == n + 2 or (len(out) == n + 1 and ndim == n + 1):
-            out = out[len(out) - n:]
+        if len(out) == n + 2:
+            out = out[2:]
         if len(out) != n:
             raise ValueError(f"{op}(): output_size should be a sequence containing {n} or "
                              f"{n + 2} elements, but it has a length of '{len(out)}'")
@@ -1053,12 +1064,14 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                          is not None else "either size or scale_factor should be defined")
     scales = None
     if size is not None:
-        out = _tuple(size, n, "interpolate", "size") if isinstance(size, (list, tuple)) \
-            else (int(size),) * n
         if isinstance(size, (list, tuple)) and len(size) != n:
             raise ValueError(f"Input and output must have the same number of spatial "
                              f"dimensions, but got input with spatial dimensions of "
                              f"{list(in_size)} and output size of {list(size)}.")
+        if recompute_scale_factor:
+            raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+        out = _tuple(size, n, "interpolate", "size") if isinstance(size, (list, tuple)) \
+            else (int(size),) * n
     else:
         factors = tuple(scale_factor) if isinstance(scale_factor, (list, tuple)) \
             else (scale_factor,) * n

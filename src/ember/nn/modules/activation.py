@@ -2,6 +2,8 @@
 MultiheadAttention lives in attention.py."""
 from __future__ import annotations
 
+import warnings
+
 from ... import creation
 from .. import functional as F
 from .. import init
@@ -55,14 +57,23 @@ class Threshold(Module):
 class Hardtanh(Module):
     """clamp(x, min_val, max_val)."""
 
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 min_value: float | None = None, max_value: float | None = None):
         super().__init__()
+        if min_value is not None:
+            warnings.warn("keyword argument `min_value` is deprecated and renamed to "
+                          "`min_val`", FutureWarning, stacklevel=2)
+            min_val = min_value
+        if max_value is not None:
+            warnings.warn("keyword argument `max_value` is deprecated and renamed to "
+                          "`max_val`", FutureWarning, stacklevel=2)
+            max_val = max_value
         self.min_val = min_val
         self.max_val = max_val
         self.inplace = inplace
         if self.max_val <= self.min_val:
-            raise ValueError("Hardtanh: max_val must be greater than min_val, got "
-                             f"min_val={min_val}, max_val={max_val}")
+            raise AssertionError(f"max_val ({self.max_val}) must be greater than min_val "
+                                 f"({self.min_val})")
 
     def forward(self, input):
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)

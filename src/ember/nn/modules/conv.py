@@ -183,11 +183,6 @@ class _ConvTransposeNd(_ConvNd):
         super().__init__(in_channels, out_channels, tup(kernel_size), tup(stride),
                          tup(padding), tup(dilation), True, tup(output_padding), groups, bias,
                          padding_mode, device, dtype)
-        for op, s, d in zip(self.output_padding, self.stride, self.dilation):
-            if op >= max(s, d):
-                raise ValueError("output padding must be smaller than either stride or "
-                                 f"dilation, but got output_padding={self.output_padding}, "
-                                 f"stride={self.stride}, dilation={self.dilation}")
 
     def _output_padding(self, input, output_size):
         """The output_padding that makes the output exactly ``output_size``."""

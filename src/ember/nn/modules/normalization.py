@@ -3,6 +3,7 @@ RMSNorm, LocalResponseNorm."""
 from __future__ import annotations
 
 import numbers
+import warnings
 
 from ... import creation, dtypes, tracing
 from .. import functional as F
@@ -144,6 +145,9 @@ class _InstanceNorm(_NormBase):
                 raise ValueError(
                     f"expected input's size at dim={channel_dim} to match num_features "
                     f"({self.num_features}), but got: {input.size(channel_dim)}.")
+            warnings.warn(f"input's size at dim={channel_dim} does not match num_features. "
+                          "You can silence this warning by not passing in num_features, "
+                          "which is not used because affine=False", stacklevel=2)
         unbatched = input.dim() == batched - 1
         if unbatched:
             input = input.unsqueeze(0)
@@ -257,8 +261,8 @@ class RMSNorm(Module):
         if self.elementwise_affine:
             init.ones_(self.weight)
 
-    def forward(self, input):
-        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
@@ -328,8 +332,10 @@ def _lazy_norm(base, doc: str):
     # PyTorch's lazy norms default to affine=True, track_running_stats=True, instance
     # norms included.
     def __init__(self, eps: float = 1e-5, momentum=0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None):
-        base.__init__(self, 0, eps, momentum, affine, track_running_stats, device, dtype)
+                 track_running_stats: bool = True, device=None, dtype=None, *,
+                 bias: bool = True):
+        base.__init__(self, 0, eps, momentum, affine, track_running_stats, device, dtype,
+                      bias=bias)
         self._lazy_init()
 
     return type("Lazy" + base.__name__, (_LazyNormMixin, base),
