@@ -20,6 +20,7 @@ from ._mt_stream import randperm as mt_randperm
 from ._mt_stream import uniform as mt_uniform
 from .outputs import out_keyword, sized
 from .random import generator_for
+from .runtime import channels_last, channels_last_3d, contiguous_format, preserve_format
 from .tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones", "full",
@@ -341,8 +342,21 @@ def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 @sized
 def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
-    """An uninitialized tensor (its values are whatever the memory held)."""
-    return _filled("empty", size, dtype, device, requires_grad, "empty")
+    """An uninitialized tensor (its values are whatever the memory held), laid out
+    row-major or as ``memory_format`` says (``channels_last``: channels innermost).
+
+    >>> ember.empty(2, 3, 4, 5, memory_format=ember.channels_last).stride()
+    (60, 1, 15, 3)
+    """
+    if memory_format is None or memory_format is contiguous_format:
+        return _filled("empty", size, dtype, device, requires_grad, "empty")
+    _require_size(size, "empty")
+    shape = _shape(size, "empty")
+    if memory_format is preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    strides = _format_strides(shape, memory_format, "empty")
+    flat = _filled("empty", ((_numel(shape),),), dtype, device, False, "empty")
+    return _laid_out(flat, shape, strides, requires_grad)
 
 
 @out_keyword
@@ -510,7 +524,12 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal samples."""
     _require_size(size, "randn")
-    shape = _shape(size, "randn")
+    return _normals(_shape(size, "randn"), generator, dtype, device, requires_grad)
+
+
+def _normals(shape, generator, dtype, device, requires_grad, contiguous=True) -> Tensor:
+    """randn's draws; ``contiguous``: whether the tensor they fill is (PyTorch's CPU
+    kernel fills a contiguous tensor in blocks of 16, any other one value at a time)."""
     d = _dtype_or_default(dtype)
     target = _device(device)
     source = generator_for(target, generator)
@@ -518,7 +537,8 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -
         if not d.is_floating_point:
             raise NotImplementedError(f'"normal_kernel_cpu" not implemented for '
                                       f"'{d.scalar_name}': randn draws real numbers")
-        array = mt_normal(source, _numel(shape), _draw_kind(d)).reshape(shape)
+        array = mt_normal(source, _numel(shape), _draw_kind(d),
+                          contiguous=contiguous).reshape(shape)
         array = array.astype(d.numpy, copy=False)
         return _finish(array, target, requires_grad)
     array = source.standard_normal(shape, dtype=np.float64)
@@ -576,49 +596,113 @@ def _numel(shape) -> int:
     return int(np.prod(shape, dtype=np.int64))
 
 
-def _like(function, input: Tensor, dtype, device, requires_grad, *args, **kwargs):
-    return function(*args, input.shape, dtype=dtype or input.dtype,
-                    device=device or input.device, requires_grad=requires_grad, **kwargs)
+def layout_strides(data, memory_format, op: str):
+    """The strides, in elements, of a copy of the array ``data`` made with
+    ``memory_format``, or None for row-major. PyTorch's default, ``preserve_format``,
+    keeps a dense layout's strides and the order of any other's dims
+    (``backend.preserved_strides``); ``contiguous_format`` is row-major;
+    ``channels_last`` (4-D) and ``channels_last_3d`` (5-D) put the channels innermost."""
+    if memory_format is None or memory_format is preserve_format:
+        return None if data.flags.c_contiguous else backend.preserved_strides(data)
+    return _format_strides(data.shape, memory_format, op)
+
+
+def _format_strides(shape, fmt, op: str):
+    """The strides of ``shape`` in the memory format ``fmt`` (None: row-major)."""
+    if fmt is contiguous_format:
+        return None
+    if fmt is channels_last or fmt is channels_last_3d:
+        rank = 4 if fmt is channels_last else 5
+        if len(shape) != rank:
+            raise RuntimeError(f"required rank {rank} tensor to use {fmt._name} format")
+        return backend.channels_last_strides(shape)
+    raise TypeError(f"{op}(): argument 'memory_format' must be ember.memory_format, not "
+                    f"{type(fmt).__name__}")
+
+
+def _laid_out(flat: Tensor, shape, strides, requires_grad: bool) -> Tensor:
+    """The 1-D ``flat`` viewed as ``shape`` with the dense ``strides``: its values in
+    memory order, the order PyTorch's kernels fill a new tensor in."""
+    t = Tensor._make(backend.with_strides(flat._data, shape, strides), flat._device, False)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def _row_major(shape, strides) -> bool:
+    """Whether ``strides`` are row-major for ``shape`` (size-1 dims' strides don't count)."""
+    step = 1
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n != 1 and s != step:
+            return False
+        step *= n
+    return True
+
+
+def _like(function, input: Tensor, dtype, device, requires_grad, memory_format, *args,
+          **kwargs):
+    """``function(*args, shape, ...)`` for ``input``'s shape, dtype and device, laid out as
+    ``input`` is (or as ``memory_format`` says): drawn flat, in memory order."""
+    strides = layout_strides(input._data, memory_format, f"{function.__name__}_like")
+    options = {"dtype": dtype or input.dtype, "device": device or input.device, **kwargs}
+    if strides is None:
+        return function(*args, tuple(input.shape), requires_grad=requires_grad, **options)
+    flat = function(*args, (input.numel(),), requires_grad=False, **options)
+    return _laid_out(flat, tuple(input.shape), strides, requires_grad)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    """Zeros with ``input``'s shape, dtype and device."""
-    return _like(zeros, input, dtype, device, requires_grad)
+    """Zeros with ``input``'s shape, dtype, device and layout (its strides, where its
+    elements fill one block; see ``clone``)."""
+    return _like(zeros, input, dtype, device, requires_grad, memory_format)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    """Ones with ``input``'s shape, dtype and device."""
-    return _like(ones, input, dtype, device, requires_grad)
+    """Ones with ``input``'s shape, dtype, device and layout."""
+    return _like(ones, input, dtype, device, requires_grad, memory_format)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(empty, input, dtype, device, requires_grad)
+    """An uninitialized tensor with ``input``'s shape, dtype, device and layout.
+
+    >>> ember.empty_like(ember.ones(2, 3).t()).stride()
+    (1, 3)
+    """
+    return _like(empty, input, dtype, device, requires_grad, memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None):
-    """``fill_value`` with ``input``'s shape, dtype and device."""
-    return full(input.shape, fill_value, dtype=dtype or input.dtype,
-                device=device or input.device, requires_grad=requires_grad)
+    """``fill_value`` with ``input``'s shape, dtype, device and layout."""
+    def filled(shape, **options):
+        return full(shape, fill_value, **options)
+
+    filled.__name__ = "full"
+    return _like(filled, input, dtype, device, requires_grad, memory_format)
 
 
 def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
               memory_format=None):
-    return _like(rand, input, dtype, device, requires_grad, generator=generator)
+    return _like(rand, input, dtype, device, requires_grad, memory_format,
+                 generator=generator)
 
 
 def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
                memory_format=None):
-    return _like(randn, input, dtype, device, requires_grad, generator=generator)
+    strides = layout_strides(input._data, memory_format, "randn_like")
+    shape = tuple(input.shape)
+    dtype, device = dtype or input.dtype, device or input.device
+    if strides is None:
+        return _normals(shape, generator, dtype, device, requires_grad)
+    flat = _normals((input.numel(),), generator, dtype, device, False,
+                    contiguous=_row_major(shape, strides))
+    return _laid_out(flat, shape, strides, requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
                  requires_grad=False, memory_format=None):
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), generator=generator,
-                   dtype=dtype or input.dtype, device=device or input.device,
-                   requires_grad=requires_grad)
+    return _like(randint, input, dtype, device, requires_grad, memory_format, low, high,
+                 generator=generator)
 
 
 def is_tensor(obj) -> bool:

@@ -508,13 +508,26 @@ class Tensor:
 
     def to(self, *args, **kwargs) -> "Tensor":
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)``; returns self
-        when nothing changes (unless ``copy=True``). Differentiable."""
+        when nothing changes (unless ``copy=True``). Differentiable. ``memory_format=``
+        (``ember.channels_last``, ``contiguous_format``) lays the result out so.
+
+        >>> ember.ones(2, 3, 4, 5).to(memory_format=ember.channels_last).stride()
+        (60, 1, 15, 3)
+        """
+        layout = kwargs.get("memory_format")
         device, dtype, copy = _parse_to(args, kwargs)
         target_device = self._device if device is None else backend.parse_device(device)
         target_dtype = self.dtype if dtype is None else dtypes.to_dtype(dtype)
-        if target_device == self._device and target_dtype is self.dtype and not copy:
-            return self
-        return _F["_to_copy"](self, target_dtype, target_device)
+        same = target_device == self._device and target_dtype is self.dtype and not copy
+        if layout is None or getattr(layout, "_name", None) == "preserve_format":
+            return self if same else _F["_to_copy"](self, target_dtype, target_device)
+        if same:
+            # PyTorch keeps the tensor when the format is the one its strides suggest
+            if getattr(layout, "_name", None) == _suggested_format(self._data):
+                return self
+            return _F["clone"](self, memory_format=layout)
+        return _F["_to_copy"](self, target_dtype, target_device).contiguous(
+            memory_format=layout)
 
     def cuda(self, device=None, non_blocking: bool = False) -> "Tensor":
         target = "cuda" if device is None else (
@@ -927,6 +940,26 @@ def _parse_to(args, kwargs):
 
 
 
+def _suggested_format(data) -> str:
+    """The memory format PyTorch reads from an array's strides (``suggest_memory_format``):
+    channels_last for a 4-D (channels_last_3d for a 5-D) array whose dims lie in memory
+    channels first, then width, height (depth), batch; else contiguous_format, also in
+    the cases the strides leave open (a stride-0 channel dim, size-1 dims of equal
+    strides)."""
+    if data.ndim not in (4, 5):
+        return "contiguous_format"
+    shape = data.shape
+    strides = [s // data.itemsize for s in data.strides]
+    if strides[1] == 0:
+        return "contiguous_format"
+    low = 0
+    for d in (1, 3, 2, 0) if data.ndim == 4 else (1, 4, 3, 2, 0):
+        if shape[d] == 0 or strides[d] < low or (d == 0 and low == strides[1]):
+            return "contiguous_format"
+        low = strides[d] * max(shape[d], 1)
+    return "channels_last" if data.ndim == 4 else "channels_last_3d"
+
+
 def _legacy_type_name(t: Tensor) -> str:
     prefix = "ember.cuda." if t._device.type == "cuda" else "ember."
     return prefix + t.dtype.scalar_name + "Tensor"
@@ -945,21 +978,40 @@ def check_no_overlap(target, sources) -> None:
 
 def check_writable(self: Tensor) -> None:
     """Refuse an in-place write PyTorch refuses: into an inference tensor outside
-    ``inference_mode``, or into an expanded view, whose stride-0 dims repeat one memory
-    location (NumPy marks those read-only, CuPy doesn't)."""
+    ``inference_mode``; or one ember refuses where PyTorch's result would depend on the
+    order it writes elements in: into a tensor two of whose elements share a memory
+    location (an expanded view, unfold's windows with a step below their size, an
+    overlapping as_strided). A view whose memory only carries NumPy's read-only flag (a
+    view of such a view that doesn't overlap itself) gets a writable array over the same
+    memory."""
     if self._version_counter.inference and not _state.inference:
         raise RuntimeError(
             "Inplace update to inference tensor outside InferenceMode is not allowed. It was "
             "made under ember.inference_mode(); make a clone to get a normal tensor before "
             "the in-place update (x = x.clone()), or do the update inside inference_mode.")
-    if self._base is None:
+    flags = self._data.flags
+    if flags.c_contiguous and getattr(flags, "writeable", True):
         return
+    _check_layout(self)
+
+
+def _check_layout(self: Tensor) -> None:
     data = self._data
-    if any(stride == 0 and size > 1 for stride, size in zip(data.strides, data.shape)):
+    if backend.internal_overlap(data):
+        expanded = any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape))
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to "
-            "a single memory location (it is an expanded view). Please clone() the tensor "
-            "before performing the operation.")
+            "a single memory location (" + ("it is an expanded view" if expanded else
+                                            "its elements overlap: unfold's windows with a "
+                                            "step below their size, or as_strided") + "). "
+            "Please clone() the tensor before performing the operation.")
+    target = backend.writable(data)
+    if target is None:
+        raise RuntimeError(
+            "unsupported operation: the written-to tensor's memory is read-only (it shares "
+            "a NumPy array that is not writeable). Please clone() the tensor before "
+            "performing the operation.")
+    self._data = target
 
 
 def apply_inplace(self: Tensor, function, *args, **kwargs) -> Tensor:

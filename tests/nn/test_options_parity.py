@@ -71,6 +71,11 @@ FUNCTION_CASES = [
     ("lp_pool2d-inf-stride-ceil", [X2], lambda T, x: F(T).lp_pool2d(x, float("inf"), 3, 1,
                                                                      ceil_mode=True)),
     ("lp_pool3d-inf", [X3], lambda T, x: F(T).lp_pool3d(x, float("inf"), 2)),
+    # hardswish's gradient at the kinks themselves: 0 at -3, 1 at 3
+    ("hardswish-kinks", [np.array([-3.0, 3.0, -2.5, 2.5, -4.0, 4.0])],
+     lambda T, x: F(T).hardswish(x)),
+    ("native_channel_shuffle", [Const(rand(2, 6, 3))],  # (torch has no derivative for it)
+     lambda T, x: F(T).native_channel_shuffle(x, 3)),
     # guards: options that already matched
     ("lp_pool2d-p1.5-ceil", [X2], lambda T, x: F(T).lp_pool2d(x, 1.5, 3, 2, ceil_mode=True)),
     ("max_pool2d-dilation-ceil-indices", [X2],
@@ -105,6 +110,7 @@ _FLAT = np.array([1, 2, 4, 5, 4, 3, 2, 0, 1])
 
 # (id, f(lib)) that PyTorch rejects; ember must raise the same exception type
 ERROR_CASES = [
+    ("pad-mode-None", lambda T: F(T).pad(T.ones(2, 3), (1, 1), mode=None)),
     ("adaptive_avg_pool1d-two-sizes", lambda T: F(T).adaptive_avg_pool1d(T.ones(1, 2, 5), (2, 2))),
     ("adaptive_avg_pool2d-three-sizes",
      lambda T: F(T).adaptive_avg_pool2d(T.ones(1, 2, 5, 5), (2, 2, 2))),

@@ -11,7 +11,9 @@ from . import cpu, cuda
 from .device import CPU, device
 
 __all__ = ["device", "CPU", "matmul", "einsum", "where", "xp_of", "xp_for_device", "move",
-           "parse_device", "scatter_add", "scatter_reduce", "as_strided", "fused"]
+           "parse_device", "scatter_add", "scatter_reduce", "as_strided", "fused",
+           "preserved_strides", "channels_last_strides", "empty_with_strides",
+           "internal_overlap", "writable"]
 
 
 def parse_device(value) -> device:
@@ -100,6 +102,99 @@ def as_strided(array, shape, strides, writeable: bool = True):
     if isinstance(array, np.ndarray):
         return cpu.as_strided(array, shape, strides, writeable)
     return cuda.as_strided(array, shape, strides, writeable)
+
+
+def preserved_strides(array) -> tuple:
+    """The strides, in elements, of a copy of ``array`` that keeps its layout, as PyTorch's
+    ``memory_format=torch.preserve_format`` lays one out: ``array``'s own strides when its
+    elements fill one block without gaps or repeats (in any order of dims; an empty array
+    counts), else dense strides whose dims lie in ``array``'s order of strides."""
+    shape = array.shape
+    itemsize = array.itemsize
+    strides = tuple(s // itemsize for s in array.strides)
+    if all(s >= 0 for s in strides) and (0 in shape or _dense(array)):
+        return strides
+    # PyTorch's infer_dense_strides: an insertion sort of the dims, innermost first, by
+    # stride and then size, in which a stride-0 dim compares equal to every other dim
+    order = list(range(len(shape)))[::-1]
+    for i in range(1, len(order)):
+        moving = i
+        for j in range(i - 1, -1, -1):
+            a, b = abs(strides[order[j]]), abs(strides[order[moving]])
+            if a == 0 or b == 0:
+                continue
+            if a < b:
+                break
+            if a > b or shape[order[j]] > shape[order[moving]]:
+                order[j], order[moving] = order[moving], order[j]
+                moving = j
+    out = [0] * len(shape)
+    step = 1
+    for d in order:
+        out[d] = step
+        step *= max(shape[d], 1)
+    return tuple(out)
+
+
+def channels_last_strides(shape) -> tuple:
+    """The strides, in elements, of ``shape`` (4-D NCHW or 5-D NCDHW) with the channels
+    innermost: PyTorch's ``channels_last`` / ``channels_last_3d``."""
+    strides = [0] * len(shape)
+    strides[1] = 1
+    step = shape[1]
+    for d in range(len(shape) - 1, 1, -1):
+        strides[d] = step
+        step *= shape[d]
+    strides[0] = step
+    return tuple(strides)
+
+
+def empty_with_strides(xp, shape, dtype, strides):
+    """An uninitialized array of ``shape`` with the given strides (in elements) over a
+    block of exactly its elements: ``strides`` must be dense (a permutation of a
+    row-major layout; the strides of size-1 dims are free). Its memory order is the
+    block's, so a flat array of draws viewed this way fills it as PyTorch fills a tensor."""
+    return with_strides(xp.empty(math.prod(shape), dtype), shape, strides)
+
+
+def with_strides(flat, shape, strides):
+    """The 1-D ``flat`` (of as many elements as ``shape`` has) viewed with ``shape`` and
+    dense ``strides`` in elements (see empty_with_strides)."""
+    return as_strided(flat, tuple(shape), tuple(s * flat.itemsize for s in strides))
+
+
+def internal_overlap(array) -> bool:
+    """Whether two elements of ``array`` share a memory location (an expanded view, windows
+    of unfold with a step below their size, an overlapping as_strided). Decided from the
+    shape and strides, exactly: a layout whose dims, ordered by stride, each step past all
+    the smaller ones is free of overlap; anything else is checked element by element."""
+    dims = sorted((abs(s), n) for s, n in zip(array.strides, array.shape) if n > 1)
+    if not dims or 0 in array.shape:
+        return False
+    reach = array.itemsize  # bytes spanned by the dims before, plus one element
+    for stride, size in dims:
+        if stride == 0:
+            return True
+        if stride < reach:
+            break
+        reach += stride * (size - 1)
+    else:
+        return False
+    offsets = np.zeros((), np.int64)
+    for stride, size in dims:
+        offsets = np.add.outer(offsets, np.arange(size, dtype=np.int64) * stride)
+    offsets = np.sort(offsets, axis=None)
+    return bool((offsets[1:] - offsets[:-1] < array.itemsize).any())
+
+
+def writable(array):
+    """``array``, or a writable array over the same memory where only a read-only flag kept
+    it from being written (a view taken from an expanded or overlapping view, whose own
+    elements don't overlap); None when the memory itself is read-only (a NumPy array made
+    read-only by its owner)."""
+    if isinstance(array, np.ndarray):
+        return cpu.writable(array)
+    return cuda.writable(array)
 
 
 def partial_overlap(a, b) -> bool:

@@ -123,6 +123,22 @@ def as_strided(array, shape, strides, writeable: bool = True):
     return view
 
 
+def writable(array):
+    """``array``, or a writable array over its memory where only a read-only flag stood in
+    the way (views of broadcast or overlapping views are flagged so); None when the array
+    that owns the memory is itself read-only."""
+    if array.flags.writeable:
+        return array
+    owner = _owner(array)
+    if not owner.flags.writeable:
+        return None
+    try:
+        return np.ndarray(array.shape, array.dtype, buffer=owner,
+                          offset=_address(array) - _address(owner), strides=array.strides)
+    except (TypeError, ValueError, BufferError):
+        return None
+
+
 def _address(array) -> int:
     return array.__array_interface__["data"][0]
 

@@ -439,6 +439,19 @@ def as_strided(array, shape, strides, writeable: bool = True):
     return cupy().lib.stride_tricks.as_strided(array, shape, strides)
 
 
+def writable(array):
+    """``array``: CuPy arrays have no read-only flag (the stand-in's NumPy data, which may
+    carry one, gets the CPU's answer)."""
+    if STANDIN:
+        from . import cpu, standin
+
+        data = cpu.writable(array._a)
+        if data is None or data is array._a:
+            return None if data is None else array
+        return standin.ndarray(data, array._device)
+    return array
+
+
 class RandomSource:
     """NumPy's Generator methods that ember uses, drawn on the GPU. CuPy's own Generator
     lacks some of them (permutation), so this wraps CuPy's complete RandomState."""

@@ -22,7 +22,7 @@ from .._mt_stream import normal as mt_normal
 from .._mt_stream import randperm as mt_randperm
 from .._mt_stream import uniform as mt_uniform
 from ..random import generator_for
-from ..tensor import Tensor, bump_version
+from ..tensor import Tensor, bump_version, check_writable
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "eye_",
            "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
@@ -34,6 +34,7 @@ def _fill(tensor: Tensor, array) -> Tensor:
     version like any in-place op."""
     if tracing.state.tracer is not None:
         tracing.unsupported("an nn.init fill writes a tensor in place")
+    check_writable(tensor)  # (an overlapping view: the one error of every in-place write)
     with grad_mode.no_grad():
         if tensor._data.ndim == 0 and isinstance(tensor._data, np.ndarray):
             tensor._data[()] = array

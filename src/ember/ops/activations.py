@@ -808,7 +808,8 @@ def _hardswish_values(m, x):
 @elementwise_formula
 def _hardswish_grad(m, grad, x):
     middle = grad * (x / 3 + 0.5)
-    return m.cast(m.where(x < -3, 0.0, m.where(x <= 3, middle, grad)), grad)
+    # (PyTorch: 0 at -3 itself, 1 at 3 itself)
+    return m.cast(m.where(x <= -3, 0.0, m.where(x < 3, middle, grad)), grad)
 
 
 @register_op(namespace=_F, samples=_samples_in(-5.0, 5.0))

@@ -499,7 +499,7 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     return pooling.interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
-@register_op(namespace=_FN, samples=lambda make: [
+@register_op(namespace=_FN, also=("native_channel_shuffle",), samples=lambda make: [
     Sample((make((1, 4, 2, 2)), 2)), Sample((make((2, 6, 3)), 3), name="1-d, 3 groups")])
 def channel_shuffle(input, groups):
     """Split the channels (dim 1) into ``groups`` and interleave them:

@@ -10,6 +10,8 @@ import numpy as np
 from .. import backend, dtypes, tracing
 from ..autograd import grad_mode
 from ..autograd.function import Function
+from ..creation import layout_strides
+from ..runtime import contiguous_format, preserve_format
 from ..tensor import Tensor, bump_version, check_no_overlap, check_writable, counter_of
 from ._util import as_int, ensure_tensor, wrap_dim
 from .registry import Sample, bind_method, register_op
@@ -40,10 +42,12 @@ def convert_index(index, tensor: Tensor):
     xp = backend.xp_for_device(tensor._device)
     parsed = []
     basic = True
+    ellipses = 0
     for item in items:
         if isinstance(item, range):
             item = list(item)
         if item is None or item is Ellipsis:
+            ellipses += item is Ellipsis
             parsed.append(item)
         elif isinstance(item, bool):
             parsed.append(xp.asarray(item))
@@ -79,6 +83,8 @@ def convert_index(index, tensor: Tensor):
             basic = False
         else:
             raise IndexError(f"{_INDEX_TYPES} (got {type(item).__name__})")
+    if ellipses > 1:
+        parsed = _expand_ellipses(parsed, tensor._data.ndim)
     converted = _validate(parsed, tensor._data.shape)
     if not basic:
         converted = _torch_placement(converted, tensor._data.shape, xp)
@@ -123,6 +129,28 @@ def _consumed(item) -> int:
     return 1
 
 
+_SKIPPED = slice(None)  # the dims an ellipsis stands for
+
+
+def _expand_ellipses(items: list, ndim: int) -> list:
+    """PyTorch's reading of an index with several ellipses: each one skips the dims the
+    other items leave (``x[..., 0, ...]`` is ``x[..., 0]``), and those that skip dims past
+    the last one index nothing unless something follows them."""
+    skipped = ndim - sum(_consumed(item) for item in items)
+    if skipped < 0:
+        return items  # too many indices: _validate says so
+    out = []
+    for item in items:
+        out.extend([_SKIPPED] * skipped if item is Ellipsis else [item])
+    while out and out[-1] is _SKIPPED:
+        out.pop()
+    if sum(_consumed(item) for item in out) > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}: each '...' in "
+                         f"the index stands for all {skipped} dim(s) the other items leave, so "
+                         "an item after the second '...' indexes past the last dim")
+    return out
+
+
 def _validate(items, shape) -> list:
     ndim = len(shape)
     used = sum(_consumed(item) for item in items)
@@ -131,8 +159,6 @@ def _validate(items, shape) -> list:
             raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python "
                              "to convert a 0-dim tensor to a number")
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
-    if sum(item is Ellipsis for item in items) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
     out = []
     dim = 0
     for item in items:
@@ -656,27 +682,51 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
 
 # ----------------------------------------------------------------------------- copies
 class Clone(Function):
+    """A copy, row-major or with the given dense strides (in elements)."""
+
     array_backward = True
     node_name = "CloneBackward0"
 
     @staticmethod
-    def forward(ctx, x):
-        return x.copy()
+    def forward(ctx, x, strides=None):
+        if strides is None:
+            return x.copy()
+        out = backend.empty_with_strides(ctx.xp, x.shape, x.dtype, strides)
+        out[...] = x
+        return out
 
     @staticmethod
     def backward(ctx, grad):
-        return grad
+        return grad, None
 
 
-@register_op(methods=("clone",), samples=lambda make: [Sample((make((3, 4)),))])
+@register_op(methods=("clone",), samples=lambda make: [
+    Sample((make((3, 4)),)), Sample((make((4, 3)).t(),), name="transposed")])
 def clone(input, *, memory_format=None):
-    """A copy with its own memory, still in the graph."""
+    """A copy with its own memory, still in the graph.
+
+    Laid out as ``input`` is by default (PyTorch's ``preserve_format``: the same strides
+    where the elements fill one block, else dense in the same order of dims), row-major
+    with ``memory_format=ember.contiguous_format``, channels innermost with
+    ``channels_last``.
+
+    >>> ember.ones(2, 3).t().clone().stride()
+    (1, 3)
+    """
     ensure_tensor(input, "clone")
-    return Clone.apply(input)
+    if memory_format is None and input._data.flags.c_contiguous:
+        return Clone.apply(input)
+    return Clone.apply(input, layout_strides(input._data, memory_format, "clone"))
 
 
 def _contiguous(self, memory_format=None):
-    return self if self._data.flags.c_contiguous else Clone.apply(self)
+    if memory_format is None or memory_format is contiguous_format:
+        return self if self._data.flags.c_contiguous else Clone.apply(self)
+    if memory_format is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    strides = layout_strides(self._data, memory_format, "contiguous")
+    return self if self.is_contiguous(memory_format=memory_format) else \
+        Clone.apply(self, strides)
 
 
 Tensor.contiguous = _contiguous
@@ -817,7 +867,8 @@ def _rebase_view(view: Tensor, result: Tensor) -> None:
         mask = Tensor._make(backend.xp_for_device(base._device).ones(base._data.shape,
                                                                      base._data.dtype),
                             base._device)
-        _replay(mask, chain)._data[...] = 0
+        # (a view of an expanded or overlapping view keeps NumPy's read-only flag)
+        backend.writable(_replay(mask, chain)._data)[...] = 0
     snapshot = Tensor._make(base._data, base._device, base._requires_grad)
     snapshot.grad_fn, snapshot._output_nr = base.grad_fn, base._output_nr
     snapshot._version_counter = counter_of(base)

@@ -1358,6 +1358,9 @@ def pad(input, pad, mode="constant", value=None):
     edge), 'circular' (wrap around; pad <= size). Non-constant modes pad the last 1, 2 or 3
     dims of a 2-3-D, 3-4-D or 4-5-D input. Cost: one copy of the output."""
     ensure_tensor(input, "pad")
+    if not isinstance(mode, str):
+        raise TypeError(f"pad(): argument 'mode' (position 3) must be str, not "
+                        f"{type(mode).__name__}")
     pad = tuple(int(p) for p in pad)
     shape = input._data.shape
     ndim = len(shape)
