@@ -328,14 +328,16 @@ def checked_number(value, dtype):
     """A Python number for an integer tensor where PyTorch checks that it fits (fill
     values, clamp bounds, pow's exponent; arithmetic wraps instead, ``wrap_int``): an error
     beyond the dtype's range, and for NaN or infinity. An unsigned dtype also takes the
-    negatives of its range, wrapped as in C (-1 is 255 in uint8). Other dtypes take the
+    negative ints of its range, wrapped as in C (-1 is 255 in uint8), but no negative
+    floats. Other dtypes take the
     number as it is."""
     dtype = np.dtype(dtype)
     if dtype.kind not in "iu" or isinstance(value, builtins.bool) or \
             not isinstance(value, (builtins.int, builtins.float)):
         return value
     info = np.iinfo(dtype)
-    low = -info.max if dtype.kind == "u" else info.min
+    # (a float must lie in the range itself: -0.5 does not fit uint8, 127.5 not int8)
+    low = -info.max if dtype.kind == "u" and isinstance(value, builtins.int) else info.min
     if not (low <= value <= info.max):  # (False for NaN)
         if isinstance(value, builtins.int) and not -2 ** 63 <= value < 2 ** 64:
             raise OverflowError("int too big to convert")

@@ -48,6 +48,24 @@ def special_values(T):
 
 # (name, case, expectation): expectation None compares results, else _raises(fragment)
 CASES = [
+    # ---- nn functions and searches (ops/neural.py, ops/scatter.py)
+    ("sdpa bool", lambda T: T.nn.functional.scaled_dot_product_attention(
+        mask(T)[None, :, None], mask(T)[None, :, None], mask(T)[None, :, None]),
+     _raises("expected scalar type Float but found Bool")),
+    ("pairwise_distance int", lambda T: T.nn.functional.pairwise_distance(
+        T.tensor([[1, 2]]), T.tensor([[3, 5]])), None),
+    ("softmax int", lambda T: T.softmax(T.tensor([1, 2]), 0), _raises("not implemented")),
+    ("log_softmax bool", lambda T: T.log_softmax(mask(T), 0), _raises("not implemented")),
+    ("searchsorted bool", lambda T: T.searchsorted(mask(T), mask(T)),
+     _raises("not implemented for 'Bool'")),
+    ("bucketize bool", lambda T: T.bucketize(mask(T), T.tensor([False, True])),
+     _raises("not implemented for 'Bool'")),
+    # ---- a float fill must fit the integer dtype's range itself (no wrapping)
+    ("full uint8 -1.5", lambda T: T.full((2,), -1.5, dtype=T.uint8), _raises("overflow")),
+    ("fill_ uint8 -0.5", lambda T: T.zeros(2, dtype=T.uint8).fill_(-0.5), _raises("overflow")),
+    ("index_fill_ uint8 -1.5", lambda T: T.zeros(2, dtype=T.uint8).index_fill_(
+        0, T.tensor([0]), -1.5), _raises("overflow")),
+    ("full int8 127.5", lambda T: T.full((1,), 127.5, dtype=T.int8), _raises("overflow")),
     # ---- unary math without a bool kernel (ops/unary.py)
     ("abs bool", lambda T: T.abs(mask(T)), _raises(BOOL)),
     ("abs operator bool", lambda T: abs(mask(T)), _raises(BOOL)),
@@ -306,6 +324,11 @@ CASES = [
 
 # Behaviour ember already matched: it guards what the checks above must leave alone.
 GUARDS = [
+    ("searchsorted float sequence, bool values", lambda T: T.searchsorted(
+        T.tensor([0.0, 1.0]), T.tensor([True])), None),
+    ("full uint8 -1 wraps", lambda T: T.full((2,), -1, dtype=T.uint8), None),
+    ("full uint8 -255 wraps", lambda T: T.full((1,), -255, dtype=T.uint8), None),
+    ("full int8 -0.5 truncates", lambda T: T.full((1,), -0.5, dtype=T.int8), None),
     ("abs int8", lambda T: T.abs(int8s(T)), None),
     ("sign bool", lambda T: T.sign(mask(T)), None),
     ("neg bool", lambda T: -mask(T), _raises("Negation, the `-` operator, on a bool tensor")),

@@ -114,12 +114,9 @@ def integer_scalar(value, dtype) -> int:
     """A Python number as PyTorch casts a Scalar argument to an integer dtype (fill values,
     alpha and beta, thresholds): truncated toward zero; a float must lie in the dtype's
     range, an int may wrap as in C (-1 is 255 in uint8)."""
-    np_dtype = np.dtype(dtype)
-    if isinstance(value, (float, np.floating)):
-        info = np.iinfo(np_dtype)
-        if not info.min <= value <= info.max:
-            value = float("nan")  # which checked_number refuses, with PyTorch's message
-    return int(dtypes.checked_number(value, np_dtype))
+    if isinstance(value, np.floating):
+        value = float(value)
+    return int(dtypes.checked_number(value, np.dtype(dtype)))
 
 
 def dtype_not_implemented(op: str, dtype, hint: str) -> NotImplementedError:

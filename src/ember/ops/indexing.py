@@ -268,6 +268,37 @@ class BasicIndex(Function):
         return ctx.math.apply(IndexScatter, grad, ctx.input_shape, ctx.index, False), None
 
 
+class ItemView(BasicIndex):
+    """``x[index]`` with a basic index, its node named as PyTorch's indexing names it: after
+    the last step that changes something (``x[0, None]`` is UnsqueezeBackward0, ``x[:]``
+    AliasBackward0; narrow and select keep BasicIndex's names)."""
+
+    @staticmethod
+    def forward(ctx, x, index):
+        out = BasicIndex.forward(ctx, x, index)
+        ctx.node_name = _item_view_name(index, x.shape)
+        return out
+
+
+def _item_view_name(index, shape) -> str:
+    name = "AliasBackward0"
+    dim = 0
+    skipped = len(shape) - sum(1 for i in index if i is not None and i is not Ellipsis)
+    for item in index:
+        if item is None:
+            name = "UnsqueezeBackward0"
+        elif item is Ellipsis:
+            dim += skipped  # (the first ellipsis skips the dims; any later one none)
+            skipped = 0
+        else:
+            if isinstance(item, int):
+                name = "SelectBackward0"
+            elif item.indices(shape[dim]) != (0, shape[dim], 1):
+                name = "SliceBackward0"
+            dim += 1
+    return name
+
+
 class AdvancedIndex(Function):
     """The gather: ``x[index]`` for an index tuple with integer arrays, or, for a bare
     integer array, ``take``: positions in the flattened ``x`` (a copy either way). Every
@@ -414,7 +445,7 @@ def _getitem(input, index):
     ensure_tensor(input, "__getitem__")
     converted, basic = convert_index(index, input)
     if basic:
-        return BasicIndex.apply(input, converted)
+        return ItemView.apply(input, converted)
     try:
         return AdvancedIndex.apply(input, converted)
     except IndexError as error:

@@ -23,7 +23,14 @@ from ..autograd import grad_mode
 from ..autograd.backward_math import array_math
 from ..autograd.function import Function
 from ..tensor import Tensor, apply_inplace, bump_version
-from ._util import broadcast_error, ensure_tensor, wrap_dim, xp_of
+from ._util import (
+    broadcast_error,
+    dtype_not_implemented,
+    ensure_tensor,
+    float_operand,
+    wrap_dim,
+    xp_of,
+)
 from .arithmetic import Add, Sub, mul
 from .comparison import where
 from .indexing import IndexScatter
@@ -55,9 +62,8 @@ def _softmax_input(input, dim, dtype, name: str, stacklevel):
     if dtype is not None:
         input = input.to(dtypes.to_dtype(dtype))
     if input._data.dtype.kind not in "fV":
-        raise RuntimeError(f"{name}(): expected a floating-point input but got "
-                           f"{input.dtype.name}; pass dtype=ember.float32 or call .float() "
-                           "first")
+        raise dtype_not_implemented(name, input.dtype, "it takes floating-point input: pass "
+                                    "dtype=ember.float32 or call .float() first")
     if dim is None:
         dim = _implicit_softmax_dim(name, input._data.ndim, stacklevel + 1)
     return input, wrap_dim(dim, input._data.ndim, name)
@@ -904,6 +910,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             f"scaled_dot_product_attention(): expected query (..., L, E), key (..., S, E) and "
             f"value (..., S, Ev), got {list(query.shape)}, {list(key.shape)} and "
             f"{list(value.shape)}")
+    if not query.dtype.is_floating_point:  # (PyTorch's words: its kernel expects Float)
+        raise RuntimeError(f"expected scalar type Float but found {query.dtype.scalar_name} "
+                           "(scaled_dot_product_attention takes floating-point query, key "
+                           "and value)")
     if key.dtype is not query.dtype or value.dtype is not query.dtype:
         raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
                            f"query.dtype: {query.dtype.scalar_name} key.dtype: "
@@ -1144,7 +1154,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     if p < 0:
         raise RuntimeError(f"pairwise_distance(): p must be non-negative, got {p}")
     ndim = max(x1.ndim, x2.ndim)
-    out = _p_norm(add_scalar(x1 - x2, eps), p, keepdim)
+    out = _p_norm(add_scalar(float_operand(x1 - x2, "pairwise_distance"), eps), p, keepdim)
     if ndim == 0:
         return out.reshape(())
     return out

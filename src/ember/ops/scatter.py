@@ -15,7 +15,7 @@ import numpy as np
 from .. import backend, dtypes
 from ..autograd.function import Function
 from ..tensor import Tensor, apply_inplace
-from ._util import ensure_tensor, wrap_dim, xp_of
+from ._util import dtype_not_implemented, ensure_tensor, wrap_dim, xp_of
 from .indexing import AdvancedIndex, IndexPut, IndexPutAccumulate, convert_index, shape_mismatch
 from .registry import Sample, bind_method, register_op
 
@@ -1101,8 +1101,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
             f"dimensions of boundaries tensor and input value tensor must match, but we got "
             f"boundaries tensor {list(sequence.shape)} and input value tensor "
             f"{list(values.shape)}")
-    return SearchSorted.apply(sequence.detach(), values.detach(), "right" if right else "left",
-                              np.int32 if out_int32 else np.int64)
+    return _search(sequence, values, right, out_int32)
 
 
 def _bucketize_samples(make):
@@ -1122,8 +1121,16 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
                            f"{boundaries._data.ndim})")
     values = _search_values(input, boundaries, "bucketize")
-    return SearchSorted.apply(boundaries.detach(), values.detach(),
-                              "right" if right else "left", np.int32 if out_int32 else np.int64)
+    return _search(boundaries, values, right, out_int32)
+
+
+def _search(sequence, values, right, out_int32):
+    if sequence._data.dtype.kind == "b" and values._data.dtype.kind == "b":
+        # (PyTorch compares in the promoted dtype and has no bool kernel)
+        raise dtype_not_implemented("searchsorted_out_cpu", sequence.dtype, "search numbers: "
+                                    "convert with .int() first")
+    return SearchSorted.apply(sequence.detach(), values.detach(), "right" if right else "left",
+                              np.int32 if out_int32 else np.int64)
 
 
 # ----------------------------------------------------------------------------- in place

@@ -1311,10 +1311,13 @@ def _pad_circular(input, pads):
     and SliceBackward0): the input (cropped by negative pads) copied into the middle of a
     new tensor, then each dim's left and right bands copied from the far side of it.
     ``pads`` holds (left, right) for the last dim first."""
-    from .indexing import IndexPut
+    from .indexing import BasicIndex, IndexPut
 
     def region(dim, start, end):
         return (slice(None),) * dim + (slice(start, end),)
+
+    def narrowed(t, dim, start, end):  # (a SliceBackward0 even where it keeps the dim whole)
+        return BasicIndex.apply(t, region(dim, start, end) + (Ellipsis,))
 
     in_shape = tuple(input.shape)
     out_shape = list(in_shape)
@@ -1324,16 +1327,16 @@ def _pad_circular(input, pads):
     into, source = [slice(None)] * input.ndim, input
     for dim, (left, right) in zip(dims, pads):
         into[dim] = slice(max(left, 0), out_shape[dim] - max(right, 0))
-        source = source[region(dim, max(-left, 0), in_shape[dim] - max(-right, 0))]
+        source = narrowed(source, dim, max(-left, 0), in_shape[dim] - max(-right, 0))
     out = IndexPut.apply(input.new_empty(tuple(out_shape)), source, tuple(into), True)
     for dim, (left, right) in zip(dims, pads):
         end = out_shape[dim] - max(right, 0)
         if left > 0:
-            out = IndexPut.apply(out, out[region(dim, end - left, end)], region(dim, 0, left),
+            out = IndexPut.apply(out, narrowed(out, dim, end - left, end), region(dim, 0, left),
                                  True)
         if right > 0:
             start = max(left, 0)
-            out = IndexPut.apply(out, out[region(dim, start, start + right)],
+            out = IndexPut.apply(out, narrowed(out, dim, start, start + right),
                                  region(dim, out_shape[dim] - right, out_shape[dim]), True)
     return out
 

@@ -624,7 +624,8 @@ def _log_family(name: str, ufunc: str, scale: float, shift: float):
 
     class LogOp(Function):
         array_backward = True
-        node_name = name.capitalize() + "Backward0"
+        # PyTorch's names: Log2Backward0, Log10Backward0, Log1PBackward0
+        node_name = name.capitalize().replace("1p", "1P") + "Backward0"
 
         @staticmethod
         def forward(ctx, x):
@@ -692,7 +693,8 @@ def _input_unary(name: str, ufunc: str, derivative):
 
     class UnaryOp(Function):
         array_backward = True
-        node_name = name.capitalize() + "Backward0"
+        # PyTorch's names: Log2Backward0, Log10Backward0, Log1PBackward0
+        node_name = name.capitalize().replace("1p", "1P") + "Backward0"
 
         @staticmethod
         def forward(ctx, x):
