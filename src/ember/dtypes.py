@@ -94,21 +94,23 @@ class _LazyDtype(dtype):
 
 
 def ml_dtypes():
-    """The ml_dtypes module (bfloat16's NumPy type), imported on first use."""
+    """The ml_dtypes module (bfloat16's NumPy type), imported on first use; ember.bfloat16
+    is ready from then on (arrays of that type may appear once the module is loaded)."""
     try:
         import ml_dtypes as module
     except ImportError:  # depends on the environment
         raise ImportError("ember.bfloat16 needs the 'ml_dtypes' package: pip install "
                           "ml_dtypes") from None
+    if type(bfloat16) is _LazyDtype:
+        numpy_type = np.dtype(module.bfloat16)
+        bfloat16.__class__ = dtype  # (the layouts are the same: no slots of its own)
+        bfloat16.numpy = numpy_type
+        _FROM_NUMPY[numpy_type] = bfloat16
     return module
 
 
 def _load_bfloat16() -> None:
-    numpy_type = np.dtype(ml_dtypes().bfloat16)
-    if type(bfloat16) is _LazyDtype:
-        bfloat16.__class__ = dtype  # (the layouts are the same: no slots of its own)
-        bfloat16.numpy = numpy_type
-        _FROM_NUMPY[numpy_type] = bfloat16
+    ml_dtypes()
 
 
 bfloat16: dtype = _LazyDtype("bfloat16", 2)

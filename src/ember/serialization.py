@@ -123,10 +123,9 @@ class _Encoder:
         name = self.names_by_id.get(id(source))
         if name is None:
             name = self._name(path)
-            # 0-d arrays travel as shape [1] (the safetensors writer turns [] into [1]);
-            # the structure marks them "scalar" and load gives them back their 0-d shape.
-            self.arrays[name] = np.ascontiguousarray(array).reshape(-1 if array.ndim == 0
-                                                                    else array.shape)
+            # ascontiguousarray makes 0-d arrays 1-d; keep shape [] so PyTorch's
+            # load_file sees the same state dict (files with [1] still load via "scalar").
+            self.arrays[name] = np.ascontiguousarray(array).reshape(array.shape)
             self.names_by_id[id(source)] = name
             self.keep_alive.append(source)
         return name
@@ -353,7 +352,7 @@ def _check_entries(header: dict, source: str) -> list[tuple[str, str, list[int],
         else:
             raise LoadError(f"ember.load: tensor {name!r} in {source} has dtype {dtype}, which "
                             "ember does not have (it has BOOL, U8, I8, I16, I32, I64, F16, "
-                            "BF16 (widened to float32), F32, F64)")
+                            "BF16, F32, F64)")
         if math.prod(shape) * itemsize != end - begin:
             raise LoadError(f"ember.load: {source} has a corrupt header: tensor {name!r} of "
                             f"dtype {dtype} and shape {shape} needs {math.prod(shape) * itemsize}"
@@ -361,7 +360,18 @@ def _check_entries(header: dict, source: str) -> list[tuple[str, str, list[int],
     return entries
 
 
+def _bfloat16_numpy():
+    """ml_dtypes' bfloat16 (ember.bfloat16's NumPy type), or None without the extra."""
+    try:
+        return np.dtype(dtypes.ml_dtypes().bfloat16)
+    except ImportError:
+        return None
+
+
 def _read_arrays(handle, entries, source: str) -> dict[str, np.ndarray]:
+    """The tensors' arrays. BF16 becomes ember.bfloat16 where ml_dtypes is installed;
+    otherwise it is widened to float32 (the same values)."""
+    bfloat16 = _bfloat16_numpy() if any(entry[1] == "BF16" for entry in entries) else None
     arrays = {}
     for name, dtype, shape, begin, end in entries:
         raw_dtype = np.dtype(np.uint16) if dtype == "BF16" else _FROM_SAFETENSORS[dtype]
@@ -374,7 +384,9 @@ def _read_arrays(handle, entries, source: str) -> dict[str, np.ndarray]:
                 raise LoadError(f"ember.load: {source} is truncated: tensor {name!r} needs "
                                 f"{end - begin} bytes but the file ends after {got}")
             got += chunk
-        if dtype == "BF16":  # bfloat16 is the top half of a float32
+        if dtype == "BF16" and bfloat16 is not None:
+            array = array.view(bfloat16)
+        elif dtype == "BF16":  # bfloat16 is the top half of a float32
             array = (array.astype(np.uint32) << 16).view(np.float32)
         arrays[name] = array
     return arrays
@@ -501,7 +513,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool = True,
          mmap=None, **pickle_load_args):
     """Load an object saved by ``ember.save`` from a path or binary file-like object, or a
     plain safetensors file (e.g. from PyTorch or Hugging Face), which loads as a dict of
-    name -> tensor (BF16 tensors are widened to float32; ember has no bfloat16).
+    name -> tensor (BF16 tensors come back as ember.bfloat16 where ml_dtypes is installed,
+    else widened to float32).
 
     ``map_location`` moves tensors as in PyTorch: a device or its name ('cpu', 'cuda:0'),
     a dict mapping saved device names to devices, or a function ``(tensor_on_cpu,

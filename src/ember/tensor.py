@@ -181,7 +181,10 @@ class Tensor:
     # ----------------------------------------------------------------- basic properties
     @property
     def dtype(self) -> dtypes.dtype:
-        return _FROM_NUMPY[self._data.dtype]
+        try:
+            return _FROM_NUMPY[self._data.dtype]
+        except KeyError:  # (bfloat16 arrays from ml_dtypes before ember used the dtype)
+            return dtypes.from_numpy(self._data.dtype)
 
     @property
     def device(self) -> backend.device:

@@ -117,6 +117,13 @@ def _pinned_copy(array):
     return cuda.pinned_copy(array)
 
 
+class _KeyErrorMessage(str):
+    """A KeyError argument whose repr is the text itself, so the traceback reads."""
+
+    def __repr__(self):
+        return self
+
+
 class ExceptionWrapper:
     """An exception raised in a worker, re-raised in the main process with the worker's
     traceback in its message."""
@@ -129,6 +136,8 @@ class ExceptionWrapper:
 
     def reraise(self):
         message = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.message}"
+        if self.exc_type is KeyError:  # KeyError's str() is the repr of its argument
+            message = _KeyErrorMessage(message)
         try:
             exception = self.exc_type(message)
         except Exception:  # an exception type that wants other arguments

@@ -75,6 +75,12 @@ class DataLoader:
             prefetch_factor = 2
         if prefetch_factor is not None and prefetch_factor < 0:
             raise ValueError("prefetch_factor option should be non-negative")
+        if num_workers > 0 and isinstance(multiprocessing_context, str):
+            methods = multiprocessing.get_all_start_methods()
+            if multiprocessing_context not in methods:
+                raise ValueError("multiprocessing_context option should specify a valid start "
+                                 f"method in {methods!r}, but got "
+                                 f"multiprocessing_context={multiprocessing_context!r}")
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
         self.dataset = dataset

@@ -15,6 +15,19 @@ __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "Conca
            "ChainDataset", "Subset", "random_split"]
 
 
+class _DatasetValueError(ValueError, AssertionError):
+    """PyTorch asserts these checks: both ``except ValueError`` and ``except
+    AssertionError`` catch it."""
+
+
+class _NoSampleDimension(ValueError, IndexError):
+    """A 0-d tensor in a TensorDataset (PyTorch raises IndexError from ``size(0)``)."""
+
+
+class _ChainTypeError(TypeError, AssertionError):
+    """PyTorch asserts this check; ``except TypeError`` keeps working too."""
+
+
 class Dataset:
     """A map-style dataset: ``dataset[i]`` is sample ``i``; subclasses define
     ``__getitem__`` and usually ``__len__``. ``a + b`` concatenates."""
@@ -52,11 +65,11 @@ class TensorDataset(Dataset):
             if not isinstance(t, Tensor):
                 raise TypeError(f"TensorDataset expects tensors, got {type(t).__name__}")
         if tensors and any(t.dim() == 0 for t in tensors):
-            raise ValueError("TensorDataset: every tensor needs a first (sample) dimension; "
-                             "got a 0-d tensor")
+            raise _NoSampleDimension("TensorDataset: every tensor needs a first (sample) "
+                                     "dimension; got a 0-d tensor")
         if any(t.size(0) != tensors[0].size(0) for t in tensors):
-            raise ValueError("Size mismatch between tensors: TensorDataset needs the same first "
-                             f"dimension, got {[t.size(0) for t in tensors]}")
+            raise _DatasetValueError("Size mismatch between tensors: TensorDataset needs the same "
+                                     f"first dimension, got {[t.size(0) for t in tensors]}")
         self.tensors = tuple(tensors)
 
     def __getitem__(self, index):
@@ -118,7 +131,7 @@ class ConcatDataset(Dataset):
     def __init__(self, datasets) -> None:
         self.datasets = list(datasets)
         if not self.datasets:
-            raise ValueError("datasets should not be an empty iterable")
+            raise _DatasetValueError("datasets should not be an empty iterable")
         for d in self.datasets:
             if isinstance(d, IterableDataset):
                 raise ValueError("ConcatDataset does not support IterableDataset")
@@ -149,7 +162,7 @@ class ChainDataset(IterableDataset):
     def __iter__(self):
         for d in self.datasets:
             if not isinstance(d, IterableDataset):
-                raise TypeError("ChainDataset only supports IterableDataset")
+                raise _ChainTypeError("ChainDataset only supports IterableDataset")
             yield from d
 
     def __len__(self) -> int:
@@ -164,8 +177,8 @@ class Subset(Dataset):
         self.indices = indices
 
     def __getitem__(self, index):
-        if isinstance(index, list):
-            return [self.dataset[self.indices[i]] for i in index]
+        if isinstance(index, list):  # the dataset's own list indexing, as PyTorch
+            return self.dataset[[self.indices[i] for i in index]]
         return self.dataset[self.indices[index]]
 
     def __getitems__(self, indices: list[int]) -> list:
