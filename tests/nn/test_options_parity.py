@@ -259,3 +259,12 @@ def test_embedding_bag_scale_grad_by_freq_divides_by_the_index_count():
     F(ember).embedding_bag(ember.tensor([1, 1, 3]), w, ember.tensor([0]), mode="sum",
                            scale_grad_by_freq=True).sum().backward()
     assert w.grad.flatten().tolist() == [0.0, 1.0, 0.0, 1.0]
+
+
+def test_load_state_dict_result_is_named_and_printed_as_in_torch():
+    def result(T):
+        m = T.nn.Linear(2, 2)
+        partial = m.load_state_dict({"weight": m.weight.detach()}, strict=False)
+        return type(partial).__name__, repr(partial), repr(m.load_state_dict(m.state_dict()))
+
+    assert result(ember) == result(torch)

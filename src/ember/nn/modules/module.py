@@ -13,16 +13,18 @@ from ..parameter import Buffer, Parameter, is_lazy
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook"]
 
-_IncompatibleKeys = namedtuple("_IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
-class _IncompatibleKeysResult(_IncompatibleKeys):
+class _IncompatibleKeys(IncompatibleKeys):
+    """What ``load_state_dict`` returns (PyTorch's class name and repr)."""
+
     __slots__ = ()
 
     def __repr__(self) -> str:
         if not self.missing_keys and not self.unexpected_keys:
             return "<All keys matched successfully>"
-        return "_IncompatibleKeys" + super().__repr__()[len(type(self).__name__):]
+        return super().__repr__()
 
     __str__ = __repr__
 
@@ -602,7 +604,7 @@ class Module:
                                          unexpected_keys, error_msgs, assign)
         # a module shared under two names reports its keys twice; keep each once, in order
         unexpected_keys = list(dict.fromkeys(unexpected_keys))
-        result = _IncompatibleKeysResult(missing_keys, unexpected_keys)
+        result = _IncompatibleKeys(missing_keys, unexpected_keys)
         for module in self.modules():
             for hook in module._load_state_dict_post_hooks.values():
                 hook(module, result)
