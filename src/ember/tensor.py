@@ -337,7 +337,8 @@ class Tensor:
 
     @property
     def grad(self):
-        if self.grad_fn is not None and not self._retains_grad:
+        # (a non-leaf's .grad filled by backward(inputs=...) is read without a warning)
+        if self.grad_fn is not None and not self._retains_grad and self._grad is None:
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
                 "Its .grad attribute won't be populated during autograd.backward(). If you "
@@ -1026,6 +1027,13 @@ def apply_inplace(self: Tensor, function, *args, **kwargs) -> Tensor:
         _tracing.unsupported("an in-place op")
     check_writable(self)
     if grad_on and self.grad_fn is None and self._requires_grad:
+        if self._base is not None:  # a view made under no_grad of a tensor requiring grad
+            raise RuntimeError(
+                "A view was created in no_grad mode and is being modified inplace with grad "
+                "mode enabled. Given that this use case is ambiguous and error-prone, it is "
+                "forbidden. You can clarify your code by moving both the view and the inplace "
+                "either both inside the no_grad block (if you don't want the inplace to be "
+                "tracked) or both outside (if you want the inplace to be tracked).")
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation. "
             "Change parameters inside `with torch.no_grad():` (here: `with ember.no_grad():`), "

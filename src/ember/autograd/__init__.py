@@ -1,6 +1,8 @@
 """ember.autograd: the engine's public face: backward, grad, Function, gradcheck, grad modes."""
 from __future__ import annotations
 
+import warnings
+
 from .. import grad_mode
 from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from ..tensor import Tensor
@@ -10,7 +12,7 @@ from .anomaly import detect_anomaly, set_detect_anomaly
 from .engine import not_a_gradient, run_backward
 from .explain import explain  # the step-through backward
 from .function import Function as _OpFunction
-from .function import FunctionCtx
+from .function import FunctionCtx, once_differentiable
 from .gradcheck import gradcheck, gradgradcheck
 from .variable import Variable
 
@@ -58,6 +60,13 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         inputs = graph.tensors_for_edges(_as_tuple(inputs))
         if inputs is not None and len(inputs) == 0:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    if create_graph and inputs is None:
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between "
+            "the parameter and its gradient which can cause a memory leak. We recommend using "
+            "autograd.grad when creating the graph to avoid this. If you have to use this "
+            "function, make sure to reset the .grad fields of your parameters to None after "
+            "use to break the cycle and avoid the leak.", UserWarning, stacklevel=3)
     run = graph.begin_run(tensors, inputs)  # multi-gradient hooks tell passes apart
     try:
         run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs,
@@ -79,8 +88,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     >>> ember.autograd.grad(dy, x)                                  # 6x = 18
     (tensor(18.),)
     """
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to "
+                      "True). To accumulate gradient for other parts of the graph, please use "
+                      "ember.autograd.backward.", FutureWarning, stacklevel=2)
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
     if is_grads_batched:
-        raise NotImplementedError("is_grads_batched=True needs vmap, which ember does not have")
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     outputs = _as_tuple(outputs)
     inputs = graph.tensors_for_edges(_as_tuple(inputs), materialize_grads)
     if inputs is None:
@@ -98,6 +115,34 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
         result = tuple(zeros_like(t) if g is None else g for g, t in zip(result, inputs))
     return result
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    """``is_grads_batched``: one vector-Jacobian product per row of the grad_outputs
+    (the first dimension), stacked; PyTorch vmaps, ember loops (same values)."""
+    from .backward_math import TENSOR_MATH
+
+    grads = _as_tuple(grad_outputs)
+    if grads is None or any(g is None for g in grads):
+        raise RuntimeError("is_grads_batched=True needs a batched grad_output for every output")
+    for g in grads:
+        if not isinstance(g, Tensor):
+            raise not_a_gradient(g)
+    sizes = {g.shape[0] if g.ndim else None for g in grads}
+    if len(sizes) != 1 or None in sizes:
+        raise RuntimeError("is_grads_batched=True: every grad_output needs the same batch "
+                           f"size as its first dimension, got shapes {[g.shape for g in grads]}")
+    (batch,) = sizes
+    if batch == 0:
+        raise RuntimeError("is_grads_batched=True: the grad_outputs hold an empty batch")
+    rows = []
+    for b in range(batch):
+        keep = True if b < batch - 1 else retain_graph
+        rows.append(grad(outputs, inputs, tuple(g[b] for g in grads), keep, create_graph,
+                         allow_unused=allow_unused, materialize_grads=materialize_grads))
+    return tuple(None if rows[0][i] is None else
+                 TENSOR_MATH.stack([row[i] for row in rows], 0) for i in range(len(rows[0])))
 
 
 class Function(_OpFunction):
@@ -122,6 +167,14 @@ class Function(_OpFunction):
 
     _array_forward = False
     _custom = True
+    generate_vmap_rule = False  # ember has no vmap; kept for code that reads it
+
+    def __init__(self, *args, **kwargs):
+        # apply makes its ctx without __init__: only a direct instantiation gets here
+        warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions "
+                      "are all static, so you should invoke them on the class itself. "
+                      "Instantiating an autograd function will raise an error in a future "
+                      "version of PyTorch.", DeprecationWarning, stacklevel=2)
 
     def name(self) -> str:
         return type(self).__name__ + "Backward"
@@ -170,44 +223,3 @@ def _with_setup(cls):
                                               "apply": classmethod(_OpFunction.apply.__func__)})
         _setup_classes[cls] = wrapped
     return wrapped
-
-
-def once_differentiable(backward):
-    """Mark a backward as not differentiable itself: it runs under no_grad, and a double
-    backward through it raises."""
-    import functools
-
-    @functools.wraps(backward)
-    def wrapper(ctx, *grads):
-        with no_grad():
-            results = backward(ctx, *grads)
-        tracked = [g for g in grads if g is not None and g._requires_grad]
-        if grad_mode.is_grad_enabled() and tracked:
-            results = _OnceGuard.wrap(ctx, results, tracked)
-        return results
-    return wrapper
-
-
-class _OnceGuard(_OpFunction):
-    """Stands in front of the gradients of a once_differentiable backward; its own
-    backward raises."""
-
-    _array_forward = True
-
-    @classmethod
-    def wrap(cls, ctx, results, tracked):
-        single = not isinstance(results, tuple)
-        results = (results,) if single else results
-        guarded = tuple(cls.apply(r, ctx.name(), *tracked) if r is not None else None
-                        for r in results)
-        return guarded[0] if single else guarded
-
-    @staticmethod
-    def forward(ctx, x, name, *tracked):
-        ctx.origin = name
-        return x
-
-    @staticmethod
-    def backward(ctx, grad):
-        raise RuntimeError(f"trying to differentiate twice a function that was marked with "
-                           f"@once_differentiable ({ctx.origin})")

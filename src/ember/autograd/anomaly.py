@@ -5,10 +5,12 @@ then), and a backward that produces NaN or inf raises, naming the node and showi
 stack."""
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
 import traceback
+import warnings
 
 from .. import backend, detours
 
@@ -56,6 +58,8 @@ class detect_anomaly:
 
     def __init__(self, check_nan: bool = True):
         self.check_nan = check_nan
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
+                      "and should only be enabled for debugging.", UserWarning, stacklevel=2)
 
     def __enter__(self):
         self._previous = (_flag.enabled, _flag.check_nan)
@@ -66,16 +70,24 @@ class detect_anomaly:
         return False
 
     def __call__(self, function):
+        @functools.wraps(function)
         def wrapper(*args, **kwargs):
-            with detect_anomaly(self.check_nan):
+            with self.clone():
                 return function(*args, **kwargs)
         return wrapper
+
+
+    def clone(self):
+        with warnings.catch_warnings():  # warned once, when the decorator was made
+            warnings.simplefilter("ignore")
+            return detect_anomaly(self.check_nan)
 
 
 class set_detect_anomaly(detect_anomaly):
     """``set_detect_anomaly(True)`` switches anomaly mode on at once (and back on exit)."""
 
     def __init__(self, mode: bool, check_nan: bool = True):
+        self.check_nan = check_nan
         self._previous = (_flag.enabled, _flag.check_nan)
         _set(bool(mode), check_nan)
 
@@ -99,9 +111,19 @@ def _array(value):
     return getattr(value, "_data", value)
 
 
+def _stack_of(node) -> str:
+    return getattr(node, "_forward_stack", "(no stack recorded: the forward ran outside "
+                   "detect_anomaly)\n")
+
+
 def run_checked(node, grads):
     """Run ``node``'s backward and raise if any gradient it returns holds NaN or inf."""
-    results = node._run_backward(grads)
+    try:
+        results = node._run_backward(grads)
+    except Exception:
+        warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused "
+                      f"the error:\n{_stack_of(node)}", UserWarning, stacklevel=2)
+        raise
     if _flag.check_nan:
         for i, g in enumerate(results):
             if g is None:
@@ -110,8 +132,7 @@ def run_checked(node, grads):
             xp = backend.xp_of(data)
             if data.dtype.kind not in "fcV" or bool(xp.isfinite(data).all()):
                 continue
-            stack = getattr(node, "_forward_stack", "(no stack recorded: the forward ran "
-                            "outside detect_anomaly)\n")
+            stack = _stack_of(node)
             raise RuntimeError(
                 f"Function '{node.name()}' returned nan or inf values in its {i}th output."
                 f"{_masked_branch(node, grads, data, xp)}"

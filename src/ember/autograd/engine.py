@@ -276,7 +276,10 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                             captured[i] = g
                 if type(node) is AccumulateGrad:
                     if accumulate and (targets is None or node in targets):
-                        _accumulate(node.variable, grads[0], create_graph, stored)
+                        if node._hooked:
+                            _accumulate_hooked(node, grads, create_graph, stored)
+                        else:
+                            _accumulate(node.variable, grads[0], create_graph, stored)
                     continue
                 if not accumulate and node in targets and \
                         not any(c is not None and c in needed for c in children):
@@ -346,8 +349,8 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
         for i, g in enumerate(captured):
             if g is None and not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the "
-                    "graph. Set allow_unused=True if this is the desired behavior.")
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior.")
         return tuple(captured)
     return None
 
@@ -480,7 +483,13 @@ def _validate(node, results):
     """User Functions: check each returned gradient against its input's shape and dtype."""
     checked = list(results)
     for i, (g, edge) in enumerate(zip(results, node._edges)):
-        if g is None or edge is None:
+        if g is None:
+            continue
+        if edge is None:
+            if node._input_meta[i] is None:
+                raise RuntimeError(
+                    f"function {node.name()} returned a gradient different than None at "
+                    f"position {i + 1}, but the corresponding forward input was not a Variable")
             continue
         if not isinstance(g, Tensor):
             raise TypeError(f"function {node.name()} returned a gradient of type "
@@ -509,10 +518,28 @@ def _run_leaf_hooks(variable, grad):
     return grad
 
 
-def _accumulate(variable, grad, create_graph, stored):
+def _accumulate_hooked(node, grads, create_graph, stored):
+    """A leaf whose AccumulateGrad node has hooks, in PyTorch's order: the tensor's hooks,
+    the node's pre-hooks (which may replace the gradient), the accumulation, the node's
+    post-hooks (``hook((), grad_outputs)``)."""
+    variable = node.variable
+    grads = list(grads)
+    if variable._hooks:
+        grads[0] = _run_leaf_hooks(variable, grads[0])
+    for hook in list(node.__dict__.get("_pre_hooks", ())):
+        out = hook(tuple(grads))
+        if out is not None:
+            grads = list(_check_hook_results(hook, grads, out))
+    if grads[0] is not None:
+        _accumulate(variable, grads[0], create_graph, stored, hooks_ran=True)
+    for hook in list(node.__dict__.get("_post_hooks", ())):
+        hook((), tuple(grads))
+
+
+def _accumulate(variable, grad, create_graph, stored, hooks_ran=False):
     """Add a gradient (an array, or a Tensor under create_graph or after hooks) into
     ``variable.grad``."""
-    if variable._hooks:
+    if variable._hooks and not hooks_ran:
         grad = _run_leaf_hooks(variable, grad)
     if isinstance(grad, Tensor):
         if create_graph or grad._requires_grad or variable._grad is not None and \

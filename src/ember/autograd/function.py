@@ -158,6 +158,11 @@ class Node:
     def name(self) -> str:
         return type(self).__name__
 
+    @property
+    def metadata(self) -> dict:
+        """A dict for the user's own notes on this node, as in PyTorch."""
+        return self.__dict__.setdefault("_metadata", {})
+
     def register_hook(self, hook):
         """``hook(grad_inputs, grad_outputs)`` runs after this node's backward; it may
         return replacement grad_inputs."""
@@ -178,7 +183,10 @@ class Node:
 
     def _register_tensor_hook(self, output_nr: int, hook):
         hooks = self.__dict__.setdefault("_tensor_hooks", {}).setdefault(output_nr, [])
-        hooks.append(hook)
+        if hooks and getattr(hooks[-1], "_ember_retain", False):
+            hooks.insert(len(hooks) - 1, hook)  # retain_grad sees the gradient all hooks made
+        else:
+            hooks.append(hook)
         self._hooked = True
         self._plain = False
         return RemovableHandle(hooks, hook)
@@ -952,6 +960,8 @@ def _materialize(node, grads, arrays: bool = False):
     for i, g in enumerate(out):
         if g is None:
             shape, dt = node._output_meta[i]
+            if dt is None:  # a non-tensor output of a user Function gets None
+                continue
             if node._device is CPU:
                 zeros = _np.zeros(shape, dt.numpy)
             else:
@@ -1140,7 +1150,12 @@ def _link_view(cls, args, outputs, base_input):
         t._base = base
         t._version_counter = counter_of(base)
         t._view_chain = chain + ((cls, args[1:], i if isinstance(outputs, list) else None),)
-        if _state.enabled and (base.grad_fn is not None or not base._requires_grad):
+        if not _state.enabled:
+            if base_input._requires_grad:
+                # as in PyTorch: a view made under no_grad of a tensor that requires grad
+                # does too (a leaf), so an in-place change of it with grad mode on is refused
+                t._requires_grad = True
+        elif base.grad_fn is not None or not base._requires_grad:
             # an in-place change of the base (or of another of its views) must reach this
             # view's graph too (apply_inplace replays it); a leaf that requires grad takes
             # no in-place change with grad mode on, so its views need no such care
@@ -1160,6 +1175,8 @@ def _apply_tensor_forward(cls, ctx, args, kwargs, tensors, requires_grad):
     non_diff = ctx._non_differentiable
     dirty = {id(t) for t in ctx._dirty}
     input_ids = {id(t) for t in tensors}
+    # before the outputs take ctx as grad_fn: a dirty input must point at its old node
+    edges = _edges(args) if requires_grad else None
     wrapped = []
     for nr, out in enumerate(outputs):
         if not isinstance(out, Tensor):
@@ -1176,7 +1193,7 @@ def _apply_tensor_forward(cls, ctx, args, kwargs, tensors, requires_grad):
             out._output_nr = nr
         wrapped.append(out)
     if requires_grad:
-        ctx._next, ctx._nrs = _edges(args)
+        ctx._next, ctx._nrs = edges
         ctx._input_meta = [(a.shape, a.dtype) if isinstance(a, Tensor) else None for a in args]
         ctx._num_outputs = len(outputs)
         if len(outputs) != 1:
@@ -1202,3 +1219,44 @@ def _apply_tensor_forward(cls, ctx, args, kwargs, tensors, requires_grad):
         ctx._saved = tuple(saved)
     ctx._to_save = ()
     return tuple(wrapped) if multiple else wrapped[0]
+
+
+def once_differentiable(backward):
+    """Mark a backward as not differentiable itself: it runs under no_grad, and a double
+    backward through it raises."""
+    import functools
+
+    @functools.wraps(backward)
+    def wrapper(ctx, *grads):
+        with grad_mode.no_grad():
+            results = backward(ctx, *grads)
+        tracked = [g for g in grads if g is not None and g._requires_grad]
+        if grad_mode.is_grad_enabled() and tracked:
+            results = _OnceGuard.wrap(ctx, results, tracked)
+        return results
+    return wrapper
+
+
+class _OnceGuard(Function):
+    """Stands in front of the gradients of a once_differentiable backward; its own
+    backward raises."""
+
+    _array_forward = True
+
+    @classmethod
+    def wrap(cls, ctx, results, tracked):
+        single = not isinstance(results, tuple)
+        results = (results,) if single else results
+        guarded = tuple(cls.apply(r, ctx.name(), *tracked) if r is not None else None
+                        for r in results)
+        return guarded[0] if single else guarded
+
+    @staticmethod
+    def forward(ctx, x, name, *tracked):
+        ctx.origin = name
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(f"trying to differentiate twice a function that was marked with "
+                           f"@once_differentiable ({ctx.origin})")

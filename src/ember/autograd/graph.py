@@ -346,6 +346,8 @@ def disable_saved_tensors_hooks(error_message: str):
     ...         print(error)
     no hooks here
     """
+    if _hook_state.stack:  # hooks already on would still pack inside: refused, as in PyTorch
+        raise RuntimeError(error_message)
     previous = _hook_state.disabled_message
     _hook_state.disabled_message = error_message
     try:
