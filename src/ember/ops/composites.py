@@ -571,8 +571,8 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     ``pairwise_distance``); ``swap`` uses ``min(d(a, n), d(p, n))`` as the negative
     distance."""
     if margin <= 0:
-        raise RuntimeError(f"triplet_margin_with_distance_loss: expected margin to be greater "
-                           f"than 0, got {margin} instead")
+        raise ValueError(f"triplet_margin_with_distance_loss: margin must be greater than 0, "
+                         f"got {margin}")
     d = pairwise_distance if distance_function is None else distance_function
     d_pos, d_neg = d(anchor, positive), d(anchor, negative)
     if swap:

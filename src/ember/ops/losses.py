@@ -23,6 +23,7 @@ from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..tensor import Tensor
 from ._util import dtype_not_implemented, ensure_tensor, float_operand, refuse_low_precision
 from .activations import logsigmoid
+from .arithmetic import xlogy as _xlogy
 from .comparison import clamp_min, minimum, where
 from .neural import _constant, add_scalar, log_softmax, sub_scalar
 from .registry import Sample, register_op
@@ -56,6 +57,8 @@ def _reduction(reduction, name: str, size_average=None, reduce=None, extra=()) -
 
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
     if reduction == "mean":
+        if loss.numel() == 0:  # NaN, without the warning of an empty mean
+            return loss.sum() * math.nan
         return loss.mean()
     if reduction == "sum":
         return loss.sum()
@@ -70,19 +73,27 @@ def _as_tensor_like(value, like: Tensor) -> Tensor:
     return tensor(value, dtype=like.dtype, device=like.device)
 
 
-def _broadcast_warning(input: Tensor, target: Tensor, name: str) -> None:
+def _broadcast_warning(input: Tensor, target: Tensor, name: str, stacklevel: int = 3) -> None:
     if tuple(input.shape) != tuple(target.shape):
         warnings.warn(f"{name}(): using a target size ({target.shape}) that is different to "
                       f"the input size ({input.shape}). This will likely lead to incorrect "
                       "results due to broadcasting. Please ensure they have the same size.",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=stacklevel)
 
 
-def _float_pair(input, target, name: str, kernel: str | None = None):
+def _float_pair(input, target, name: str, kernel: str | None = None, warn: bool = False,
+                promote_input: bool = False, keep_input_dtype: bool = False):
     """input and target in one floating dtype; ``kernel``: PyTorch's kernel, whose
-    refusal of other inputs is a NotImplementedError (else a RuntimeError)."""
+    refusal of other inputs is a NotImplementedError (else a RuntimeError). ``warn``: the
+    size-mismatch warning, given (as PyTorch) before any broadcast error. ``promote_input``:
+    an integer input takes a float target's dtype; ``keep_input_dtype``: the target takes
+    the input's dtype (kernels that write into a tensor like the input)."""
     ensure_tensor(input, name)
     target = _as_tensor_like(target, input)
+    if warn:
+        _broadcast_warning(input, target, name, stacklevel=4)
+    if promote_input and input._data.dtype.kind in "iub" and target._data.dtype.kind in "fV":
+        input = input.to(target.dtype)  # an integer input takes a float target's dtype
     if input._data.dtype.kind not in "fV":
         if kernel is not None:
             _float_kernel(input, kernel, name)
@@ -91,7 +102,7 @@ def _float_pair(input, target, name: str, kernel: str | None = None):
     if target.dtype is not input.dtype:
         # A float target promotes with the input; an integer or bool one takes its dtype.
         common = dtypes.promote_types(input.dtype, target.dtype) \
-            if target._data.dtype.kind in "fV" else input.dtype
+            if target._data.dtype.kind in "fV" and not keep_input_dtype else input.dtype
         input = input.to(common) if input.dtype is not common else input
         target = target.to(common) if target.dtype is not common else target
     try:
@@ -100,6 +111,14 @@ def _float_pair(input, target, name: str, kernel: str | None = None):
         raise RuntimeError(f"{name}(): the size of input {list(input.shape)} and target "
                            f"{list(target.shape)} don't broadcast") from None
     return input, target
+
+
+def _no_derivative(t, name: str, arg: str) -> None:
+    """PyTorch refuses, at the call, an argument it has no derivative for that requires
+    grad (rather than silently giving it one)."""
+    if isinstance(t, Tensor) and t.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"The function '{name}' is not differentiable with respect to "
+                           f"argument '{arg}'. This input cannot have requires_grad True.")
 
 
 def _float_kernel(input: Tensor, kernel: str, name: str) -> None:
@@ -186,8 +205,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     >>> F.mse_loss(ember.tensor([1.0, 2.0]), ember.tensor([0.0, 4.0]))
     tensor(2.5000)
     """
-    input, target = _float_pair(input, target, "mse_loss", "mse_loss")
-    _broadcast_warning(input, target, "mse_loss")
+    input, target = _float_pair(input, target, "mse_loss", "mse_loss", warn=True,
+                                promote_input=True)
     reduction = _reduction(reduction, "mse_loss", size_average, reduce)
     if weight is None:
         return MseLoss.apply(input, target, reduction)
@@ -201,9 +220,13 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     ensure_tensor(input, "l1_loss")
     if input._data.dtype.kind in "iu":  # |input - target| in the promoted dtype, as PyTorch
         target = _as_tensor_like(target, input)
+        _broadcast_warning(input, target, "l1_loss")
     else:
-        input, target = _float_pair(input, target, "l1_loss")
-    _broadcast_warning(input, target, "l1_loss")
+        target = _as_tensor_like(target, input)
+        if target._data.dtype == np.bool_:  # PyTorch subtracts, which bool refuses
+            raise RuntimeError("l1_loss(): Subtraction, the `-` operator, with a bool tensor "
+                               "is not supported; convert the target with .float() first")
+        input, target = _float_pair(input, target, "l1_loss", warn=True)
     reduction = _reduction(reduction, "l1_loss", size_average, reduce)
     return _elementwise_weight(_abs(input - target), weight, input, reduction, True)
 
@@ -224,8 +247,8 @@ def _smooth_samples(parameter):
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (d = input -
     target); ``beta = 0`` is the L1 loss."""
-    input, target = _float_pair(input, target, "smooth_l1_loss", "smooth_l1_loss")
-    _broadcast_warning(input, target, "smooth_l1_loss")
+    input, target = _float_pair(input, target, "smooth_l1_loss", "smooth_l1_loss", warn=True,
+                                promote_input=True)
     reduction = _reduction(reduction, "smooth_l1_loss", size_average, reduce)
     if beta < 0:
         raise RuntimeError(f"smooth_l1_loss does not support negative values for beta "
@@ -239,16 +262,24 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``: smooth_l1 scaled
     by delta. An elementwise ``weight`` multiplies the loss ('mean' stays a plain mean)."""
-    input, target = _float_pair(input, target, "huber_loss", "huber_loss")
-    _broadcast_warning(input, target, "huber_loss")
+    ensure_tensor(input, "huber_loss")
+    target = _as_tensor_like(target, input)
+    if input._data.dtype.kind in "iub" and target._data.dtype.kind in "fV":
+        raise RuntimeError(f"huber_loss(): result type {target.dtype.scalar_name} can't be cast "
+                           f"to the desired output type {input.dtype.scalar_name} (convert "
+                           "the input with .float() first)")
+    out_dtype = input.dtype  # computed in the promoted dtype, written in the input's
+    input, target = _float_pair(input, target, "huber_loss", "huber_loss", warn=True)
     reduction = _reduction(reduction, "huber_loss")
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta "
                            f"(got {delta})")
     if weight is None:
-        return HuberLoss.apply(input, target, reduction, float(delta))
-    loss = HuberLoss.apply(input, target, "none", float(delta))
-    return _elementwise_weight(loss, weight, input, reduction, False)
+        out = HuberLoss.apply(input, target, reduction, float(delta))
+    else:
+        loss = HuberLoss.apply(input, target, "none", float(delta))
+        out = _elementwise_weight(loss, weight, input, reduction, False)
+    return out if out.dtype is out_dtype else out.to(out_dtype)
 
 
 # ----------------------------------------------------------------------------- classification
@@ -265,6 +296,10 @@ def _class_layout(input: Tensor, target: Tensor, name: str):
                            f"probabilities need a float target of the input's shape "
                            f"{list(input.shape)}, this target has shape "
                            f"{list(target.shape)}; e.g. target.long())")
+    if target._data.dtype == np.uint8 and input.ndim > 2:
+        raise RuntimeError(f"expected scalar type Long but found Byte ({name}() takes int64 "
+                           "class indices for a spatial (N, C, d1, ...) input; e.g. "
+                           "target.long())")
     if input.ndim == 1:
         if target.ndim != 0:
             raise RuntimeError(f"{name}(): an unbatched input of shape {list(input.shape)} "
@@ -415,13 +450,13 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     ensure_tensor(input, "cross_entropy")
     ensure_tensor(target, "cross_entropy", "target")
     reduction = _reduction(reduction, "cross_entropy", size_average, reduce)
-    if not 0.0 <= label_smoothing <= 1.0:
+    if label_smoothing > 1.0:  # (PyTorch ignores a value <= 0 rather than refusing it)
         raise RuntimeError(f"cross_entropy(): label_smoothing must be between 0.0 and 1.0. "
                            f"Got: {label_smoothing}")
     _float_kernel(input, "log_softmax", "cross_entropy")
     class_dim = 0 if input.ndim == 1 else 1
     if input.ndim == 0:
-        raise ValueError("cross_entropy(): input must have at least 1 dimension, got 0-d")
+        raise RuntimeError("cross_entropy(): input must have at least 1 dimension, got 0-d")
     log_probs = log_softmax(input, class_dim)
     classes = input.shape[class_dim]
     if tuple(target.shape) == tuple(input.shape) and input.ndim > 0:
@@ -429,11 +464,15 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             raise RuntimeError(f"Expected floating point type for target with class "
                                f"probabilities, got "
                                f"{target.dtype.scalar_name}")
+        if ignore_index >= 0:
+            raise RuntimeError(f"cross_entropy(): ignore_index is not supported for floating "
+                               f"point target (class probabilities), got ignore_index="
+                               f"{ignore_index}")
         # plain arithmetic in PyTorch: target and weight promote with the input
         return _cross_entropy_probabilities(log_probs, target, weight, reduction,
                                             label_smoothing, class_dim, classes)
     loss = _nll(log_probs, target, weight, ignore_index, reduction, "cross_entropy")
-    if label_smoothing == 0.0:
+    if label_smoothing <= 0.0:
         return loss
     weight = _class_weights(weight, classes, input, "cross_entropy")
     broadcast = [1] * input.ndim
@@ -443,7 +482,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     valid = target._data != ignore_index
     smooth = where(_constant(valid, smooth), smooth, 0.0)
     if reduction == "mean":
-        if weight is None:
+        if not valid.any():  # nothing counted: 0 / 0, as the nll term
+            smooth = smooth.sum() * math.nan
+        elif weight is None:
             smooth = smooth.sum() / int(valid.sum())  # over the counted targets
         else:
             xp = backend.xp_for_device(input._device)
@@ -494,17 +535,18 @@ class BinaryCrossEntropy(Function):
         grad_x = grad_t = grad_w = None
         if need_x:
             grad_x = m.elementwise(_bce_grad_input, grad, x, t)
-        if need_t or need_w:
+        if need_t:
+            # PyTorch's -logit(x), unclamped: infinite at x = 0 or 1
+            with np.errstate(divide="ignore", invalid="ignore"):
+                grad_t = grad * -m.log(x / (1.0 - x))
+        if need_w:
             with np.errstate(divide="ignore"):  # log(0) = -inf, clamped just below
                 log_x = m.log(x)
                 log_rest = m.log(1.0 - x)
             log_x = m.where(log_x > -100.0, log_x, -100.0)
             log_rest = m.where(log_rest > -100.0, log_rest, -100.0)
-            if need_t:
-                grad_t = grad * (log_rest - log_x)
-            if need_w:
-                loss = -(t * log_x + (1.0 - t) * log_rest)
-                grad_w = m.sum_to_shape(loss * plain, weight.shape)
+            loss = -(t * log_x + (1.0 - t) * log_rest)
+            grad_w = m.sum_to_shape(loss * plain, weight.shape)
         return grad_x, grad_t, grad_w, None
 
 
@@ -559,6 +601,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     _check_unit_range(target, "target", "")
     if weight is not None:
         ensure_tensor(weight, "binary_cross_entropy", "weight")
+        _no_derivative(weight, "binary_cross_entropy", "weight")
         if not _broadcasts_to(weight, input):
             raise RuntimeError(f"binary_cross_entropy(): weight of shape {list(weight.shape)} "
                                f"does not broadcast to the input's shape "
@@ -620,6 +663,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     for extra, arg in ((weight, "weight"), (pos_weight, "pos_weight")):
         if extra is not None:
             ensure_tensor(extra, "binary_cross_entropy_with_logits", arg)
+            _no_derivative(extra, "binary_cross_entropy_with_logits", arg)
             if not _broadcasts_to(extra, input):
                 raise RuntimeError(f"binary_cross_entropy_with_logits(): {arg} of shape "
                                    f"{list(extra.shape)} does not broadcast to the input's "
@@ -652,21 +696,22 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     divergence per sample); 'mean' divides by the element count (with a warning)."""
     ensure_tensor(input, "kl_div")
     target = _as_tensor_like(target, input)
-    if input._data.dtype.kind in "iu" or target._data.dtype.kind in "iu":
-        raise RuntimeError("kl_div: Integral inputs not supported (convert with .float() "
-                           "first).")
+    legacy = size_average is not None or reduce is not None
     reduction = _reduction(reduction, "kl_div", size_average, reduce, extra=("batchmean",))
-    if reduction == "mean":
+    if reduction == "mean" and not legacy:
         warnings.warn("kl_div(): reduction='mean' divides the total loss by both the batch "
                       "size and the support size; 'batchmean' divides by the batch size "
                       "only, which is the KL divergence. 'mean' will behave as 'batchmean' in "
                       "a future release.", UserWarning, stacklevel=2)
+    if input._data.dtype.kind in "iu" or target._data.dtype.kind in "iu":
+        raise RuntimeError("kl_div: Integral inputs not supported (convert with .float() "
+                           "first).")
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        positive = target > 0
-        safe = where(positive, target, 1.0)
-        loss = where(positive, target * safe.log(), 0.0) - target * input
+        # xlogy, as PyTorch: NaN for a negative target, and its derivative at t = 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            loss = _xlogy(target, target) - target * input
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
     return _reduce(loss, reduction)
@@ -806,8 +851,14 @@ def _soft_margin_samples(make):
 @register_op(namespace=_NN, samples=_soft_margin_samples)
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Two-class logistic loss ``log(1 + exp(-y x))`` for ``y`` in {1, -1} (stable)."""
-    input, target = _float_pair(input, target, "soft_margin_loss")
+    ensure_tensor(input, "soft_margin_loss")
+    target = _as_tensor_like(target, input)
+    if target._data.dtype == np.bool_:  # PyTorch negates the target, which bool refuses
+        raise RuntimeError("soft_margin_loss(): Negation, the `-` operator, on a bool tensor "
+                           "is not supported; pass a target of 1 and -1 as floats")
+    input, target = _float_pair(input, target, "soft_margin_loss", keep_input_dtype=True)
     reduction = _reduction(reduction, "soft_margin_loss", size_average, reduce)
+    _no_derivative(target, "soft_margin_loss", "target")
     return SoftMarginLoss.apply(input, target, reduction)
 
 
@@ -856,6 +907,13 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if target.dtype is not dtypes.int64:
         raise RuntimeError(f"expected scalar type Long but found {target.dtype.scalar_name} "
                            "(multi_margin_loss() takes int64 class indices)")
+    if weight is not None and weight.ndim != 1:
+        raise ValueError(f"multi_margin_loss(): weight must be one-dimensional, got shape "
+                         f"{list(weight.shape)}")
+    labels = target._data
+    if labels.size and bool(((labels < 0) | (labels >= classes)).any()):
+        raise RuntimeError(f"multi_margin_loss(): target out of range: class indices must be "
+                           f"in [0, {classes})")
     weight = _class_weights(weight, classes, input, "multi_margin_loss")
     if weight is not None and weight.requires_grad and is_grad_enabled():
         raise RuntimeError("multi_margin_loss(): the derivative for 'weight' is not "
@@ -958,9 +1016,10 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     classes = labels.shape[1]
     # Slots before the first -1 are targets; the rest are ignored.
     listed = xp.cumprod(labels >= 0, axis=1).astype(bool)
-    if bool(((labels >= classes) & listed).any()):
-        raise IndexError(f"multilabel_margin_loss(): target class indices must be smaller "
-                         f"than the number of classes ({classes})")
+    # PyTorch checks every entry, those after the first -1 too
+    if labels.size and (int(labels.min()) < -1 or int(labels.max()) >= classes):
+        raise RuntimeError(f"multilabel_margin_loss(): argument #2 'target' is out of range: "
+                           f"entries must be class indices in [0, {classes}) or -1")
     return MultilabelMarginLoss.apply(input, xp.where(listed, labels, 0), listed, reduction)
 
 
@@ -992,7 +1051,7 @@ class MultilabelMarginLoss(Function):
         ctx.reduction, ctx.shape = reduction, x.shape
         ctx.save_for_backward(coefficients)
         if reduction == "mean":
-            return xp.asarray(per_sample.mean(), dtype=scores.dtype)
+            return xp.asarray(per_sample.mean() if rows else xp.nan, dtype=scores.dtype)
         if reduction == "sum":
             return xp.asarray(per_sample.sum(), dtype=scores.dtype)
         return per_sample.reshape(x.shape[:-1]).astype(scores.dtype, copy=False)
@@ -1003,7 +1062,7 @@ class MultilabelMarginLoss(Function):
         (coefficients,) = ctx.saved_tensors
         if ctx.reduction == "none":
             grad = m.reshape(grad, (-1, 1))
-        elif ctx.reduction == "mean":
+        elif ctx.reduction == "mean" and coefficients.shape[0]:
             grad = grad / coefficients.shape[0]
         return m.reshape(grad * coefficients, ctx.shape), None, None, None
 
@@ -1175,7 +1234,8 @@ def _ctc_arrays(xp, log_probs, labels, input_lengths, target_lengths, blank):
         grad = xp.where(per_class == -np.inf, 0.0, grad)
         inside = (xp.arange(steps)[:, None] < input_lengths[None, :])[:, :, None]
         grad = xp.where(inside & xp.isfinite(nll)[None, :, None], grad, 0.0)
-        grad = xp.where(xp.isfinite(nll)[None, :, None], grad, xp.nan)
+        # an impossible alignment: NaN inside the input length only, as PyTorch
+        grad = xp.where(xp.isfinite(nll)[None, :, None] | ~inside, grad, xp.nan)
     return nll.astype(log_probs.dtype), grad.astype(log_probs.dtype)
 
 
@@ -1297,7 +1357,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
                            f"{list(log_probs.shape)}")
     _float_kernel(log_probs, "ctc_loss", "ctc_loss")
     refuse_low_precision(log_probs, "ctc_loss")
-    if targets._data.dtype.kind not in "iu":
+    if targets._data.dtype.kind not in "iuf":
         raise RuntimeError(f"ctc_loss(): targets must hold integer class indices, got "
                            f"{targets.dtype.name}")
     batched = log_probs.ndim == 3
@@ -1314,7 +1374,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     xp = backend.xp_for_device(lp._device)
     target_data = targets._data.astype(np.int64)
     longest = int(lengths.max()) if batch else 0
-    if batched and targets.ndim == 2:
+    if targets.ndim == 2 and (batched or targets.shape[0] == 1):
         if targets.shape[0] != batch or targets.shape[1] < longest:
             raise RuntimeError(f"ctc_loss(): padded targets of shape {list(targets.shape)} "
                                f"don't fit {batch} samples of target lengths "

@@ -115,6 +115,12 @@ class NLLLoss(_WeightedLoss):
 class NLLLoss2d(NLLLoss):
     """The old name of NLLLoss for (N, C, H, W) input (NLLLoss handles any (N, C, *))."""
 
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100,
+                 reduce=None, reduction: str = "mean"):
+        warnings.warn("NLLLoss2d has been deprecated. Please use NLLLoss instead as a drop-in "
+                      "replacement.", FutureWarning, stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
+
 
 class BCELoss(_WeightedLoss):
     """-w (t log p + (1 - t) log(1 - p)), with the logs clamped at -100."""
@@ -149,7 +155,8 @@ class KLDivLoss(_Loss):
                  log_target: bool = False):
         if reduction == "batchmean":
             super().__init__(size_average, reduce, "mean")
-            self.reduction = "batchmean"
+            if size_average is None and reduce is None:  # (the legacy flags take precedence)
+                self.reduction = "batchmean"
         else:
             super().__init__(size_average, reduce, reduction)
         self.log_target = log_target
