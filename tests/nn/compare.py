@@ -13,6 +13,21 @@ class Const:
         self.array = array
 
 
+def rand(*shape, seed=0, low=-2.0, high=2.0):
+    """A float64 array of ``shape``, the same on every run (seeded by the shape too)."""
+    return np.random.default_rng(seed + sum(shape)).uniform(low, high, shape)
+
+
+def as_input(T, x):
+    """An input of the tables for library ``T``: a float array becomes a tensor that
+    requires grad, an integer one or a Const a plain tensor; anything else stays as is."""
+    if isinstance(x, Const):
+        return T.tensor(x.array)
+    if isinstance(x, np.ndarray):
+        return T.tensor(x.copy(), requires_grad=x.dtype.kind == "f")
+    return x
+
+
 def to_ember(value, requires_grad=False):
     """A torch tensor as an ember tensor with the same values (float64 stays float64)."""
     return ember.tensor(value.detach().cpu().numpy().copy(), requires_grad=requires_grad)

@@ -11,27 +11,15 @@ import pytest
 
 import ember
 
-from .compare import Const
+from .compare import Const, as_input, rand
 
 torch = pytest.importorskip("torch")
-
-
-def rand(*shape, seed=0, low=-2.0, high=2.0):
-    return np.random.default_rng(seed + sum(shape)).uniform(low, high, shape)
-
-
-def _lib(T, x):
-    if isinstance(x, Const):
-        return T.tensor(x.array)
-    if isinstance(x, np.ndarray):
-        return T.tensor(x.copy(), requires_grad=x.dtype.kind == "f")
-    return x
 
 
 def _run(T, f, inputs):
     """(outcome, the categories of the warnings given); outcome: the exception type, or
     (value, dtype name, the input gradients)."""
-    args = [_lib(T, x) for x in inputs]
+    args = [as_input(T, x) for x in inputs]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:

@@ -10,21 +10,9 @@ import pytest
 import ember
 import ember.nn as nn
 
-from .compare import Const, check_module
+from .compare import Const, as_input, check_module, rand
 
 torch = pytest.importorskip("torch")
-
-
-def rand(*shape, seed=0, low=-2.0, high=2.0):
-    return np.random.default_rng(seed + sum(shape)).uniform(low, high, shape)
-
-
-def _lib(T, x):
-    if isinstance(x, Const):
-        return T.tensor(x.array)
-    if isinstance(x, np.ndarray):
-        return T.tensor(x.copy(), requires_grad=x.dtype.kind == "f")
-    return x
 
 
 def _outputs(out):
@@ -33,8 +21,8 @@ def _outputs(out):
 
 def check_function(f, inputs, atol=1e-10, rtol=1e-7):
     """Run f(torch, *inputs) and f(ember, *inputs); compare outputs and input gradients."""
-    t_in = [_lib(torch, x) for x in inputs]
-    e_in = [_lib(ember, x) for x in inputs]
+    t_in = [as_input(torch, x) for x in inputs]
+    e_in = [as_input(ember, x) for x in inputs]
     t_out, e_out = _outputs(f(torch, *t_in)), _outputs(f(ember, *e_in))
     assert len(t_out) == len(e_out)
     rng = np.random.default_rng(0)
