@@ -4,6 +4,7 @@ randperm, normal), and the *_like forms. Every one takes ``dtype=``, ``device=``
 ``requires_grad=``."""
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 import operator
@@ -140,19 +141,140 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False,
         return source.to(dtype=dtype or source.dtype, device=target, copy=True).requires_grad_(
             requires_grad)
     python = not isinstance(data, (np.ndarray, np.generic))
+    if isinstance(data, (list, tuple)) and not _numbers_only(data):
+        # NumPy values or tensors inside (their dtypes promote), or something that is not a
+        # number: PyTorch's checks, in Python (plain numbers take NumPy's fast path)
+        _check_nested(data, 0, _nested_shape(data))
+        inferred = _nested_dtype(data)
+        if inferred is not None:  # NumPy values or tensors inside: their dtypes promote
+            d = dtypes.to_dtype(dtype) if dtype is not None else inferred
+            with np.errstate(over="ignore", invalid="ignore"):
+                array = np.array(_scalars(data), dtype=d.numpy)
+            return _finish(array, target, requires_grad)
+    if data is None:
+        raise RuntimeError("Could not infer dtype of NoneType")
     try:
         array = _to_array(data, "tensor")
     except TypeError:
         if not python or not _numbers(data):
             raise
         array = _beyond_int64(data, dtype)
-    if python and array.dtype.kind == "f" and array.size and np.abs(array).max() >= 2 ** 63:
-        array = _beyond_int64(data, dtype)  # NumPy's float for ints past 2**63, or floats
+    except ValueError:
+        if isinstance(data, (list, tuple)):
+            _check_nested(data, 0, _nested_shape(data))  # PyTorch's words for ragged data
+        raise
+    peak = None
+    if python and array.dtype.kind == "f" and array.size:
+        peak = np.abs(array).max()
+        if peak >= 2 ** 63:
+            array = _beyond_int64(data, dtype)  # NumPy's float for ints past 2**63, or floats
     d = dtypes.to_dtype(dtype) if dtype is not None else _infer_dtype(array, data)
     if python and d.numpy.kind in "iu" and array.size:
         _check_fits(array, d.numpy)
-    array = np.array(array, dtype=d.numpy, copy=True)
+    if peak is not None and peak > _FLOAT_MAX.get(d.numpy, math.inf):
+        with np.errstate(over="ignore"):  # float overflow gives inf, as in PyTorch
+            array = np.array(array, dtype=d.numpy, copy=True)
+    else:
+        array = np.array(array, dtype=d.numpy, copy=True)
     return _finish(array, target, requires_grad)
+
+
+# the largest finite values of the float dtypes a Python float may be narrowed to
+_FLOAT_MAX = {np.dtype(t): float(np.finfo(t).max) for t in (np.float16, np.float32)}
+
+
+_PYTHON_NUMBERS = {float, int, bool}
+_SEQUENCES = {list, tuple}
+
+
+def _numbers_only(data) -> bool:
+    """Whether nested lists hold Python numbers alone, level by level (C-speed scans)."""
+    while True:
+        kinds = set(map(type, data))
+        if kinds <= _PYTHON_NUMBERS:
+            return True
+        if not kinds <= _SEQUENCES:
+            return False
+        data = list(itertools.chain.from_iterable(data))
+
+
+def _nested_shape(data) -> list:
+    """The shape PyTorch reads off nested data: each level's first element's length."""
+    shape = []
+    while isinstance(data, (list, tuple)):
+        shape.append(len(data))
+        if not data:
+            break
+        data = data[0]
+    if isinstance(data, np.ndarray):
+        shape.extend(data.shape)
+    return shape
+
+
+def _check_nested(data, dim: int, shape: list) -> None:
+    """PyTorch's errors for ragged data: a length that differs from the first's
+    (ValueError), or a number where a sequence should be (TypeError)."""
+    if dim >= len(shape):
+        if isinstance(data, (list, tuple)) and data or isinstance(data, str):
+            raise ValueError(f"too many dimensions '{type(data).__name__}'")
+        return
+    if not isinstance(data, (list, tuple, np.ndarray)):
+        if isinstance(data, Tensor) and data.ndim:
+            return
+        raise TypeError(f"not a sequence: expected a sequence at dim {dim}, got "
+                        f"{type(data).__name__}")
+    if len(data) != shape[dim]:
+        raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} "
+                         f"(got {len(data)}): nested sequences of unequal length")
+    if isinstance(data, (list, tuple)):
+        for item in data:
+            _check_nested(item, dim + 1, shape)
+
+
+def _nested_dtype(data):
+    """The dtype PyTorch infers for nested data holding NumPy scalars or arrays or
+    tensors (each element's dtype, promoted with the Python numbers' ones), or None when
+    it holds only Python numbers."""
+    found = [False, False]  # a NumPy value or tensor seen; the warning given
+
+    def walk(value):
+        if isinstance(value, (list, tuple)):
+            if value and isinstance(value[0], np.ndarray) and not found[1]:
+                found[1] = True
+                warnings.warn("Creating a tensor from a list of numpy.ndarrays is extremely "
+                              "slow. Please consider converting the list to a single "
+                              "numpy.ndarray with numpy.array() before converting to a "
+                              "tensor.", UserWarning, stacklevel=4)
+            result = None
+            for item in value:
+                d = walk(item)
+                result = d if result is None else dtypes.promote_types(result, d)
+            return result
+        if isinstance(value, Tensor):
+            found[0] = True
+            return value.dtype
+        if isinstance(value, (np.ndarray, np.generic)):
+            found[0] = True
+            return dtypes.from_numpy(value.dtype)
+        if isinstance(value, (bool, int, float)):
+            return dtypes.scalar_dtype(value)
+        return None
+
+    result = walk(data)
+    return (result or dtypes.get_default_dtype()) if found[0] else None
+
+
+def _scalars(data):
+    """Nested data with tensors of one element as Python numbers and arrays as lists."""
+    if isinstance(data, (list, tuple)):
+        return [_scalars(d) for d in data]
+    if isinstance(data, Tensor):
+        if data.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return data.item()
+    if isinstance(data, np.ndarray):
+        return data.tolist()
+    return data
 
 
 _OVERFLOW = "Overflow when unpacking long long"
@@ -201,6 +323,10 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, Tensor):
         return data.to(dtype=dtype or data.dtype, device=device or data.device)
     if isinstance(data, np.ndarray) and (device is None or _device(device).type == "cpu"):
+        if not data.dtype.isnative:
+            raise ValueError("given numpy array has byte order different from the native "
+                             "byte order. Conversion between byte orders is currently not "
+                             "supported.")
         d = dtypes.to_dtype(dtype) if dtype is not None else dtypes.from_numpy(data.dtype)
         array = data if data.dtype == d.numpy else data.astype(d.numpy)
         return Tensor._make(array, backend.CPU)
@@ -236,10 +362,16 @@ def from_numpy(array: np.ndarray) -> Tensor:
     """A CPU tensor sharing memory with a NumPy array."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
-    dtypes.from_numpy(array.dtype)  # raises for unsupported dtypes
-    if array.dtype.byteorder == ">":
+    if not array.dtype.isnative:
         raise ValueError("given numpy array has byte order different from the native byte "
                          "order. Conversion between byte orders is currently not supported.")
+    dtypes.from_numpy(array.dtype)  # raises for unsupported dtypes
+    if not array.flags.writeable:
+        warnings.warn("The given NumPy array is not writable, and PyTorch does not support "
+                      "non-writable tensors. This means writing to this tensor will result "
+                      "in undefined behavior. You may want to copy the array to protect its "
+                      "data or make it writable before converting it to a tensor.",
+                      UserWarning, stacklevel=2)
     if array.dtype.kind == "u" and array.dtype != np.uint8:
         array = array.astype(dtypes.from_numpy(array.dtype).numpy)
     return Tensor._make(array, backend.CPU)
@@ -363,8 +495,11 @@ def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=Non
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor filled with ``fill_value``; the dtype follows the value (bool, int64 or the
     default float) unless given."""
-    shape = _shape((size,) if isinstance(size, int) else tuple(size), "full")
-    if isinstance(fill_value, Tensor):
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    shape = _shape(tuple(size), "full")
+    if isinstance(fill_value, (Tensor, np.generic)):
         fill_value = fill_value.item()
     d = dtypes.to_dtype(dtype) if dtype is not None else dtypes.scalar_dtype(fill_value)
     target = _device(device)
@@ -382,6 +517,9 @@ def scalar_tensor(value, *, dtype=None, device=None, requires_grad=False) -> Ten
 @out_keyword
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """The identity matrix (n x m)."""
+    for value, name in ((n, "n"), (m, "m")):
+        if value is not None and value < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {value}")
     target = _device(device)
     array = backend.xp_for_device(target).eye(n, n if m is None else m,
                                               dtype=_dtype_or_default(dtype).numpy)
@@ -413,6 +551,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if d is dtypes.bool:
         raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     count = math.ceil((end - start) / step)
+    if count * np.dtype(d.numpy).itemsize >= 2 ** 63:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes=[{count}]")
     target = _device(device)
     xp = backend.xp_for_device(target)
     if not integral and d.numpy.kind in "iu":
@@ -493,6 +633,15 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
              requires_grad=False) -> Tensor:
     """``base ** linspace(start, end, steps)``."""
     _check_range_args("logspace", start, end, steps)
+    d = _dtype_or_default(dtype)
+    if d is dtypes.float64 and steps > 1 and _device(device).type == "cpu":
+        # PyTorch's double kernel: libm pow of each exponent (NumPy's vector pow can
+        # differ by an ulp), the second half counted back from end
+        a, b = (float(v.item() if isinstance(v, Tensor) else v) for v in (start, end))
+        step, half = (b - a) / (steps - 1), steps // 2
+        values = [math.pow(base, a + step * i) if i < half else
+                  math.pow(base, b - step * (steps - i - 1)) for i in range(steps)]
+        return _finish(np.array(values, dtype=np.float64), backend.CPU, requires_grad)
     exponents = linspace(start, end, steps, dtype=dtypes.float64, device=device)
     return (base ** exponents).to(_dtype_or_default(dtype)).requires_grad_(requires_grad)
 
@@ -546,9 +695,21 @@ def _normals(shape, generator, dtype, device, requires_grad, contiguous=True) ->
 
 
 @out_keyword
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+def randint(low=None, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False) -> Tensor:
     """Integers uniformly from [low, high); ``randint(high, size)`` starts at 0."""
+    if low is None:  # randint(high=..., size=...)
+        if high is None:
+            raise TypeError("randint() missing required argument 'high'")
+        low = 0
+    for value in (low, high):
+        if isinstance(value, Tensor) and value.ndim == 0 and not value.dtype.is_floating_point:
+            continue
+        if value is not None and not isinstance(value, (tuple, list)) and (
+                isinstance(value, (bool, float, np.floating)) or
+                not isinstance(value, (int, np.integer))):
+            raise TypeError(f"randint() received an invalid combination of arguments: "
+                            f"'low' and 'high' must be int, not {type(value).__name__}")
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
             raise TypeError("randint() missing required argument 'size'")
@@ -560,6 +721,17 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
                            f">= to={high}")
     shape = _shape((size,) if isinstance(size, int) else tuple(size), "randint")
     d = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
+    low, high = int(low), int(high)
+    if d.numpy.kind in "iu" or d is dtypes.bool:
+        info = np.iinfo(d.numpy) if d is not dtypes.bool else None
+        lo, hi = (0, 1) if info is None else (info.min, info.max)
+        name = {"uint8": "unsigned char", "int8": "signed char", "int16": "short",
+                "int32": "int", "int64": "long", "bool": "bool"}.get(d.numpy.name if
+                                                                    info else "bool", "")
+        if not lo <= low <= hi:
+            raise RuntimeError(f"from is out of bounds for {name}")
+        if not lo <= high - 1 <= hi:
+            raise RuntimeError(f"to - 1 is out of bounds for {name}")
     target = _device(device)
     source = generator_for(target, generator)
     if isinstance(source, TorchCompatibleGenerator):
