@@ -324,6 +324,44 @@ def test_saved_values_are_freed_after_backward():
         node.saved_tensors
 
 
+def test_saved_values_read_outside_backward():
+    # saved_tensors gives what backward computes with (arrays for ember's own ops);
+    # saved_as_tensors gives Tensors linked into the graph, until backward frees them
+    x = ember.ones(3, requires_grad=True)
+    y = x.exp()
+    node = y.grad_fn
+    (array,) = node.saved_tensors
+    assert isinstance(array, np.ndarray) and array.tolist() == y.tolist()
+    (out,) = node.saved_as_tensors()
+    assert isinstance(out, ember.Tensor) and out.grad_fn is node and out.tolist() == y.tolist()
+    m = (x * 0.5).grad_fn  # keeps only the number: still freed, as PyTorch's node is
+    assert node.saved_as_tensors() and m.saved_tensors == (None, None)
+    y.sum().backward()
+    (x * 0.5).sum().backward()
+    for read in (lambda: node.saved_tensors, node.saved_as_tensors):
+        with pytest.raises(RuntimeError, match="second time"):
+            read()
+    z = x * 0.5
+    z.sum().backward()
+    with pytest.raises(RuntimeError, match="second time"):
+        z.sum().backward()
+    w = x + 1.0  # saves nothing: a second backward is fine
+    w.sum().backward()
+    w.sum().backward()
+    assert x.grad.tolist() == pytest.approx([np.e + 0.5 + 0.5 + 2.0] * 3)  # exp, x * 0.5 twice, w
+
+
+def test_retained_graph_runs_on_arrays_then_on_tensors_then_on_arrays():
+    # the engine sets a node's math only for the call that needs another (create_graph)
+    x = ember.tensor([0.5, 1.5], requires_grad=True)
+    y = (x.tanh() * x ** 2).sum()
+    (g1,) = ember.autograd.grad(y, x, retain_graph=True)
+    (g2,) = ember.autograd.grad(y, x, create_graph=True)
+    (g3,) = ember.autograd.grad(y, x, retain_graph=True)
+    assert g1.tolist() == g2.tolist() == g3.tolist() and g2.grad_fn is not None
+    assert y.grad_fn.math.arrays and y.grad_fn.next_functions[0][0].math.arrays
+
+
 def test_anomaly_mode_names_the_node_and_forward_stack():
     x = ember.tensor([0.0], requires_grad=True)
     with ember.autograd.detect_anomaly():

@@ -18,8 +18,8 @@ import numpy as np
 from .. import backend, grad_mode, tracing
 from ..tensor import Tensor, bump_version
 from .anomaly import is_anomaly_enabled
-from .backward_math import array_math
-from .function import AccumulateGrad, _fit_gradients, _materialize, accumulator_of
+from .backward_math import TENSOR_MATH, array_math
+from .function import FREED, AccumulateGrad, _fit_gradients, _materialize, accumulator_of
 
 _state = grad_mode._state
 _ndarray = np.ndarray
@@ -201,7 +201,6 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     _state.enabled = create_graph
     pop_buffer = buffers.pop
     get_buffer = buffers.get
-    numpy_math = array_math(np)
     # the common node needs none of the general loop's checks: one output, an array
     # backward, no hooks, nothing to capture
     plain = arrays and not anomaly and needed is None and not capture and accumulate
@@ -212,17 +211,19 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
             children = node._next
             ran = False  # whether the plain branch ran the node (its results to route)
             while plain and grads is not None and node._plain:
-                node.math = numpy_math if node.xp is np else array_math(node.xp)
+                on_gpu = node.xp is not np  # (a CPU node computes with its class's NumPy math)
+                if on_gpu:
+                    node.math = array_math(node.xp)
                 results = type(node).backward(node, grads)
                 if type(results) is not tuple:
                     results = (results,)
                 if len(results) != len(children):
                     results = _fit_gradients(node, results)
                 if retain_graph:
-                    node.__dict__.pop("math", None)
+                    if on_gpu:
+                        del node.math
                 elif node._saved:
-                    node._saved = ()
-                    node._freed = True
+                    node._saved = FREED
                 ran = True
                 # a chain's link (one child, the first, and empty edges for the rest: a
                 # Python number's in ``y * 0.5``, a reduction's dims in ``y.sum()``): route
@@ -236,14 +237,18 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 g = results[0]
                 if child is None or g is not None and child._num_outputs != 1:
                     break
-                count = deps[child] - 1 if deps is not None else 0
+                if deps is None:  # from the root: each link is its child's only producer
+                    if g is None:  # the chain passes no gradient on: done
+                        ran = None
+                        break
+                    node, grads, children = child, g, child._next
+                    ran = False
+                    continue
+                count = deps[child] - 1
                 if count == 0 and g is not None and child not in buffers:
                     node, grads, children = child, g, child._next
                     ran = False
                     continue
-                if deps is None:  # the chain from the root passes no gradient on: done
-                    ran = None
-                    break
                 if g is not None:
                     previous_g = get_buffer(child)
                     buffers[child] = g if previous_g is None else previous_g + g
@@ -286,21 +291,20 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     continue  # the gradient we wanted is captured; nothing below matters
                 # only the gradients this pass wants (autograd.grad, backward(inputs=))
                 wider = _narrow_needs(node, needed) if needed is not None else None
+                # the namespace backward computes with, where the class's is not it (set
+                # on the node for the call, removed after)
+                math = TENSOR_MATH if on_tensors or not arrays else \
+                    None if node.xp is np else array_math(node.xp)
+                if math is not None:
+                    node.math = math
                 try:
                     if on_tensors:
-                        node.__dict__.pop("math", None)  # the class default: Tensors
                         results = _call(node, grads, anomaly)
                         if arrays:
                             results = [r._data if r is not None else None for r in results]
                     else:
                         if node._num_outputs > 1 and node._materialize_grads:
                             grads = _materialize(node, grads, arrays)
-                        if not arrays:
-                            node.__dict__.pop("math", None)
-                        elif node.xp is np:
-                            node.math = numpy_math
-                        else:
-                            node.math = array_math(node.xp)
                         results = type(node).backward(node, *grads)
                         if type(results) is not tuple:
                             results = (results,)
@@ -309,11 +313,10 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 finally:
                     if wider is not None:
                         node.needs_input_grad = wider
-                if retain_graph:
-                    node.__dict__.pop("math", None)  # later calls see Tensors again
-                elif node._saved:
-                    node._saved = ()
-                    node._freed = True
+                    if math is not None:
+                        node.__dict__.pop("math", None)
+                if not retain_graph and node._saved:
+                    node._saved = FREED
             elif not ran:  # nothing flows through this node: only release its children
                 for child in children:
                     if child is not None:

@@ -38,12 +38,13 @@ from ..tensor import (
 )
 from ..tracing import state as _trace_state
 from . import anomaly as _anomaly
-from .backward_math import TENSOR_MATH
+from .backward_math import TENSOR_MATH, array_math
 
 _state = grad_mode._state
 _NO_GRAD = [(False,) * n for n in range(16)]
 _ndarray = _np.ndarray
 _new = object.__new__
+_NUMPY_MATH = array_math(_np)
 
 SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -224,6 +225,17 @@ def edge_of(tensor):
     return None
 
 
+class _Freed(tuple):
+    """The type of ``FREED``."""
+
+    __slots__ = ()
+
+
+# ``node._saved`` once backward has released it: empty like a node that saved nothing, but
+# told apart from one (one store in the engine marks the node, and one read checks it).
+FREED = _Freed()
+
+
 class FunctionCtx(Node):
     """The ``ctx`` API: saving tensors, needs_input_grad, non-differentiable outputs."""
 
@@ -231,7 +243,6 @@ class FunctionCtx(Node):
     # _SavedOutput (it keeps its own version), a constant array, or None.
     _saved: Any = ()
     _to_save = ()
-    _freed = False
     _materialize_grads = True
     _non_differentiable: tuple = ()
     _dirty = ()
@@ -258,12 +269,12 @@ class FunctionCtx(Node):
     def saved_tensors(self) -> tuple:
         """The saved values, checked against in-place changes: arrays when backward runs
         on arrays, Tensors (linked into the graph) otherwise."""
-        if self._freed:
+        if self._saved is FREED:
             raise RuntimeError(f"{SECOND_BACKWARD} (The saved values freed were those of "
                                f"{self.name()}.)")
         if self.math.arrays:
             saved = self._saved
-            if saved is _NOTHING_SAVED:  # a product with a number
+            if saved is NOTHING_SAVED:  # a product with a number
                 return _TWO_NONES
             n = len(saved)
             if n == 2:  # one value, the common case
@@ -283,7 +294,17 @@ class FunctionCtx(Node):
                 if version is not None and item._version_counter.value == version:
                     return (item._data, None, None)
             return _saved_arrays(self)
+        return self.saved_as_tensors()
+
+    saved_variables = saved_tensors
+
+    def saved_as_tensors(self) -> tuple:
+        """The saved values as Tensors linked into the graph, whichever way backward runs
+        (what ``saved_tensors`` gives under ``create_graph=True``; ember.viz reads them)."""
         saved = self._saved
+        if saved is FREED:
+            raise RuntimeError(f"{SECOND_BACKWARD} (The saved values freed were those of "
+                               f"{self.name()}.)")
         out = []
         for i in range(0, len(saved), 2):
             item = saved[i]
@@ -294,11 +315,8 @@ class FunctionCtx(Node):
                 out.append(_unpack(self, item, version))
         return tuple(out)
 
-    saved_variables = saved_tensors
-
     def _release(self) -> None:
-        self._saved = ()
-        self._freed = True
+        self._saved = FREED
 
 
 def _saved_arrays(node) -> tuple:
@@ -422,6 +440,11 @@ class Function(FunctionCtx):
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._plain = cls.array_backward
+        # The namespace backward computes with: for an op with array formulas NumPy's, so
+        # the engine sets nothing on a CPU node (it sets CuPy's on a GPU node and
+        # TENSOR_MATH under create_graph=True, and removes what it set afterwards).
+        if "math" not in cls.__dict__:  # (a class may name its own, as the compiler's do)
+            cls.math = _NUMPY_MATH if cls.array_backward else TENSOR_MATH
 
     def name(self) -> str:
         return self.node_name or type(self).__name__ + "Backward0"
@@ -768,6 +791,7 @@ def _fast_unary(cls, slow, reduction, kernel):
     forward = cls.forward
     needs = (True, None, None, None) if reduction else _NEEDS_FIRST[0]
     tail = (None, None, None) if reduction else ()
+    nrs, tail_nrs = _ZEROS[1 + len(tail)], _ZEROS[len(tail)]
     if kernel is None:
         kernel = _idle_kernel(cls, _NO_GRAD[len(needs)], reduction)
 
@@ -779,13 +803,27 @@ def _fast_unary(cls, slow, reduction, kernel):
                 if not _state.enabled:
                     return _idle_out(kernel(data))
                 if input._requires_grad:
+                    # (_link_first and _lane_out, inlined: the lane is the hot path)
                     ctx = _new(cls)
-                    _link_first(ctx, input, tail)
+                    grad_fn = input.grad_fn
+                    if grad_fn is None:
+                        ctx._next = (accumulator_of(input),) + tail
+                        ctx._nrs = nrs
+                    else:
+                        ctx._next = (grad_fn,) + tail
+                        nr = input._output_nr
+                        ctx._nrs = (nr,) + tail_nrs if nr else nrs
                     ctx.needs_input_grad = needs
                     ctx._recording = True
                     original = forward(ctx, data, _ALL_DIMS[data.ndim], False, data.dtype) \
                         if reduction else forward(ctx, data)
-                    out = _lane_out(original, ctx)
+                    result = original if type(original) is _ndarray else _np.asarray(original)
+                    out = _new(Tensor)
+                    out._data = result
+                    out._device = CPU
+                    out._requires_grad = True
+                    out.grad_fn = ctx
+                    out._version_counter = UNWRITTEN
                     saved = ctx._to_save
                     if saved:
                         ctx._saved = _resolve_saved_one(saved, data, input, original, out)
@@ -830,15 +868,32 @@ def _fast_binary(cls, slow, kernel):
                         return slow(input, other)
                 if need_a or need_b:
                     ctx = _new(cls)
-                    _link_two(ctx, input, need_a, other, need_b)
-                    ctx.needs_input_grad = needs_first if kind is not Tensor else \
-                        _NEEDS_SECOND if not need_a else _NEEDS_BOTH if need_b else _NEEDS_A
+                    if kind is Tensor:
+                        _link_two(ctx, input, need_a, other, need_b)
+                        ctx.needs_input_grad = _NEEDS_SECOND if not need_a else \
+                            _NEEDS_BOTH if need_b else _NEEDS_A
+                    else:  # (_link_first, inlined: tensor and number is the hot path)
+                        grad_fn = input.grad_fn
+                        if grad_fn is None:
+                            ctx._next = (accumulator_of(input), None)
+                            ctx._nrs = _ZEROS[2]
+                        else:
+                            ctx._next = (grad_fn, None)
+                            nr = input._output_nr
+                            ctx._nrs = (nr, 0) if nr else _ZEROS[2]
+                        ctx.needs_input_grad = needs_first
                     ctx._recording = True
                     try:
                         original = forward(ctx, data, y)
                     except ValueError:
                         return slow(input, other)
-                    out = _lane_out(original, ctx)
+                    result = original if type(original) is _ndarray else _np.asarray(original)
+                    out = _new(Tensor)  # (_lane_out, inlined)
+                    out._data = result
+                    out._device = CPU
+                    out._requires_grad = True
+                    out.grad_fn = ctx
+                    out._version_counter = UNWRITTEN
                     saved = ctx._to_save
                     if saved:
                         ctx._saved = _resolve_saved_two(
@@ -1081,7 +1136,9 @@ def _resolve_saved(values, arrays, args, outputs, wrapped):
     return tuple(saved)
 
 
-_NOTHING_SAVED = (None, None, None, None)  # two operands, neither kept
+# ``_saved`` of a node on two operands that keeps neither (a product with a number: the
+# number is all its backward needs); a forward may set it itself, skipping the saving
+NOTHING_SAVED = (None, None, None, None)
 _TWO_NONES = (None, None)
 
 
@@ -1107,7 +1164,7 @@ def _resolve_saved_one(values, data, tensor, original, out):
             saved.requires_grad = True
             return (saved, None)
     elif len(values) == 2 and values[0] is None and values[1] is None:
-        return _NOTHING_SAVED  # a product with a number: the number is all backward needs
+        return NOTHING_SAVED  # a product with a number: the number is all backward needs
     elif len(values) == 3 and values[0] is data and values[1] is None and values[2] is None:
         counter = tensor._version_counter  # tensor ** number: the base alone
         if counter.inference:

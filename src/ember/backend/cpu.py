@@ -16,18 +16,18 @@ def number_array(value, like):
     that gives the same result as the number itself; else ``value``."""
     if type(like) is not np.ndarray:
         return value
+    try:
+        return _NUMBER_ARRAYS[like.dtype][value]  # (a subscript: cheaper than two .get)
+    except (KeyError, TypeError):  # not cached yet, a dtype without a cache, unhashable
+        pass
     cache = _NUMBER_ARRAYS.get(like.dtype)
-    if cache is None:
+    if cache is None or type(value) is not float and type(value) is not int or \
+            not (-1e38 < value < 1e38) or value == 0:  # overflow, NaN, signed zero
         return value
-    array = cache.get(value)
-    if array is None:
-        if type(value) is not float and type(value) is not int or \
-                not (-1e38 < value < 1e38) or value == 0:  # overflow, NaN, signed zero
-            return value
-        if len(cache) >= 512:
-            cache.clear()
-        array = cache[value] = np.array(value, like.dtype)
-        array.flags.writeable = False
+    if len(cache) >= 512:
+        cache.clear()
+    array = cache[value] = np.array(value, like.dtype)
+    array.flags.writeable = False
     return array
 
 

@@ -25,7 +25,7 @@ from ..autograd.anomaly import is_anomaly_enabled
 from ..autograd.backward_math import array_math
 from ..autograd.engine import accumulate_grad as _accumulate
 from ..autograd.engine import dependencies
-from ..autograd.function import AccumulateGrad, accumulator_of
+from ..autograd.function import NOTHING_SAVED, AccumulateGrad, accumulator_of
 from ..tensor import Tensor, bump_version
 from .graphs import GraphReplay, refusal
 from .lower import ShapeChanged, lower
@@ -549,13 +549,19 @@ def _owner(g):
 _REPLAY_CLASSES: dict = {}
 
 
+def _replayed_saved(ctx) -> tuple:
+    """The replayed ctx's saved values: what forward kept, as it kept them (a forward that
+    kept only numbers marks ``_saved`` itself, saving nothing)."""
+    return (None, None) if ctx._saved is NOTHING_SAVED else ctx._to_save
+
+
 def _replay_class(cls, xp, recording, device):
     """A subclass of the op whose ctx hands back the saved arrays as they are."""
     key = (cls, xp, recording, device)
     rcls = _REPLAY_CLASSES.get(key)
     if rcls is None:
         rcls = _REPLAY_CLASSES[key] = type(cls.__name__, (cls,), {
-            "saved_tensors": property(lambda self: self._to_save),
+            "saved_tensors": property(_replayed_saved),
             "math": array_math(xp), "xp": xp, "_recording": recording, "_device": device,
             "__module__": cls.__module__})
     return rcls

@@ -14,7 +14,7 @@ import operator
 import numpy as np
 
 from .. import backend, dtypes
-from ..autograd.function import Function
+from ..autograd.function import NOTHING_SAVED, Function
 from ..backend.cpu import number_array
 from ..tensor import Tensor
 from . import _samples
@@ -78,6 +78,12 @@ def _save_operands(ctx, a, b, only: str = "") -> None:
     if not ctx._recording:
         return
     ndarray = ctx.xp.ndarray
+    if only and (type(b) is float or type(b) is int) and type(a) is ndarray:
+        # a tensor and a Python number, the common case: the number is all backward needs
+        ctx._saved = NOTHING_SAVED
+        ctx.scalars = (None, b)
+        ctx.shapes = (a.shape, ())
+        return
     a_array, b_array = isinstance(a, ndarray), isinstance(b, ndarray)
     if only:
         need_a, need_b = ctx.needs_input_grad
@@ -101,10 +107,12 @@ class Add(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        if type(b) is float:  # (a tensor plus a Python float: the common case, first)
+            if ctx._recording:
+                ctx.shapes = (getattr(a, "shape", ()), ())
+            return a + number_array(b, a)
         if ctx._recording:
             ctx.shapes = _shapes(getattr(a, "shape", ()), getattr(b, "shape", ()))
-        if type(b) is float:
-            return a + number_array(b, a)
         return a + b
 
     @staticmethod
@@ -220,11 +228,21 @@ class Mul(Function):
         need_a, need_b = ctx.needs_input_grad
         grad_a = grad_b = None
         if need_a:
-            other = b if b is not None else _number(ctx.scalars[1], grad, m)
-            grad_a = _to_shape(m, grad * other, ctx.shapes[0])
+            if b is None:
+                b = ctx.scalars[1]
+                if m.arrays:
+                    b = number_array(b, grad)
+            grad_a = grad * b
+            if grad_a.shape != ctx.shapes[0]:
+                grad_a = m.sum_to_shape(grad_a, ctx.shapes[0])
         if need_b:
-            other = a if a is not None else _number(ctx.scalars[0], grad, m)
-            grad_b = _to_shape(m, grad * other, ctx.shapes[1])
+            if a is None:
+                a = ctx.scalars[0]
+                if m.arrays:
+                    a = number_array(a, grad)
+            grad_b = grad * a
+            if grad_b.shape != ctx.shapes[1]:
+                grad_b = m.sum_to_shape(grad_b, ctx.shapes[1])
         return grad_a, grad_b
 
 
@@ -431,6 +449,12 @@ class Pow(Function):
         if not ctx._recording:
             return out
         ndarray = ctx.xp.ndarray
+        if (type(b) is int or type(b) is float) and type(a) is ndarray:
+            # a tensor to a Python power, the common case: the base is all backward needs
+            ctx._to_save = (a, None, None)
+            ctx.scalars = (None, b)
+            ctx.shapes = (a.shape, ())
+            return out
         a_arr, b_arr = isinstance(a, ndarray), isinstance(b, ndarray)
         if b_arr:  # (tensor ** number keeps the class's name, PowBackward0)
             ctx.node_name = "PowBackward1" if a_arr else "PowBackward2"
@@ -459,7 +483,7 @@ class Pow(Function):
             else:
                 # where b == 0 the derivative is 0 even at a == 0 (PyTorch's convention)
                 grad_a = m.where(b == 0, 0.0, grad * b * a ** (b - 1))
-            grad_a = m.sum_to_shape(grad_a, ctx.shapes[0])
+            grad_a = _to_shape(m, grad_a, ctx.shapes[0])
         if need_b:
             base = a if a is not None else ctx.scalars[0]
             if a is None and base == 0:  # 0 ** b: flat for b >= 0 (PyTorch's convention)

@@ -109,7 +109,7 @@ class Exp(Function):
     @staticmethod
     def forward(ctx, x):
         out = ctx.xp.exp(x)
-        ctx.save_for_backward(out)
+        ctx._to_save = (out,)  # (save_for_backward, inlined)
         return out
 
     @staticmethod
@@ -223,7 +223,7 @@ class Tanh(Function):
     @staticmethod
     def forward(ctx, x):
         out = ctx.xp.tanh(x)
-        ctx.save_for_backward(out)
+        ctx._to_save = (out,)  # (save_for_backward, inlined)
         return out
 
     @staticmethod
@@ -234,7 +234,9 @@ class Tanh(Function):
 
 
 def _tanh_grad(grad, out):
-    return grad * (number_array(1, out) - out * out)
+    # (grad * (1 - out^2), spelled without the constant: on small arrays fetching it costs
+    # as much as one of the three ufuncs)
+    return grad - grad * out * out
 
 
 class TanhGrad(Function):

@@ -293,7 +293,7 @@ class _Builder:
                     if edge is not None and entry is not None:
                         put(tuple(edge), (tuple(entry[0]), entry[1], device))
             try:
-                saved = node.saved_tensors  # freed after backward: then nothing here
+                saved = node.saved_as_tensors()  # freed after backward: then nothing here
             except (RuntimeError, AttributeError):
                 saved = ()
             for t in saved:
