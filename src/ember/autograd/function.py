@@ -69,6 +69,23 @@ class _SavedOutput:
         self.requires_grad = tensor._requires_grad
 
 
+class _OwnOutput(VersionCounter):
+    """A fresh output saved by its own node (exp's, tanh's): the output's version counter,
+    holding its array as well, so that saving it makes one object, not a counter and a
+    ``_SavedOutput``. It reads as a ``_SavedOutput`` of output 0 saved at version 0."""
+
+    __slots__ = ("data",)
+    version = 0
+    output_nr = 0
+    requires_grad = True
+
+    @property
+    def version_counter(self):
+        return self
+
+
+_SAVED_OUTPUTS = (_SavedOutput, _OwnOutput)
+
 # output_nr tuples of edges that all point at output 0 (the common case), shared
 _ZEROS = tuple((0,) * n for n in range(16))
 
@@ -269,17 +286,17 @@ class FunctionCtx(Node):
     def saved_tensors(self) -> tuple:
         """The saved values, checked against in-place changes: arrays when backward runs
         on arrays, Tensors (linked into the graph) otherwise."""
-        if self._saved is FREED:
-            raise RuntimeError(f"{SECOND_BACKWARD} (The saved values freed were those of "
-                               f"{self.name()}.)")
-        if self.math.arrays:
-            saved = self._saved
+        saved = self._saved
+        if self.math.arrays:  # (FREED is empty: it falls through to _saved_arrays)
             if saved is NOTHING_SAVED:  # a product with a number
                 return _TWO_NONES
             n = len(saved)
             if n == 2:  # one value, the common case
                 item, version = saved
-                if version is not None and item._version_counter.value == version:
+                if version is None:
+                    if type(item) is _OwnOutput and item.value == 0:  # exp's, tanh's output
+                        return (item.data,)
+                elif item._version_counter.value == version:
                     return (item._data,)
                 if type(item) is _SavedOutput and item.version_counter.value == item.version:
                     return (item.data,)
@@ -303,8 +320,7 @@ class FunctionCtx(Node):
         (what ``saved_tensors`` gives under ``create_graph=True``; ember.viz reads them)."""
         saved = self._saved
         if saved is FREED:
-            raise RuntimeError(f"{SECOND_BACKWARD} (The saved values freed were those of "
-                               f"{self.name()}.)")
+            raise _freed_error(self)
         out = []
         for i in range(0, len(saved), 2):
             item = saved[i]
@@ -319,8 +335,15 @@ class FunctionCtx(Node):
         self._saved = FREED
 
 
+def _freed_error(node) -> RuntimeError:
+    return RuntimeError(f"{SECOND_BACKWARD} (The saved values freed were those of "
+                        f"{node.name()}.)")
+
+
 def _saved_arrays(node) -> tuple:
     saved = node._saved
+    if saved is FREED:
+        raise _freed_error(node)
     out = []
     for i in range(0, len(saved), 2):
         item = saved[i]
@@ -329,7 +352,7 @@ def _saved_arrays(node) -> tuple:
             if item._version_counter.value != version:
                 _unpack(node, item, version)  # raises, naming the op and the versions
             out.append(item._data)
-        elif type(item) is _SavedOutput:
+        elif type(item) in _SAVED_OUTPUTS:
             if item.version_counter.value != item.version:
                 _unpack(node, item, None)
             out.append(item.data)
@@ -345,7 +368,7 @@ def _unpack(node, item, version):
         return None
     if type(item) is _Packed:
         return item.unpack(node)
-    if type(item) is _SavedOutput:
+    if type(item) in _SAVED_OUTPUTS:
         if item.version_counter.value != item.version:
             _raise_modified(node, item.data.shape, item.data.dtype, item.output_nr,
                             item.version_counter.value, item.version)
@@ -1153,15 +1176,12 @@ def _resolve_saved_one(values, data, tensor, original, out):
             if counter.inference:
                 raise RuntimeError(INFERENCE_SAVED)
             return (tensor, counter.value)
-        if v is original:  # _SavedOutput(out) of the new output, without the call
-            saved = _new(_SavedOutput)
-            # (out is this call's new tensor, seen by no other thread: no lock needed)
+        if v is original:  # the new output: saved as its own counter
+            saved = _new(_OwnOutput)  # (without an __init__ call)
+            saved.value = 0
             saved.data = out._data
-            counter = _new(VersionCounter)  # (VersionCounter(), without the __init__ call)
-            counter.value = 0
-            saved.version_counter = out._version_counter = counter
-            saved.version = saved.output_nr = 0
-            saved.requires_grad = True
+            # (out is this call's new tensor, seen by no other thread: no lock needed)
+            out._version_counter = saved
             return (saved, None)
     elif len(values) == 2 and values[0] is None and values[1] is None:
         return NOTHING_SAVED  # a product with a number: the number is all backward needs

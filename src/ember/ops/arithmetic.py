@@ -50,8 +50,9 @@ def _refuse_bools(input, other, op: str) -> None:
 
 
 def _to_shape(m, grad, shape):
-    """``m.sum_to_shape``, skipped (no call) when the shapes already match."""
-    return grad if grad.shape == shape else m.sum_to_shape(grad, shape)
+    """``m.sum_to_shape``, skipped (no call) when the shapes already match, or when
+    ``shape`` is None: the operand's shape is the output's (see ``_NUMBER_SHAPES``)."""
+    return grad if shape is None or grad.shape == shape else m.sum_to_shape(grad, shape)
 
 
 def _number(value, grad, m):
@@ -63,6 +64,9 @@ def _number(value, grad, m):
 # (fewer objects per node: cheaper to make and for the cyclic garbage collector to walk)
 _NO_SCALARS = (None, None)
 _SCALAR_SHAPES = ((), ())
+# ``ctx.shapes`` of a tensor and a Python number: the tensor's gradient needs no reduction
+# (its shape is the output's), and the number has none to get
+_NUMBER_SHAPES = (None, ())
 
 
 def _shapes(a, b):
@@ -82,7 +86,7 @@ def _save_operands(ctx, a, b, only: str = "") -> None:
         # a tensor and a Python number, the common case: the number is all backward needs
         ctx._saved = NOTHING_SAVED
         ctx.scalars = (None, b)
-        ctx.shapes = (a.shape, ())
+        ctx.shapes = _NUMBER_SHAPES
         return
     a_array, b_array = isinstance(a, ndarray), isinstance(b, ndarray)
     if only:
@@ -109,7 +113,7 @@ class Add(Function):
     def forward(ctx, a, b):
         if type(b) is float:  # (a tensor plus a Python float: the common case, first)
             if ctx._recording:
-                ctx.shapes = (getattr(a, "shape", ()), ())
+                ctx.shapes = _NUMBER_SHAPES if hasattr(a, "shape") else _SCALAR_SHAPES
             return a + number_array(b, a)
         if ctx._recording:
             ctx.shapes = _shapes(getattr(a, "shape", ()), getattr(b, "shape", ()))
@@ -233,16 +237,16 @@ class Mul(Function):
                 if m.arrays:
                     b = number_array(b, grad)
             grad_a = grad * b
-            if grad_a.shape != ctx.shapes[0]:
-                grad_a = m.sum_to_shape(grad_a, ctx.shapes[0])
+            shape = ctx.shapes[0]
+            if shape is not None and grad_a.shape != shape:  # (_to_shape, inlined)
+                grad_a = m.sum_to_shape(grad_a, shape)
         if need_b:
             if a is None:
                 a = ctx.scalars[0]
                 if m.arrays:
                     a = number_array(a, grad)
             grad_b = grad * a
-            if grad_b.shape != ctx.shapes[1]:
-                grad_b = m.sum_to_shape(grad_b, ctx.shapes[1])
+            grad_b = _to_shape(m, grad_b, ctx.shapes[1])
         return grad_a, grad_b
 
 
@@ -272,11 +276,11 @@ class Div(Function):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         denominator = b if b is not None else _number(ctx.scalars[1], grad, m)
-        grad_a = m.sum_to_shape(grad / denominator, ctx.shapes[0]) if need_a else None
+        grad_a = _to_shape(m, grad / denominator, ctx.shapes[0]) if need_a else None
         grad_b = None
         if need_b:
             numerator = a if a is not None else ctx.scalars[0]
-            grad_b = m.sum_to_shape(-grad * numerator / (b * b), ctx.shapes[1])
+            grad_b = _to_shape(m, -grad * numerator / (b * b), ctx.shapes[1])
         return grad_a, grad_b
 
 
@@ -453,7 +457,7 @@ class Pow(Function):
             # a tensor to a Python power, the common case: the base is all backward needs
             ctx._to_save = (a, None, None)
             ctx.scalars = (None, b)
-            ctx.shapes = (a.shape, ())
+            ctx.shapes = _NUMBER_SHAPES
             return out
         a_arr, b_arr = isinstance(a, ndarray), isinstance(b, ndarray)
         if b_arr:  # (tensor ** number keeps the class's name, PowBackward0)
