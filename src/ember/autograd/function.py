@@ -75,6 +75,7 @@ class _OwnOutput(VersionCounter):
     ``_SavedOutput``. It reads as a ``_SavedOutput`` of output 0 saved at version 0."""
 
     __slots__ = ("data",)
+    data: Any
     version = 0
     output_nr = 0
     requires_grad = True
