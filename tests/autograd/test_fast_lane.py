@@ -268,3 +268,38 @@ def test_unrecorded_lane_keeps_no_result_alive(op):
     del y
     gc.collect()
     assert data() is None
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_zero_dim_products_and_sums_on_numpy_scalars_are_the_ufuncs_numbers(dtype):
+    # two 0-d float operands compute on NumPy scalars (a scalar graph): the same values
+    # and dtypes as the ufunc, forward and backward, with a 0-d array as each result
+    rng = np.random.default_rng(0)
+    a, b = (np.asarray(rng.uniform(-2, 2)).astype(dtype) for _ in range(2))
+    x, y = ember.tensor(a, requires_grad=True), ember.tensor(b, requires_grad=True)
+    for out, expected in ((x * y, a * b), (x + y, a + b), ((x * y + x) * x, (a * b + a) * a)):
+        assert type(out._data) is np.ndarray and out._data.dtype == np.dtype(dtype)
+        assert out._data.shape == () and out._data.tobytes() == np.asarray(expected).tobytes()
+    out = (x * y + x) * x  # d/dx = 2xy + 2x, d/dy = x^2
+    out.backward()
+    assert type(x.grad._data) is np.ndarray and x.grad._data.shape == ()
+    assert x.grad._data.dtype == np.dtype(dtype) and y.grad._data.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(x.grad._data, 2 * a * b + 2 * a, rtol=2e-3)
+    np.testing.assert_allclose(y.grad._data, a * a, rtol=2e-3)
+
+
+def test_zero_dim_integers_wrap_without_warning_and_second_order_still_records():
+    import warnings
+
+    big = ember.tensor(100, dtype=ember.int8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # NumPy's scalar math would warn on overflow
+        assert (big * big).item() == np.multiply(np.array(100, np.int8),
+                                                 np.array(100, np.int8)).item()
+        assert (big + big).item() == -56
+    x = ember.tensor(1.5, dtype=ember.float64, requires_grad=True)
+    y = ember.tensor(0.5, dtype=ember.float64, requires_grad=True)
+    (gx,) = ember.autograd.grad(x * x * y, x, create_graph=True)  # 2xy
+    (gxx,) = ember.autograd.grad(gx, x)  # 2y
+    assert gx.item() == 1.5 and gxx.item() == 1.0
+    assert ember.autograd.gradcheck(lambda a, b: a * b + a * a, (x, y))

@@ -112,14 +112,17 @@ def dependencies(root_nodes):
     found = list(roots)  # every node to walk, in the order found (the loop walks it growing)
     get = deps.get
     walk = found.append
+    # (one root is below no other node: only with several may a child be a root, walked
+    # from the start already)
+    several = len(roots) > 1
     for node in found:
         for child in node._next:
             if child is None:
                 continue
             count = get(child)
-            if count is None:  # first seen: walk it (roots are walked from the start)
+            if count is None:  # first seen: walk it
                 deps[child] = 1
-                if child not in roots:
+                if not several or child not in roots:
                     walk(child)
             else:
                 deps[child] = count + 1

@@ -623,14 +623,20 @@ def _link_two(ctx, a, need_a, b, need_b) -> None:
     nr_a = nr_b = 0
     if need_a:
         next_a = a.grad_fn
-        if next_a is None:
-            next_a = accumulator_of(a)
+        if next_a is None:  # a leaf: its node, made once (accumulator_of's lookup, inlined)
+            ref = a._accumulator
+            next_a = ref() if ref is not None else None
+            if next_a is None:
+                next_a = accumulator_of(a)
         else:
             nr_a = a._output_nr
     if need_b:
         next_b = b.grad_fn
         if next_b is None:
-            next_b = accumulator_of(b)
+            ref = b._accumulator
+            next_b = ref() if ref is not None else None
+            if next_b is None:
+                next_b = accumulator_of(b)
         else:
             nr_b = b._output_nr
     ctx._next = (next_a, next_b)

@@ -67,11 +67,26 @@ _SCALAR_SHAPES = ((), ())
 # ``ctx.shapes`` of a tensor and a Python number: the tensor's gradient needs no reduction
 # (its shape is the output's), and the number has none to get
 _NUMBER_SHAPES = (None, ())
+# ... of two operands of one shape (the output's): neither gradient needs a reduction
+_NO_BROADCAST = (None, None)
+
+
+def _zero_dim_floats(a, b) -> bool:
+    """Whether a and b are 0-d float NumPy arrays (``x + y`` in a scalar graph). Their
+    product or sum on NumPy scalars (``a[()] * b[()]``) is the same number for a fraction
+    of a ufunc call's cost; integers are left to the ufunc, which wraps on overflow
+    without warning."""
+    return type(a) is _ndarray and type(b) is _ndarray and not a.ndim and not b.ndim and \
+        a.dtype.kind == "f"
+
+
+_ndarray = np.ndarray
 
 
 def _shapes(a, b):
-    """The operands' shapes, as ``ctx.shapes``."""
-    return (a, b) if a or b else _SCALAR_SHAPES
+    """The operands' shapes, as ``ctx.shapes`` (None where no reduction is needed: read with
+    ``_to_shape``)."""
+    return _NO_BROADCAST if a == b else (a, b)
 
 
 def _save_operands(ctx, a, b, only: str = "") -> None:
@@ -101,7 +116,7 @@ def _save_operands(ctx, a, b, only: str = "") -> None:
         ctx.shapes = _shapes(a.shape, b.shape)
     else:
         ctx.scalars = (None if a_array else a, None if b_array else b)
-        ctx.shapes = (a.shape if a_array else (), b.shape if b_array else ())
+        ctx.shapes = _shapes(a.shape if a_array else (), b.shape if b_array else ())
 
 
 class Add(Function):
@@ -117,6 +132,8 @@ class Add(Function):
             return a + number_array(b, a)
         if ctx._recording:
             ctx.shapes = _shapes(getattr(a, "shape", ()), getattr(b, "shape", ()))
+        if _zero_dim_floats(a, b):
+            return a[()] + b[()]
         return a + b
 
     @staticmethod
@@ -189,8 +206,8 @@ class Sub(Function):
     def backward(ctx, grad):
         m = ctx.math
         need_a, need_b = ctx.needs_input_grad
-        return (m.sum_to_shape(grad, ctx.shapes[0]) if need_a else None,
-                m.sum_to_shape(-grad, ctx.shapes[1]) if need_b else None)
+        return (_to_shape(m, grad, ctx.shapes[0]) if need_a else None,
+                _to_shape(m, -grad, ctx.shapes[1]) if need_b else None)
 
 
 @register_op(operators=("__sub__",), reflected=("__rsub__",),
@@ -223,6 +240,8 @@ class Mul(Function):
         _save_operands(ctx, a, b, "product")
         if type(b) is float:
             return a * number_array(b, a)
+        if _zero_dim_floats(a, b):
+            return a[()] * b[()]
         return a * b
 
     @staticmethod
@@ -230,6 +249,11 @@ class Mul(Function):
         m = ctx.math
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
+        if ctx.shapes is _NO_BROADCAST and m.arrays and not grad.ndim and m.xp is np:
+            # every value is 0-d (a scalar graph): on NumPy scalars, as _zero_dim_floats
+            grad = grad[()]
+            a = a[()] if a is not None else None
+            b = b[()] if b is not None else None
         grad_a = grad_b = None
         if need_a:
             if b is None:
@@ -575,9 +599,9 @@ class Xlogy(Function):
                 grad_a = m.where((x == 0) & (y <= 0), 0.0, grad_a)
             elif y <= 0:
                 grad_a = m.where(x == 0, 0.0, grad_a)
-            grad_a = m.sum_to_shape(grad_a, ctx.shapes[0])
+            grad_a = _to_shape(m, grad_a, ctx.shapes[0])
         if need_b:
-            grad_b = m.sum_to_shape(grad * x / y, ctx.shapes[1])
+            grad_b = _to_shape(m, grad * x / y, ctx.shapes[1])
         return grad_a, grad_b
 
 
@@ -692,9 +716,9 @@ class Fmod(Function):
         grad_b = None
         if need_b:
             numerator = a if a is not None else ctx.scalars[0]
-            grad_b = m.sum_to_shape(-grad * m.div(numerator, b, rounding_mode="trunc"),
-                                  ctx.shapes[1])
-        return (m.sum_to_shape(grad, ctx.shapes[0]) if need_a else None), grad_b
+            grad_b = _to_shape(m, -grad * m.div(numerator, b, rounding_mode="trunc"),
+                               ctx.shapes[1])
+        return (_to_shape(m, grad, ctx.shapes[0]) if need_a else None), grad_b
 
 
 @register_op(inplace=("fmod_",), methods=("fmod",),
