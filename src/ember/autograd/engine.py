@@ -296,9 +296,10 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 wider = _narrow_needs(node, needed) if needed is not None else None
                 # the namespace backward computes with, where the class's is not it (set
                 # on the node for the call, removed after)
-                math = TENSOR_MATH if on_tensors or not arrays else \
-                    None if node.xp is np else array_math(node.xp)
-                if math is not None:
+                math = TENSOR_MATH if on_tensors or not arrays else array_math(node.xp)
+                if math is type(node).math:  # (a user Function on Tensors, a CPU node)
+                    math = None
+                else:
                     node.math = math
                 try:
                     if on_tensors:
